@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type RouteHandlerMethod, type RouteOptions } from 'fastify';
+import openapiGlue from 'fastify-openapi-glue';
+import type { DestinationStream } from 'pino';
+import { createSecurityHandlers } from './auth/authenticate.js';
+import type { Config } from './config.js';
+import { createHandlers } from './handlers/index.js';
+import type { Handlers, OperationId, OperationRequest } from './handlers/types.js';
+import { frameworkErrors, installErrorHandling } from './http/error-handling.js';
+import { validatorCompiler } from './http/validation.js';
+import { loadSpec } from './spec.js';
+import { createSqliteStore } from './store/sqlite/index.js';
+import type { Store } from './store/store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    store: Store;
+  }
+}
+
+export interface AppOptions {
+  /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
+  logStream?: DestinationStream;
+}
+
+/** Secrets that must never reach a log line, even if a serializer starts logging headers. */
+export const REDACTED_PATHS = ['req.headers["x-api-key"]', 'req.headers.authorization'];
+
+/** Glue's route handlers: each operation's typed handler, its result sent as status and body. */
+function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
+  const bound: Record<string, RouteHandlerMethod> = {};
+  for (const [operationId, handler] of Object.entries(handlers)) {
+    // Each handler's own types were checked where it was written; here they are all one shape.
+    const run = handler as (request: OperationRequest<OperationId>) => Promise<{ status: number; body: unknown }>;
+    bound[operationId] = async (request, reply) => {
+      if (!request.client) throw new Error(`${operationId} ran without an authenticated client`);
+      const result = await run({
+        client: request.client,
+        params: request.params as never,
+        body: request.body as never,
+        log: request.log,
+      });
+      reply.code(result.status);
+      return result.body === undefined ? reply.send() : reply.send(result.body);
+    };
+  }
+  return bound;
+}
+
+/**
+ * Glue keys body schemas by content type, so a body without one would skip validation, and it
+ * runs security as a preHandler, after validation. Both are closed here, for every operation:
+ * the JSON schema applies whatever the content type, and authentication runs at onRequest.
+ */
+function closeGlueTraps(route: RouteOptions): void {
+  const schema = route.schema as { operationId?: string; body?: { content?: Record<string, { schema: unknown }> } };
+  if (!schema?.operationId) return;
+  const json = schema.body?.content?.['application/json'];
+  if (json) schema.body = json.schema as typeof schema.body;
+  if (route.preHandler) {
+    route.onRequest = route.preHandler as RouteOptions['onRequest'];
+    delete route.preHandler;
+  }
+}
+
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      ...(options.logStream && { stream: options.logStream }),
+    },
+    genReqId: () => randomUUID(),
+    bodyLimit: config.bodyLimit,
+    frameworkErrors,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  installErrorHandling(app);
+  // JSON is the only body the API takes: anything else is answered 415 before it is read.
+  app.removeContentTypeParser('text/plain');
+
+  const store = createSqliteStore(config.databasePath);
+  app.decorate('store', store);
+  app.decorateRequest('client', null);
+  app.addHook('onClose', async () => store.close());
+  app.addHook('onRoute', closeGlueTraps);
+
+  const spec = loadSpec();
+  await app.register(fastifySwagger, { mode: 'static', specification: { document: spec as never } });
+  await app.register(fastifySwaggerUi, { routePrefix: '/documentation' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.yaml', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/yaml').send(app.swagger({ yaml: true })),
+  );
+
+  await app.register(openapiGlue, {
+    specification: spec,
+    serviceHandlers: bindHandlers(createHandlers(store)),
+    securityHandlers: createSecurityHandlers(store),
+  });
+  return app;
+}

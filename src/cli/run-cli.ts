@@ -1,0 +1,122 @@
+import { parseArgs } from 'node:util';
+import { generateApiKey } from '../auth/api-keys.js';
+import { loadConfig } from '../config.js';
+import { createSqliteStore } from '../store/sqlite/index.js';
+import type { Store } from '../store/store.js';
+
+export const USAGE = `Usage: leadhooks <command> [--json]
+
+Commands:
+  client create <name>        create a client (account) and its first API key
+  client list                 list clients with their active keys and webhooks
+  key create <clientId>       add an API key to a client (rotation: create, then revoke the old)
+  key list [clientId]         list keys by prefix and creation time (never the key itself)
+  key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
+
+Options:
+  --json                      machine-readable output
+  -h, --help                  this text
+
+The database is DATABASE_PATH (default ./data/leadhooks.db), as for the server.`;
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+class UsageError extends Error {}
+class NotFoundError extends Error {}
+
+type Output = { json: unknown; text: string };
+type Command = (store: Store, args: string[]) => Promise<Output>;
+
+function positiveInt(value: string | undefined, what: string): number {
+  if (!value || !/^[1-9]\d*$/.test(value)) throw new UsageError(`${what} must be a positive integer`);
+  return Number(value);
+}
+
+const COMMANDS: Record<string, Command> = {
+  async 'client create'(store, [name]) {
+    if (!name?.trim()) throw new UsageError('client create needs a name');
+    const { apiKey, stored } = generateApiKey();
+    const { client } = await store.clients.create(name.trim(), stored);
+    return {
+      json: { clientId: client.id, name: client.name, apiKey },
+      text: `Created client ${client.id} "${client.name}".\nAPI key (shown once, store it now): ${apiKey}`,
+    };
+  },
+  async 'client list'(store) {
+    const clients = await store.clients.list();
+    return {
+      json: { clients },
+      text: clients.length
+        ? clients
+            .map((c) => `${c.id}\t${c.name}\tkeys: ${c.activeKeys}\twebhooks: ${c.activeWebhooks}\tcreated ${c.createdAt}`)
+            .join('\n')
+        : 'No clients yet: create one with `leadhooks client create <name>`.',
+    };
+  },
+  async 'key create'(store, [id]) {
+    const clientId = positiveInt(id, 'clientId');
+    const { apiKey, stored } = generateApiKey();
+    const key = await store.keys.create(clientId, stored);
+    if (!key) throw new NotFoundError(`no client ${clientId}`);
+    return {
+      json: { apiKey, keyId: key.id, prefix: key.prefix, clientId },
+      text: `Created key ${key.id} (${key.prefix}) for client ${clientId}.\nAPI key (shown once, store it now): ${apiKey}`,
+    };
+  },
+  async 'key list'(store, [id]) {
+    const keys = await store.keys.list(id === undefined ? undefined : positiveInt(id, 'clientId'));
+    return {
+      json: { keys },
+      text: keys.length
+        ? keys
+            .map((k) => `${k.id}\t${k.prefix}\tclient ${k.clientId}\tcreated ${k.createdAt}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`)
+            .join('\n')
+        : 'No keys.',
+    };
+  },
+  async 'key revoke'(store, [idOrPrefix]) {
+    if (!idOrPrefix) throw new UsageError('key revoke needs a key prefix or id');
+    const key = await store.keys.revoke(idOrPrefix);
+    if (!key) throw new NotFoundError(`no active key matches ${idOrPrefix} (or the prefix matches several: use the id)`);
+    return { json: { revoked: key }, text: `Revoked key ${key.id} (${key.prefix}) of client ${key.clientId}.` };
+  },
+};
+
+/** Runs one command; resolves to the process exit code (0 done, 1 not found, 2 usage). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    });
+  } catch (error) {
+    io.err(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [group, action, ...args] = positionals;
+  const command = COMMANDS[`${group} ${action}`];
+  if (values.help || !command) {
+    (values.help ? io.out : io.err)(USAGE);
+    return values.help ? 0 : 2;
+  }
+
+  const store = createSqliteStore(loadConfig(io.env).databasePath);
+  try {
+    const output = await command(store, args);
+    io.out(values.json ? JSON.stringify(output.json) : output.text);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof UsageError || error instanceof NotFoundError)) throw error;
+    io.err(values.json ? JSON.stringify({ error: error.message }) : `leadhooks: ${error.message}`);
+    return error instanceof UsageError ? 2 : 1;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,39 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { operations } from '../../generated/openapi.js';
+import type { Client } from '../store/store.js';
+
+// Handler types derived from the generated `operations`: one handler per operationId, taking the
+// operation's own params and body and returning one of its own success responses. A spec change
+// that the handlers do not follow fails `tsc`.
+
+export type OperationId = keyof operations;
+
+type SuccessStatus = 200 | 201 | 202 | 204;
+type JsonContent<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
+type Responses<K extends OperationId> = operations[K]['responses'];
+
+type PathParams<K extends OperationId> = [NonNullable<operations[K]['parameters']['path']>] extends [never]
+  ? Record<string, never>
+  : NonNullable<operations[K]['parameters']['path']>;
+
+type RequestBody<K extends OperationId> = operations[K] extends {
+  requestBody: { content: { 'application/json': infer B } };
+}
+  ? B
+  : undefined;
+
+export type Success<K extends OperationId> = {
+  [S in keyof Responses<K> & SuccessStatus]: { status: S; body: JsonContent<Responses<K>[S]> };
+}[keyof Responses<K> & SuccessStatus];
+
+export interface OperationRequest<K extends OperationId> {
+  /** The client the API key identified (authentication ran before the handler). */
+  client: Client;
+  params: PathParams<K>;
+  body: RequestBody<K>;
+  log: FastifyBaseLogger;
+}
+
+export type Handler<K extends OperationId> = (request: OperationRequest<K>) => Promise<Success<K>>;
+
+export type Handlers = { [K in OperationId]: Handler<K> };

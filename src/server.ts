@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// The process that serves the API: reads configuration, listens, and closes cleanly on
+// SIGINT/SIGTERM (in-flight requests finish, then the database closes).
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const app = await buildApp(config);
+
+  let closing = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      app.log.error('in-flight requests did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    app.close().then(
+      () => {
+        app.log.info('closed cleanly');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        app.log.error({ err: error }, 'error while closing');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info({ databasePath: config.databasePath }, 'leadhooks is ready');
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`leadhooks: configuration error: ${error.message}`);
+  } else {
+    console.error('leadhooks: failed to start:', error);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,51 @@
+import type { ApiKeyRecord, Client, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
+import type { Db } from './open-database.js';
+import { insertKey } from './keys.js';
+
+interface ClientRow {
+  id: number;
+  name: string;
+  created_at: string;
+}
+
+export const toClient = (row: ClientRow): Client => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.created_at,
+});
+
+export function createClientRepository(db: Db): ClientRepository {
+  const insert = db.prepare<[string, string], ClientRow>(
+    'INSERT INTO clients (name, created_at) VALUES (?, ?) RETURNING id, name, created_at',
+  );
+  const byId = db.prepare<[number], ClientRow>('SELECT id, name, created_at FROM clients WHERE id = ?');
+  const all = db.prepare<[], ClientRow & { active_keys: number; active_webhooks: number }>(`
+    SELECT c.id, c.name, c.created_at,
+      (SELECT count(*) FROM api_keys k WHERE k.client_id = c.id AND k.revoked_at IS NULL) AS active_keys,
+      (SELECT count(*) FROM webhooks w WHERE w.client_id = c.id AND w.deleted_at IS NULL) AS active_webhooks
+    FROM clients c ORDER BY c.id`);
+
+  const createWithKey = db.transaction((name: string, key: NewApiKey) => {
+    const now = new Date().toISOString();
+    const client = toClient(insert.get(name, now)!);
+    const apiKey: ApiKeyRecord = insertKey(db, client.id, key, now);
+    return { client, key: apiKey };
+  });
+
+  return {
+    async create(name, key) {
+      return createWithKey(name, key);
+    },
+    async list(): Promise<ClientSummary[]> {
+      return all.all().map((row) => ({
+        ...toClient(row),
+        activeKeys: row.active_keys,
+        activeWebhooks: row.active_webhooks,
+      }));
+    },
+    async get(id) {
+      const row = byId.get(id);
+      return row && toClient(row);
+    },
+  };
+}

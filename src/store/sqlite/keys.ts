@@ -1,0 +1,78 @@
+import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
+import { toClient } from './clients.js';
+import type { Db } from './open-database.js';
+
+interface KeyRow {
+  id: number;
+  client_id: number;
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+const KEY_COLUMNS = 'id, client_id, prefix, created_at, revoked_at';
+
+const toKey = (row: KeyRow): ApiKeyRecord => ({
+  id: row.id,
+  clientId: row.client_id,
+  prefix: row.prefix,
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+});
+
+export function insertKey(db: Db, clientId: number, key: NewApiKey, now: string): ApiKeyRecord {
+  const row = db
+    .prepare<[number, string, string, string], KeyRow>(
+      `INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
+    )
+    .get(clientId, key.prefix, key.hash, now)!;
+  return toKey(row);
+}
+
+export function createKeyRepository(db: Db): KeyRepository {
+  const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
+  const listAll = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`);
+  const listByClient = db.prepare<[number], KeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE client_id = ? ORDER BY id`,
+  );
+  const revokeById = db.prepare<[string, number], KeyRow>(
+    `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+  );
+  const activeByPrefix = db.prepare<[string], { id: number }>(
+    'SELECT id FROM api_keys WHERE prefix = ? AND revoked_at IS NULL',
+  );
+  const clientByHash = db.prepare<[string], { id: number; name: string; created_at: string }>(`
+    SELECT c.id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
+    WHERE k.key_hash = ? AND k.revoked_at IS NULL`);
+
+  const revoke = db.transaction((idOrPrefix: string): ApiKeyRecord | undefined => {
+    const now = new Date().toISOString();
+    if (/^\d+$/.test(idOrPrefix)) {
+      const row = revokeById.get(now, Number(idOrPrefix));
+      return row && toKey(row);
+    }
+    // A prefix names a key only when exactly one active key carries it.
+    const matches = activeByPrefix.all(idOrPrefix);
+    if (matches.length !== 1) return undefined;
+    const row = revokeById.get(now, matches[0]!.id);
+    return row && toKey(row);
+  });
+
+  return {
+    async create(clientId, key) {
+      if (!clientExists.get(clientId)) return undefined;
+      return insertKey(db, clientId, key, new Date().toISOString());
+    },
+    async list(clientId) {
+      const rows = clientId === undefined ? listAll.all() : listByClient.all(clientId);
+      return rows.map(toKey);
+    },
+    async revoke(idOrPrefix) {
+      return revoke(idOrPrefix);
+    },
+    async findClient(hash) {
+      const row = clientByHash.get(hash);
+      return row && toClient(row);
+    },
+  };
+}
