@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type RouteHandlerMethod, type RouteOptio
 import openapiGlue from 'fastify-openapi-glue';
 import type { DestinationStream } from 'pino';
 import { createSecurityHandlers } from './auth/authenticate.js';
+import { applySecurity, securityByOperation } from './auth/security.js';
 import type { Config } from './config.js';
 import { createHandlers } from './handlers/index.js';
 import type { Handlers, OperationId, OperationRequest } from './handlers/types.js';
@@ -50,19 +51,13 @@ function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
 }
 
 /**
- * Glue keys body schemas by content type, so a body without one would skip validation, and it
- * runs security as a preHandler, after validation. Both are closed here, for every operation:
- * the JSON schema applies whatever the content type, and authentication runs at onRequest.
+ * Glue keys body schemas by content type, so a body sent without one would skip validation.
+ * The JSON schema is made to apply whatever the content type says (others are refused with 415).
  */
-function closeGlueTraps(route: RouteOptions): void {
+function validateEveryBody(route: RouteOptions): void {
   const schema = route.schema as { operationId?: string; body?: { content?: Record<string, { schema: unknown }> } };
-  if (!schema?.operationId) return;
-  const json = schema.body?.content?.['application/json'];
+  const json = schema?.operationId && schema.body?.content?.['application/json'];
   if (json) schema.body = json.schema as typeof schema.body;
-  if (route.preHandler) {
-    route.onRequest = route.preHandler as RouteOptions['onRequest'];
-    delete route.preHandler;
-  }
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -85,9 +80,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorate('store', store);
   app.decorateRequest('client', null);
   app.addHook('onClose', async () => store.close());
-  app.addHook('onRoute', closeGlueTraps);
-
   const spec = loadSpec();
+  app.addHook('onRoute', validateEveryBody);
+  app.addHook('onRoute', applySecurity(securityByOperation(spec, createSecurityHandlers(store))));
+
   await app.register(fastifySwagger, { mode: 'static', specification: { document: spec as never } });
   await app.register(fastifySwaggerUi, { routePrefix: '/documentation' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -98,7 +94,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(openapiGlue, {
     specification: spec,
     serviceHandlers: bindHandlers(createHandlers(store)),
-    securityHandlers: createSecurityHandlers(store),
   });
   return app;
 }

@@ -10,10 +10,7 @@ declare module 'fastify' {
   }
 }
 
-/**
- * Security handlers for fastify-openapi-glue, named after the schemes of openapi.yaml.
- * The app runs them at onRequest, before the body is read (CONTRACT.md: authentication first).
- */
+/** The handlers of openapi.yaml's security schemes, by scheme name. */
 export function createSecurityHandlers(store: Store) {
   return {
     async apiKey(request: FastifyRequest): Promise<void> {

@@ -1,12 +1,36 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
 // Fastify's default Ajv coerces types ("events": "lead_create" would arrive as an array, a number
-// url as a string) and the contract calls both invalid. Bodies are therefore validated without
-// coercion. Path parameters arrive as text, so they are coerced ("42" → 42) and nothing else.
-const common: Options = { useDefaults: true, removeAdditional: true, allErrors: false, strict: true };
-const bodyAjv = new Ajv({ ...common, coerceTypes: false });
-const textAjv = new Ajv({ ...common, coerceTypes: true });
+// url as a string) and the contract calls both invalid, so nothing is coerced. Path and query
+// parameters arrive as text: a parameter declared integer takes plain decimal digits only
+// ("42", not "4.2e1", "0x2a" or " 42", all of which Ajv's coercion would let through).
+const ajv = new Ajv({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
+
+interface ObjectSchema {
+  properties?: Record<string, { type?: unknown }>;
+}
+
+function withIntegerParameters(schema: ObjectSchema, validate: ValidateFunction) {
+  const integers = Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+  const check = (data: Record<string, unknown> | null) => {
+    for (const name of integers) {
+      const value = data?.[name];
+      if (typeof value === 'string' && DECIMAL_INTEGER.test(value)) data![name] = Number(value);
+    }
+    const valid = validate(data);
+    check.errors = validate.errors;
+    return valid;
+  };
+  check.errors = null as ValidateFunction['errors'];
+  return check;
+}
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = ajv.compile(schema);
+  return httpPart === 'body' ? validate : withIntegerParameters(schema as ObjectSchema, validate);
+};

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { Test } from 'tap';
+import { generateApiKey } from '../../src/auth/api-keys.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { assertMatchesSpec } from './contract.js';
+
+/** A fresh directory for one test file's database files, removed at teardown. */
+export function tempDir(t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'leadhooks-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * The app exactly as the server builds it (same buildApp, same configuration loader), on its
+ * own SQLite file. `env` overrides configuration variables.
+ */
+export async function buildTestApp(
+  t: Test,
+  env: Record<string, string> = {},
+  options: AppOptions = {},
+): Promise<{ app: FastifyInstance; databasePath: string }> {
+  const databasePath = env.DATABASE_PATH ?? join(tempDir(t), 'leadhooks.db');
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_PATH: databasePath });
+  const app = await buildApp(config, options);
+  t.teardown(() => app.close());
+  return { app, databasePath };
+}
+
+/** A client with one API key, made the way `leadhooks client create` makes it. */
+export async function createClient(app: FastifyInstance, name = 'Acme Realty') {
+  const { apiKey, stored } = generateApiKey();
+  const { client, key } = await app.store.clients.create(name, stored);
+  return { clientId: client.id, name: client.name, apiKey, keyPrefix: key.prefix };
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, unknown>;
+  text: string;
+  json: any;
+}
+
+/** app.inject, with every response checked against openapi.yaml. */
+export async function send(app: FastifyInstance, options: InjectOptions): Promise<TestResponse> {
+  const res = await app.inject(options);
+  const method = (options.method ?? 'GET').toString().toUpperCase();
+  assertMatchesSpec({
+    method,
+    url: String(options.url),
+    status: res.statusCode,
+    contentType: res.headers['content-type'] as string | undefined,
+    body: res.body,
+  });
+  let json: unknown;
+  try {
+    json = res.body === '' ? undefined : JSON.parse(res.body);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, text: res.body, json };
+}
+
+/** POST /webhook with a JSON body. */
+export function createWebhook(app: FastifyInstance, apiKey: string, body: unknown) {
+  return send(app, { method: 'POST', url: '/webhook', headers: { 'x-api-key': apiKey }, payload: body as object });
+}
