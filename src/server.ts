@@ -34,8 +34,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
 
-  await app.listen({ port: config.port, host: config.host });
-  app.log.info({ databasePath: config.databasePath }, 'leadhooks is ready');
+  const address = await app.listen({ port: config.port, host: config.host });
+  app.log.info({ address, databasePath: config.databasePath }, 'leadhooks is ready');
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import { hashApiKey } from '../src/auth/api-keys.js';
+import { runCli } from '../src/cli/run-cli.js';
+import { tempDir } from './helpers/app.js';
+
+function cli(databasePath: string) {
+  return async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(argv, {
+      env: { DATABASE_PATH: databasePath },
+      out: (line) => out.push(line),
+      err: (line) => err.push(line),
+    });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
+}
+
+t.test('client create --json creates the database on first use and shows the key once', async (t) => {
+  const databasePath = join(tempDir(t), 'nested', 'dir', 'leadhooks.db');
+  const run = cli(databasePath);
+  const res = await run('client', 'create', 'Acme Realty', '--json');
+  t.equal(res.code, 0);
+  const created = JSON.parse(res.out);
+  t.same(Object.keys(created), ['clientId', 'name', 'apiKey']);
+  t.equal(created.clientId, 1);
+  t.equal(created.name, 'Acme Realty');
+  t.match(created.apiKey, /^lh_[A-Za-z0-9_-]{43}$/);
+
+  const db = new Database(databasePath, { readonly: true });
+  t.teardown(() => db.close());
+  const rows = db.prepare('SELECT client_id, prefix, key_hash, revoked_at FROM api_keys').all();
+  t.same(rows, [{ client_id: 1, prefix: created.apiKey.slice(0, 11), key_hash: hashApiKey(created.apiKey), revoked_at: null }]);
+  const dump = JSON.stringify(db.prepare('SELECT * FROM api_keys').all());
+  t.notMatch(dump, created.apiKey, 'the key itself is not stored, only its SHA-256');
+
+  const list = await run('client', 'list', '--json');
+  t.equal(list.code, 0);
+  const { clients } = JSON.parse(list.out);
+  t.equal(clients.length, 1);
+  t.match(clients[0], { id: 1, name: 'Acme Realty', activeKeys: 1, activeWebhooks: 0 });
+  t.notMatch(list.out, created.apiKey, 'listing never shows a key');
+});
+
+t.test('key create, key list and key revoke (by prefix and by id)', async (t) => {
+  const run = cli(join(tempDir(t), 'leadhooks.db'));
+  const { apiKey: first } = JSON.parse((await run('client', 'create', 'Acme', '--json')).out);
+
+  const created = await run('key', 'create', '1', '--json');
+  t.equal(created.code, 0);
+  const second = JSON.parse(created.out);
+  t.match(second, { apiKey: /^lh_/, keyId: 2, prefix: second.apiKey.slice(0, 11), clientId: 1 });
+  t.not(second.apiKey, first);
+
+  const listed = JSON.parse((await run('key', 'list', '1', '--json')).out);
+  t.same(listed.keys.map((k: { id: number; prefix: string }) => [k.id, k.prefix]), [
+    [1, first.slice(0, 11)],
+    [2, second.prefix],
+  ]);
+  t.notMatch(JSON.stringify(listed), first);
+
+  const byPrefix = await run('key', 'revoke', first.slice(0, 11), '--json');
+  t.equal(byPrefix.code, 0);
+  t.match(JSON.parse(byPrefix.out), { revoked: { id: 1, clientId: 1, revokedAt: String } });
+
+  const again = await run('key', 'revoke', first.slice(0, 11));
+  t.equal(again.code, 1, 'an already revoked key is not found');
+  t.match(again.err, /no active key matches/);
+
+  const byId = await run('key', 'revoke', '2');
+  t.equal(byId.code, 0);
+  t.match(byId.out, /Revoked key 2/);
+});
+
+t.test('usage errors exit 2 with a message; unknown clients exit 1', async (t) => {
+  const run = cli(join(tempDir(t), 'leadhooks.db'));
+  t.equal((await run()).code, 2);
+  t.equal((await run('frobnicate')).code, 2);
+  t.equal((await run('client', 'create')).code, 2);
+  t.equal((await run('key', 'create', 'abc')).code, 2);
+  t.equal((await run('client', 'list', '--colour')).code, 2, 'an unknown option is refused');
+  const help = await run('--help');
+  t.equal(help.code, 0);
+  t.match(help.out, /client create <name>/);
+  const missing = await run('key', 'create', '99', '--json');
+  t.equal(missing.code, 1);
+  t.same(JSON.parse(missing.err), { error: 'no client 99' });
+});

@@ -1,0 +1,66 @@
+import { join } from 'node:path';
+import createClient from 'openapi-fetch';
+import t from 'tap';
+import type { paths } from '../generated/openapi.js';
+import { runCli } from '../src/cli/run-cli.js';
+import { tempDir } from './helpers/app.js';
+import { assertMatchesSpec } from './helpers/contract.js';
+import { startServer } from './helpers/server-process.js';
+
+// A consumer's view: a client generated from openapi.yaml (openapi-fetch over the generated
+// types) against the real server process, listening on a real port.
+
+/** fetch, with every response checked against openapi.yaml on its way to the client. */
+async function checkedFetch(input: Request): Promise<Response> {
+  const res = await fetch(input);
+  const body = await res.clone().text();
+  assertMatchesSpec({
+    method: input.method,
+    url: new URL(input.url).pathname,
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? undefined,
+    body,
+  });
+  return res;
+}
+
+t.test('a generated client drives the three operations against a listening server', async (t) => {
+  const databasePath = join(tempDir(t), 'leadhooks.db');
+  let out = '';
+  await runCli(['client', 'create', 'Acme Realty', '--json'], { env: { DATABASE_PATH: databasePath }, out: (l) => (out = l), err: () => {} });
+  const { apiKey } = JSON.parse(out);
+  const server = await startServer(t, { DATABASE_PATH: databasePath });
+
+  const api = createClient<paths>({ baseUrl: server.url, headers: { 'x-api-key': apiKey }, fetch: checkedFetch });
+
+  const about = await api.GET('/about');
+  t.equal(about.response.status, 200);
+  t.same(about.data, { name: 'Acme Realty' });
+
+  const created = await api.POST('/webhook', {
+    body: { url: 'https://hooks.example.com/lead', events: ['lead_create', 'lead_update'] },
+  });
+  t.equal(created.response.status, 201);
+  const hookId = created.data!.hookId;
+  t.equal(created.data!.id, hookId);
+  t.match(created.data!.secret, /^whsec_/);
+
+  const missing = await api.POST('/webhook', { body: { url: 'https://hooks.example.com/lead', events: [] } });
+  t.equal(missing.response.status, 400);
+  t.same(missing.error, { error: 'Missing data' });
+
+  const deleted = await api.DELETE('/webhook/{hookID}', { params: { path: { hookID: hookId } } });
+  t.equal(deleted.response.status, 204);
+  t.equal(deleted.data, undefined);
+
+  const gone = await api.DELETE('/webhook/{hookID}', { params: { path: { hookID: hookId } } });
+  t.equal(gone.response.status, 404);
+  t.same(gone.error, { error: 'Webhook not found' });
+
+  const anonymous = createClient<paths>({ baseUrl: server.url, fetch: checkedFetch });
+  const refused = await anonymous.GET('/about');
+  t.equal(refused.response.status, 401);
+  t.same(refused.error, { error: 'Client not found' });
+
+  await server.stop();
+});
