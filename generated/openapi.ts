@@ -32,7 +32,12 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the client's webhooks
+         * @description The calling client's attached webhooks, oldest first. Detached webhooks are not listed.
+         *     `status` is `failing` when the most recent delivery attempt to the webhook failed.
+         */
+        get: operations["listWebhooks"];
         put?: never;
         /**
          * Attach a webhook
@@ -73,8 +78,165 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/webhook/{hookID}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List recent delivery attempts to a webhook
+         * @description The attempts made to deliver events to one of the calling client's webhooks, newest
+         *     first, a page at a time: pass the `next` of a page as `before` to get the one after it.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a lead event
+         * @description Used by the lead system, with the publisher token of the server's configuration
+         *     (`PUBLISHER_TOKEN`); API keys are not accepted here. The event, and one delivery per
+         *     active webhook of the client that subscribes to its type, are stored durably before the
+         *     202 leaves; delivery then happens in the background, at least once, surviving restarts.
+         *     `data` is the lead, passed through as it is.
+         */
+        post: operations["publishEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
-export type webhooks = Record<string, never>;
+export type webhooks = {
+    lead_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A lead was created
+         * @description What leadhooks sends to a webhook subscribed to `lead_create`. Answer with any 2xx within
+         *     the delivery timeout (15 s by default); `410 Gone` detaches the webhook.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LeadEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    lead_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A lead was updated
+         * @description What leadhooks sends to a webhook subscribed to `lead_update`; as for `lead_create`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LeadEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
 export type components = {
     schemas: {
         /** @description The one shape of every error response. */
@@ -129,10 +291,107 @@ export type components = {
              */
             secret: string;
         };
+        WebhookSummary: {
+            /** @example 42 */
+            hookId: number;
+            /** @example https://hooks.zapier.com/hooks/standard/123/abc/ */
+            url: string;
+            events: components["schemas"]["EventName"][];
+            /**
+             * Format: date-time
+             * @description When the webhook was attached.
+             */
+            created: string;
+            /**
+             * @description `failing` when the most recent delivery attempt to it failed.
+             * @enum {string}
+             */
+            status: "active" | "failing";
+        };
+        WebhookList: {
+            webhooks: components["schemas"]["WebhookSummary"][];
+        };
+        DeliveryAttempt: {
+            attemptId: number;
+            /** @description The event delivered, also sent as the `webhook-id` header. */
+            eventId: string;
+            type: components["schemas"]["EventName"];
+            /** Format: date-time */
+            attemptedAt: string;
+            /** @description The receiver's HTTP status; null when no response came. */
+            statusCode: number | null;
+            /** @description Why the attempt failed without a status (timeout, connection error, blocked address). */
+            error: string | null;
+            durationMs: number;
+            /**
+             * @description `succeeded`: a 2xx. `retrying`: failed, another attempt is scheduled. `failed`: failed
+             *     and it was the last attempt. `gone`: the receiver answered 410 and the webhook was detached.
+             * @enum {string}
+             */
+            outcome: "succeeded" | "retrying" | "failed" | "gone";
+        };
+        DeliveryAttemptPage: {
+            attempts: components["schemas"]["DeliveryAttempt"][];
+            /** @description Pass as `before` for the next page; null on the last page. */
+            next: number | null;
+        };
+        PublishEvent: {
+            /**
+             * @description The client (account) whose webhooks receive the event.
+             * @example 1
+             */
+            clientId: number;
+            type: components["schemas"]["EventName"];
+            /**
+             * @description The lead, passed through to the receivers as it is.
+             * @example {
+             *       "id": 981,
+             *       "name": "Jane Doe"
+             *     }
+             */
+            data: Record<string, never>;
+        };
+        EventAccepted: {
+            /** @example evt_2hXKoT3mYbQ9vR1cLs8wPe */
+            eventId: string;
+            /**
+             * @description The number of webhooks the event will be delivered to.
+             * @example 2
+             */
+            deliveries: number;
+        };
+        LeadEvent: {
+            type: components["schemas"]["EventName"];
+            /**
+             * Format: date-time
+             * @description When the event was published.
+             */
+            timestamp: string;
+            /** @description The lead, as the lead system published it. */
+            data: Record<string, never>;
+        };
     };
     responses: {
         /** @description The `x-api-key` header is missing, empty, unknown or revoked. */
         Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is larger than the server accepts. */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A body was sent with a content type other than JSON. */
+        UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
             };
@@ -150,7 +409,16 @@ export type components = {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description The `hookId` returned when the webhook was attached. */
+        HookID: number;
+        /** @description The event's id; the same on every retry. Deduplicate on it. */
+        WebhookIdHeader: string;
+        /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+        WebhookTimestampHeader: string;
+        /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. */
+        WebhookSignatureHeader: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -173,6 +441,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["About"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's webhooks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -216,24 +506,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The body is larger than the server accepts. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body was sent with a content type other than JSON. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -243,7 +517,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The `hookId` returned when the webhook was attached. */
-                hookID: number;
+                hookID: components["parameters"]["HookID"];
             };
             cookie?: never;
         };
@@ -278,6 +552,127 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Attempts per page. */
+                limit?: number;
+                /** @description The `next` cursor of the previous page. */
+                before?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAttemptPage"];
+                };
+            };
+            /**
+             * @description `Webhook ID is undefined` for a hookID that is not a positive integer;
+             *     `Invalid data: ...` for a `limit` or `before` out of range.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The calling client has no webhook with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publishEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted and stored; `deliveries` is the number of webhooks it will go to. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventAccepted"];
+                };
+            };
+            /**
+             * @description `Missing data` when the body is absent or not a JSON object, or `clientId`, `type` or
+             *     `data` is absent or `null`; `Invalid data: ...` when one of them is of the wrong kind.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description The bearer token is missing or wrong, or publishing is disabled because the server has
+             *     no `PUBLISHER_TOKEN` configured.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No client has this `clientId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than `PUBLISHER_BODY_LIMIT`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -8,12 +8,13 @@ import { createSecurityHandlers } from './auth/authenticate.js';
 import { applySecurity, securityByOperation } from './auth/security.js';
 import type { Config } from './config.js';
 import { createHandlers } from './handlers/index.js';
-import type { Handlers, OperationId, OperationRequest } from './handlers/types.js';
-import { frameworkErrors, installErrorHandling } from './http/error-handling.js';
+import type { Handlers, OperationRequest } from './handlers/types.js';
+import { createDeliveryWorker } from './delivery/delivery-worker.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handling.js';
 import { validatorCompiler } from './http/validation.js';
 import { loadSpec } from './spec.js';
 import { createSqliteStore } from './store/sqlite/index.js';
-import type { Store } from './store/store.js';
+import type { Client, Store } from './store/store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,6 +27,8 @@ export interface AppOptions {
   logStream?: DestinationStream;
 }
 
+const REQUEST_TIMEOUT_MS = 30_000;
+
 /** Secrets that must never reach a log line, even if a serializer starts logging headers. */
 export const REDACTED_PATHS = ['req.headers["x-api-key"]', 'req.headers.authorization'];
 
@@ -33,13 +36,14 @@ export const REDACTED_PATHS = ['req.headers["x-api-key"]', 'req.headers.authoriz
 function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
   const bound: Record<string, RouteHandlerMethod> = {};
   for (const [operationId, handler] of Object.entries(handlers)) {
-    // Each handler's own types were checked where it was written; here they are all one shape.
-    const run = handler as (request: OperationRequest<OperationId>) => Promise<{ status: number; body: unknown }>;
+    // Each handler's own types were checked where it was written; at run time they all take
+    // the same request shape (client is null for the publisher's operation).
+    const run = handler as (request: OperationRequest<'getAbout'>) => Promise<{ status: number; body: unknown }>;
     bound[operationId] = async (request, reply) => {
-      if (!request.client) throw new Error(`${operationId} ran without an authenticated client`);
       const result = await run({
-        client: request.client,
+        client: request.client as Client,
         params: request.params as never,
+        query: request.query as never,
         body: request.body as never,
         log: request.log,
       });
@@ -60,6 +64,13 @@ function validateEveryBody(route: RouteOptions): void {
   if (json) schema.body = json.schema as typeof schema.body;
 }
 
+/** Publishers send whole leads; clients send a URL and a list. Each gets its own body limit. */
+function publisherBodyLimit(limit: number) {
+  return (route: RouteOptions): void => {
+    if ((route.schema as { operationId?: string } | undefined)?.operationId === 'publishEvent') route.bodyLimit = limit;
+  };
+}
+
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
@@ -70,6 +81,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimit,
     frameworkErrors,
+    clientErrorHandler,
+    return503OnClosing: false,
+    // HEAD is not part of the API: openapi.yaml declares no HEAD operations.
+    exposeHeadRoutes: false,
+    // `__proto__` and `constructor.prototype` keys are dropped, like any other unknown field.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
+    // A request must arrive whole within this; a client trickling bytes cannot hold a socket.
+    requestTimeout: REQUEST_TIMEOUT_MS,
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
@@ -79,10 +99,25 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const store = createSqliteStore(config.databasePath);
   app.decorate('store', store);
   app.decorateRequest('client', null);
-  app.addHook('onClose', async () => store.close());
+
+  // Deliveries: the worker runs in this process unless DELIVERY_WORKER=off (then src/worker.ts
+  // runs it elsewhere, and finds new events by polling).
+  const worker = config.deliveryWorker
+    ? createDeliveryWorker(store, config, app.log.child({ component: 'delivery' }))
+    : undefined;
+  app.addHook('onReady', async () => worker?.start());
+  app.addHook('onClose', async () => {
+    await worker?.stop();
+    await store.close();
+  });
+  if (config.publisherToken === null) {
+    app.log.warn('PUBLISHER_TOKEN is not set: POST /events refuses every request (publishing is disabled)');
+  }
+
   const spec = loadSpec();
   app.addHook('onRoute', validateEveryBody);
-  app.addHook('onRoute', applySecurity(securityByOperation(spec, createSecurityHandlers(store))));
+  app.addHook('onRoute', publisherBodyLimit(config.publisherBodyLimit));
+  app.addHook('onRoute', applySecurity(securityByOperation(spec, createSecurityHandlers(store, config.publisherToken))));
 
   await app.register(fastifySwagger, { mode: 'static', specification: { document: spec as never } });
   await app.register(fastifySwaggerUi, { routePrefix: '/documentation' });
@@ -93,7 +128,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   await app.register(openapiGlue, {
     specification: spec,
-    serviceHandlers: bindHandlers(createHandlers(store)),
+    serviceHandlers: bindHandlers(createHandlers(store, () => worker?.notify())),
   });
   return app;
 }

@@ -12,6 +12,22 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest request body the client API accepts, in bytes. */
   bodyLimit: number;
+  /** Bearer token of POST /events; null disables publishing. */
+  publisherToken: string | null;
+  /** Largest POST /events body, in bytes. */
+  publisherBodyLimit: number;
+  /** Whether the server process runs the delivery worker too. */
+  deliveryWorker: boolean;
+  /** Delays between delivery attempts, in milliseconds; attempts = length + 1. */
+  retrySchedule: number[];
+  /** Time allowed for one delivery attempt, in milliseconds. */
+  deliveryTimeout: number;
+  /** Deliveries in flight at once, per worker. */
+  deliveryConcurrency: number;
+  /** How often a worker looks for due deliveries it was not told about, in milliseconds. */
+  deliveryPollInterval: number;
+  /** Lets deliveries reach loopback, private and other non-public addresses. */
+  allowPrivateTargets: boolean;
 }
 
 export class ConfigError extends Error {
@@ -24,6 +40,8 @@ interface Setting<T> {
   default: string;
   parse: (value: string) => T | undefined;
   expected: string;
+  /** Never echoed in an error message. */
+  secret?: boolean;
 }
 
 const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
@@ -33,6 +51,39 @@ export function parseSize(value: string): number | undefined {
   if (!match) return undefined;
   const bytes = Number(match[1]) * (SIZE_UNITS[match[2]!.toLowerCase()] ?? 0);
   return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `250ms`, `15s`, `5m`, `2h` → milliseconds. A bare number has no unit and is refused. */
+export function parseDuration(value: string): number | undefined {
+  const match = /^(\d+)\s*(ms|s|m|h)$/.exec(value.trim());
+  if (!match) return undefined;
+  const ms = Number(match[1]) * (DURATION_UNITS[match[2]!] ?? 0);
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+function parsePositiveDuration(value: string): number | undefined {
+  const ms = parseDuration(value);
+  return ms && ms > 0 ? ms : undefined;
+}
+
+/** `5s,5m,30m` → [5000, 300000, 1800000]. */
+export function parseSchedule(value: string): number[] | undefined {
+  const delays = value.split(',').map((part) => parseDuration(part));
+  return delays.length <= 50 && delays.every((d) => d !== undefined) ? (delays as number[]) : undefined;
+}
+
+function parseBoolean(value: string): boolean | undefined {
+  if (/^(true|on|1|yes)$/i.test(value)) return true;
+  if (/^(false|off|0|no)$/i.test(value)) return false;
+  return undefined;
+}
+
+function parseCount(value: string): number | undefined {
+  if (!/^\d{1,6}$/.test(value)) return undefined;
+  const n = Number(value);
+  return n >= 1 ? n : undefined;
 }
 
 function parsePort(value: string): number | undefined {
@@ -63,26 +114,46 @@ const SETTINGS = {
     parse: parseSize,
     expected: 'a size with a unit, such as 16kb or 1mb',
   },
+  PUBLISHER_TOKEN: {
+    default: '',
+    // Unset or empty disables publishing; a token shorter than 16 characters is refused outright.
+    parse: (value: string) => (value === '' ? null : value.length >= 16 ? value : undefined),
+    expected: 'a secret of at least 16 characters (unset disables POST /events)',
+    secret: true,
+  },
+  PUBLISHER_BODY_LIMIT: {
+    default: '256kb',
+    parse: parseSize,
+    expected: 'a size with a unit, such as 256kb or 1mb',
+  },
+  DELIVERY_WORKER: { default: 'on', parse: parseBoolean, expected: 'on or off' },
+  DELIVERY_RETRY_SCHEDULE: {
+    default: '5s,5m,30m,2h,5h,10h,10h',
+    parse: parseSchedule,
+    expected: 'comma-separated delays with units (ms, s, m, h), such as 5s,5m,30m',
+  },
+  DELIVERY_TIMEOUT: { default: '15s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 15s' },
+  DELIVERY_CONCURRENCY: { default: '64', parse: parseCount, expected: 'a whole number from 1' },
+  DELIVERY_POLL_INTERVAL: {
+    default: '250ms',
+    parse: parsePositiveDuration,
+    expected: 'a duration with a unit, such as 250ms',
+  },
+  ALLOW_PRIVATE_TARGETS: { default: 'false', parse: parseBoolean, expected: 'true or false' },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
 
-/** The variables, their defaults and what they accept, for docs and `.env.example`. */
-export const SETTING_DOCS = Object.entries(SETTINGS).map(([name, s]) => ({
-  name,
-  default: s.default,
-  expected: s.expected,
-}));
-
-function read<K extends SettingName>(env: Env, name: K): NonNullable<ReturnType<(typeof SETTINGS)[K]['parse']>> {
+function read<K extends SettingName>(env: Env, name: K): Exclude<ReturnType<(typeof SETTINGS)[K]['parse']>, undefined> {
   const setting: Setting<unknown> = SETTINGS[name];
   // An empty value counts as unset, as in most .env loaders.
   const raw = env[name] || setting.default;
   const value = setting.parse(raw);
   if (value === undefined) {
-    throw new ConfigError(`${name}=${JSON.stringify(raw)} is not valid: expected ${setting.expected}`);
+    const shown = setting.secret ? '(value hidden)' : JSON.stringify(raw);
+    throw new ConfigError(`${name}=${shown} is not valid: expected ${setting.expected}`);
   }
-  return value as NonNullable<ReturnType<(typeof SETTINGS)[K]['parse']>>;
+  return value as Exclude<ReturnType<(typeof SETTINGS)[K]['parse']>, undefined>;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -92,5 +163,13 @@ export function loadConfig(env: Env = process.env): Config {
     databasePath: read(env, 'DATABASE_PATH'),
     logLevel: read(env, 'LOG_LEVEL'),
     bodyLimit: read(env, 'BODY_LIMIT'),
+    publisherToken: read(env, 'PUBLISHER_TOKEN'),
+    publisherBodyLimit: read(env, 'PUBLISHER_BODY_LIMIT'),
+    deliveryWorker: read(env, 'DELIVERY_WORKER'),
+    retrySchedule: read(env, 'DELIVERY_RETRY_SCHEDULE'),
+    deliveryTimeout: read(env, 'DELIVERY_TIMEOUT'),
+    deliveryConcurrency: read(env, 'DELIVERY_CONCURRENCY'),
+    deliveryPollInterval: read(env, 'DELIVERY_POLL_INTERVAL'),
+    allowPrivateTargets: read(env, 'ALLOW_PRIVATE_TARGETS'),
   };
 }

@@ -1,20 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse } from 'yaml';
+import { PACKAGE_ROOT } from './package-info.js';
 
-// openapi.yaml sits at the package root; this module runs from src/ (tests) or dist/src/ (build).
-function findSpecPath(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'openapi.yaml'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('openapi.yaml not found above ' + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-  return join(dir, 'openapi.yaml');
-}
-
-export const SPEC_PATH = findSpecPath();
+export const SPEC_PATH = join(PACKAGE_ROOT, 'openapi.yaml');
 
 /** openapi.yaml, parsed: the one description that binds routes and is served as docs. */
 export function loadSpec(): Record<string, unknown> {

@@ -8,13 +8,50 @@ t.test('defaults', async (t) => {
     databasePath: './data/leadhooks.db',
     logLevel: 'info',
     bodyLimit: 16 * 1024,
+    publisherToken: null,
+    publisherBodyLimit: 256 * 1024,
+    deliveryWorker: true,
+    retrySchedule: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+    deliveryTimeout: 15_000,
+    deliveryConcurrency: 64,
+    deliveryPollInterval: 250,
+    allowPrivateTargets: false,
   });
 });
 
 t.test('values are read and converted', async (t) => {
-  const config = loadConfig({ PORT: '8080', HOST: '0.0.0.0', DATABASE_PATH: '/var/lib/lh.db', LOG_LEVEL: 'debug', BODY_LIMIT: '1mb' });
-  t.same(config, { port: 8080, host: '0.0.0.0', databasePath: '/var/lib/lh.db', logLevel: 'debug', bodyLimit: 1024 * 1024 });
+  const config = loadConfig({
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    DATABASE_PATH: '/var/lib/lh.db',
+    LOG_LEVEL: 'debug',
+    BODY_LIMIT: '1mb',
+    PUBLISHER_TOKEN: 'a-long-enough-publisher-token',
+    PUBLISHER_BODY_LIMIT: '64kb',
+    DELIVERY_WORKER: 'off',
+    DELIVERY_RETRY_SCHEDULE: '100ms, 2s,1m,1h',
+    DELIVERY_TIMEOUT: '2s',
+    DELIVERY_CONCURRENCY: '8',
+    DELIVERY_POLL_INTERVAL: '50ms',
+    ALLOW_PRIVATE_TARGETS: 'true',
+  });
+  t.same(config, {
+    port: 8080,
+    host: '0.0.0.0',
+    databasePath: '/var/lib/lh.db',
+    logLevel: 'debug',
+    bodyLimit: 1024 * 1024,
+    publisherToken: 'a-long-enough-publisher-token',
+    publisherBodyLimit: 64 * 1024,
+    deliveryWorker: false,
+    retrySchedule: [100, 2_000, 60_000, 3_600_000],
+    deliveryTimeout: 2_000,
+    deliveryConcurrency: 8,
+    deliveryPollInterval: 50,
+    allowPrivateTargets: true,
+  });
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
+  t.same(loadConfig({ DELIVERY_RETRY_SCHEDULE: '0ms' }).retrySchedule, [0]);
 });
 
 t.test('a bad value stops start-up with a message naming the variable', async (t) => {
@@ -23,9 +60,16 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     HOST: '   ',
     LOG_LEVEL: 'loud',
     BODY_LIMIT: '16',
+    PUBLISHER_BODY_LIMIT: 'big',
+    DELIVERY_WORKER: 'maybe',
+    DELIVERY_RETRY_SCHEDULE: '5s,5',
+    DELIVERY_TIMEOUT: '0s',
+    DELIVERY_CONCURRENCY: '0',
+    DELIVERY_POLL_INTERVAL: '1',
+    ALLOW_PRIVATE_TARGETS: 'yes please',
   };
   for (const [name, value] of Object.entries(bad)) {
-    t.throws(() => loadConfig({ [name]: value }), new ConfigError(`${name}=${JSON.stringify(value)} is not valid`), name);
+    t.throws(() => loadConfig({ [name]: value }), ConfigError, name);
     try {
       loadConfig({ [name]: value });
     } catch (error) {
@@ -33,6 +77,12 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     }
   }
   t.throws(() => loadConfig({ PORT: 'abc' }), /PORT="abc" is not valid: expected a port number/);
+});
+
+t.test('a bad publisher token is refused without being echoed', async (t) => {
+  t.throws(() => loadConfig({ PUBLISHER_TOKEN: 'short-secret' }), {
+    message: 'PUBLISHER_TOKEN=(value hidden) is not valid: expected a secret of at least 16 characters (unset disables POST /events)',
+  });
 });
 
 t.test('sizes', async (t) => {

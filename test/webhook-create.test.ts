@@ -34,7 +34,7 @@ t.test('POST /webhook attaches a webhook: 201 with hookId, the same id, and a wh
 });
 
 t.test('duplicate event names are stored once; unknown extra fields are ignored, never stored', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app, databasePath } = await buildTestApp(t);
   const acme = await createClient(app);
   const res = await createWebhook(app, acme.apiKey, {
     url: 'https://hooks.example.com/a',
@@ -46,7 +46,22 @@ t.test('duplicate event names are stored once; unknown extra fields are ignored,
   t.not(res.json.secret, 'whsec_mine', 'a client cannot choose the secret');
   const [hook] = await app.store.webhooks.listActive(acme.clientId);
   t.same(hook?.events, ['lead_update', 'lead_create']);
-  t.notOk('extra' in (hook ?? {}));
+  const db = new Database(databasePath, { readonly: true });
+  t.teardown(() => db.close());
+  t.notMatch(JSON.stringify(db.prepare('SELECT * FROM webhooks').all()), /ignored/, 'the extra field is nowhere in the row');
+});
+
+t.test('prototype-pollution keys are dropped like any other unknown field', async (t) => {
+  const { app } = await buildTestApp(t);
+  const acme = await createClient(app);
+  const res = await send(app, {
+    method: 'POST',
+    url: '/webhook',
+    headers: { 'x-api-key': acme.apiKey, 'content-type': 'application/json' },
+    payload: '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"url":"https://a.example/h","events":["lead_create"]}',
+  });
+  t.equal(res.status, 201);
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
 });
 
 t.test('POST /webhook with missing data answers 400 Missing data', async (t) => {
@@ -99,6 +114,9 @@ t.test('POST /webhook with invalid data answers 400 Invalid data: naming what is
     ['port only', { url: 'http://:8080/x', events: ['lead_create'] }, URL_MESSAGE],
     ['url a number', { url: 42, events: ['lead_create'] }, URL_MESSAGE],
     ['url an array', { url: ['https://example.com'], events: ['lead_create'] }, URL_MESSAGE],
+    ['url with a NUL', { url: 'https://a.example/c\u0000d', events: ['lead_create'] }, URL_MESSAGE],
+    ['url with a newline', { url: 'https://a.example/c\nd', events: ['lead_create'] }, URL_MESSAGE],
+    ['url with a lone surrogate', { url: 'https://a.example/\ud800', events: ['lead_create'] }, URL_MESSAGE],
     [
       'url of 2049 characters',
       { url: 'https://example.com/' + 'a'.repeat(2049 - 20), events: ['lead_create'] },

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { HttpError, MESSAGES } from '../http/http-error.js';
 import type { Client, Store } from '../store/store.js';
@@ -10,8 +11,15 @@ declare module 'fastify' {
   }
 }
 
+const sha256 = (value: string) => createHash('sha256').update(value).digest();
+
+export const PUBLISHING_DISABLED = 'Publishing is disabled: the server has no PUBLISHER_TOKEN';
+
 /** The handlers of openapi.yaml's security schemes, by scheme name. */
-export function createSecurityHandlers(store: Store) {
+export function createSecurityHandlers(store: Store, publisherToken: string | null) {
+  // Digests of equal length, so the comparison takes the same time whatever was sent.
+  const expected = publisherToken === null ? null : sha256(publisherToken);
+
   return {
     async apiKey(request: FastifyRequest): Promise<void> {
       const key = request.headers['x-api-key'];
@@ -20,6 +28,14 @@ export function createSecurityHandlers(store: Store) {
       const client = await store.keys.findClient(hashApiKey(key));
       if (!client) throw new HttpError(401, MESSAGES.unauthorized);
       request.client = client;
+    },
+
+    async publisherToken(request: FastifyRequest): Promise<void> {
+      if (expected === null) throw new HttpError(401, PUBLISHING_DISABLED);
+      const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
+      if (!match || !timingSafeEqual(sha256(match[1]!), expected)) {
+        throw new HttpError(401, 'Invalid publisher token');
+      }
     },
   };
 }

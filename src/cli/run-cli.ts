@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { generateApiKey } from '../auth/api-keys.js';
 import { loadConfig } from '../config.js';
 import { createSqliteStore } from '../store/sqlite/index.js';
-import type { Store } from '../store/store.js';
+import { EVENT_NAMES, publishEvent } from '../delivery/publish-event.js';
+import type { EventName, Store } from '../store/store.js';
 
 export const USAGE = `Usage: leadhooks <command> [--json]
 
@@ -12,9 +13,13 @@ Commands:
   key create <clientId>       add an API key to a client (rotation: create, then revoke the old)
   key list [clientId]         list keys by prefix and creation time (never the key itself)
   key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
+  event emit <clientId> <type> --data '<json>'
+                              publish a lead event (lead_create or lead_update) to the
+                              client's subscribed webhooks; a running worker delivers it
 
 Options:
   --json                      machine-readable output
+  --data <json>               the lead, a JSON object (event emit)
   -h, --help                  this text
 
 The database is DATABASE_PATH (default ./data/leadhooks.db), as for the server.`;
@@ -29,7 +34,7 @@ class UsageError extends Error {}
 class NotFoundError extends Error {}
 
 type Output = { json: unknown; text: string };
-type Command = (store: Store, args: string[]) => Promise<Output>;
+type Command = (store: Store, args: string[], options: { data?: string }) => Promise<Output>;
 
 function positiveInt(value: string | undefined, what: string): number {
   if (!value || !/^[1-9]\d*$/.test(value)) throw new UsageError(`${what} must be a positive integer`);
@@ -84,6 +89,23 @@ const COMMANDS: Record<string, Command> = {
     if (!key) throw new NotFoundError(`no active key matches ${idOrPrefix} (or the prefix matches several: use the id)`);
     return { json: { revoked: key }, text: `Revoked key ${key.id} (${key.prefix}) of client ${key.clientId}.` };
   },
+  async 'event emit'(store, [id, type], { data }) {
+    const clientId = positiveInt(id, 'clientId');
+    if (!EVENT_NAMES.includes(type as EventName)) throw new UsageError(`type must be one of ${EVENT_NAMES.join(', ')}`);
+    let lead: unknown;
+    try {
+      lead = JSON.parse(data ?? '');
+    } catch {
+      throw new UsageError("--data must be a JSON object, such as --data '{\"id\": 1}'");
+    }
+    if (typeof lead !== 'object' || lead === null || Array.isArray(lead)) throw new UsageError('--data must be a JSON object');
+    const accepted = await publishEvent(store, { clientId, type: type as EventName, data: lead as Record<string, unknown> });
+    if (!accepted) throw new NotFoundError(`no client ${clientId}`);
+    return {
+      json: accepted,
+      text: `Published ${type} event ${accepted.eventId} to ${accepted.deliveries} webhook(s).`,
+    };
+  },
 };
 
 /** Runs one command; resolves to the process exit code (0 done, 1 not found, 2 usage). */
@@ -93,7 +115,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+      options: {
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+        data: { type: 'string' },
+      },
     });
   } catch (error) {
     io.err(`${(error as Error).message}\n\n${USAGE}`);
@@ -109,7 +135,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
   const store = createSqliteStore(loadConfig(io.env).databasePath);
   try {
-    const output = await command(store, args);
+    const output = await command(store, args, { data: values.data });
     io.out(values.json ? JSON.stringify(output.json) : output.text);
     return 0;
   } catch (error) {

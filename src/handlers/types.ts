@@ -16,6 +16,10 @@ type PathParams<K extends OperationId> = [NonNullable<operations[K]['parameters'
   ? Record<string, never>
   : NonNullable<operations[K]['parameters']['path']>;
 
+type Query<K extends OperationId> = [NonNullable<operations[K]['parameters']['query']>] extends [never]
+  ? Record<string, never>
+  : NonNullable<operations[K]['parameters']['query']>;
+
 type RequestBody<K extends OperationId> = operations[K] extends {
   requestBody: { content: { 'application/json': infer B } };
 }
@@ -26,13 +30,20 @@ export type Success<K extends OperationId> = {
   [S in keyof Responses<K> & SuccessStatus]: { status: S; body: JsonContent<Responses<K>[S]> };
 }[keyof Responses<K> & SuccessStatus];
 
-export interface OperationRequest<K extends OperationId> {
-  /** The client the API key identified (authentication ran before the handler). */
-  client: Client;
+/** Operations the lead system calls with the publisher token: no API client is involved. */
+type PublisherOperation = 'publishEvent';
+
+export type OperationRequest<K extends OperationId> = {
   params: PathParams<K>;
+  query: Query<K>;
   body: RequestBody<K>;
   log: FastifyBaseLogger;
-}
+} & (K extends PublisherOperation
+  ? unknown
+  : {
+      /** The client the API key identified (authentication ran before the handler). */
+      client: Client;
+    });
 
 export type Handler<K extends OperationId> = (request: OperationRequest<K>) => Promise<Success<K>>;
 

@@ -1,5 +1,5 @@
-import { generateWebhookSecret } from '../auth/webhook-secrets.js';
-import { HttpError } from '../http/http-error.js';
+import { generateWebhookSecret } from '../delivery/webhook-secret.js';
+import { HttpError, MESSAGES } from '../http/http-error.js';
 import { INVALID_URL } from '../http/input-errors.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
@@ -14,8 +14,34 @@ function hasHttpHost(url: string): boolean {
   }
 }
 
-export function createWebhookHandlers(store: Store): Pick<Handlers, 'createWebhook' | 'deleteWebhook'> {
+export function createWebhookHandlers(
+  store: Store,
+): Pick<Handlers, 'createWebhook' | 'deleteWebhook' | 'listWebhooks' | 'listWebhookDeliveries'> {
   return {
+    async listWebhooks({ client }) {
+      const webhooks = await store.webhooks.list(client.id);
+      return {
+        status: 200,
+        body: {
+          webhooks: webhooks.map((w) => ({ hookId: w.id, url: w.url, events: w.events, created: w.createdAt, status: w.status })),
+        },
+      };
+    },
+
+    async listWebhookDeliveries({ client, params, query }) {
+      const limit = query.limit ?? 20;
+      const attempts = await store.deliveries.listAttempts(client.id, params.hookID, { limit: limit + 1, before: query.before });
+      if (!attempts) throw new HttpError(404, MESSAGES.webhookNotFound);
+      const page = attempts.slice(0, limit);
+      return {
+        status: 200,
+        body: {
+          attempts: page.map(({ id, ...attempt }) => ({ attemptId: id, ...attempt })),
+          next: attempts.length > limit ? page[page.length - 1]!.id : null,
+        },
+      };
+    },
+
     async createWebhook({ client, body }) {
       if (!hasHttpHost(body.url)) throw new HttpError(400, INVALID_URL);
       const webhook = await store.webhooks.create({
@@ -29,7 +55,7 @@ export function createWebhookHandlers(store: Store): Pick<Handlers, 'createWebho
 
     async deleteWebhook({ client, params }) {
       if (!(await store.webhooks.delete(client.id, params.hookID))) {
-        throw new HttpError(404, 'Webhook not found');
+        throw new HttpError(404, MESSAGES.webhookNotFound);
       }
       return { status: 204, body: undefined };
     },

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, HttpError, MESSAGES } from './http-error.js';
 import { inputErrorMessage } from './input-errors.js';
@@ -8,11 +10,14 @@ import { inputErrorMessage } from './input-errors.js';
 const operationIdOf = (request: FastifyRequest): string | undefined =>
   (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
 
+const partOf = (request: FastifyRequest, part: string | undefined): unknown =>
+  part === 'body' ? request.body : part === 'params' ? request.params : part === 'querystring' ? request.query : undefined;
+
 function clientMessage(error: FastifyError, request: FastifyRequest, status: number): string {
   if (error instanceof HttpError) return error.message;
   if (error.validation) {
     return (
-      inputErrorMessage(operationIdOf(request), error.validationContext, request.body, error.validation[0]) ??
+      inputErrorMessage(operationIdOf(request), error.validationContext, partOf(request, error.validationContext), error.validation[0]) ??
       `Invalid data: ${error.message}`
     );
   }
@@ -34,6 +39,8 @@ function clientMessage(error: FastifyError, request: FastifyRequest, status: num
 }
 
 function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // A path or method we do not serve is 404, even when its body could not be read.
+  if (request.is404) return reply.code(404).send(errorBody(MESSAGES.notFound));
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
   if (status >= 500) {
     request.log.error({ err: error }, 'request failed');
@@ -45,6 +52,38 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorBody(MESSAGES.notFound)));
+
+  // While closing, a request that still arrives on an open keep-alive connection is refused
+  // here, in the contract's shape (Fastify's own 503 body has three fields).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) return reply.code(503).header('connection', 'close').send(errorBody(MESSAGES.unavailable));
+  });
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
+  HPE_HEADER_OVERFLOW: [431, 'Request headers are too large'],
+};
+
+/**
+ * For the server options: requests Node's HTTP parser refuses (bad framing, bad header bytes,
+ * headers too large, too slow) never reach Fastify; they are answered here, in the same shape.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, `${MESSAGES.badRequest}: malformed HTTP request`];
+  const body = JSON.stringify(errorBody(message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 /** For the server options: errors raised before routing (a malformed URL, say). */

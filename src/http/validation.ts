@@ -1,11 +1,13 @@
-import { Ajv, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Options, ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
 // Fastify's default Ajv coerces types ("events": "lead_create" would arrive as an array, a number
 // url as a string) and the contract calls both invalid, so nothing is coerced. Path and query
 // parameters arrive as text: a parameter declared integer takes plain decimal digits only
 // ("42", not "4.2e1", "0x2a" or " 42", all of which Ajv's coercion would let through).
-const ajv = new Ajv({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
+// openapi.yaml is OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
+const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
 
 const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
 

@@ -30,4 +30,38 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhooks_active_by_client ON webhooks(client_id) WHERE deleted_at IS NULL;
   `,
+  // Events and their deliveries: the outbox. An event and its deliveries are written in one
+  // transaction; workers claim due deliveries by pushing next_attempt_at forward (a lease).
+  `
+  CREATE TABLE events (
+    id TEXT PRIMARY KEY,
+    client_id INTEGER NOT NULL REFERENCES clients(id),
+    type TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE deliveries (
+    id INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL REFERENCES events(id),
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+    state TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed', 'cancelled')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    completed_at TEXT
+  );
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE state = 'pending';
+  CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id) WHERE state = 'pending';
+  CREATE TABLE delivery_attempts (
+    id INTEGER PRIMARY KEY,
+    delivery_id INTEGER NOT NULL REFERENCES deliveries(id),
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+    attempted_at TEXT NOT NULL,
+    status_code INTEGER,
+    error TEXT,
+    duration_ms INTEGER NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('succeeded', 'retrying', 'failed', 'gone'))
+  );
+  CREATE INDEX delivery_attempts_by_webhook ON delivery_attempts(webhook_id, id);
+  `,
 ];

@@ -44,11 +44,59 @@ export interface NewWebhook {
   secret: string;
 }
 
+export type WebhookStatus = 'active' | 'failing';
+
+export interface WebhookSummary {
+  id: number;
+  url: string;
+  events: EventName[];
+  createdAt: string;
+  status: WebhookStatus;
+}
+
+export interface NewEvent {
+  id: string;
+  clientId: number;
+  type: EventName;
+  /** The exact body every delivery of the event carries. */
+  payload: string;
+  createdAt: string;
+}
+
+/** A delivery a worker has claimed: everything needed to make one attempt. */
+export interface DeliveryJob {
+  deliveryId: number;
+  eventId: string;
+  webhookId: number;
+  url: string;
+  secret: string;
+  payload: string;
+  /** Attempts made before this one. */
+  attempts: number;
+}
+
+export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
+
+export interface AttemptRecord {
+  attemptedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  outcome: AttemptOutcome;
+  /** For `retrying`: when the next attempt is due (epoch ms). */
+  nextAttemptAt?: number;
+}
+
+export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt'> {
+  id: number;
+  eventId: string;
+  type: EventName;
+}
+
 export interface ClientRepository {
   /** Creates a client together with its first API key, atomically. */
   create(name: string, key: NewApiKey): Promise<{ client: Client; key: ApiKeyRecord }>;
   list(): Promise<ClientSummary[]>;
-  get(id: number): Promise<Client | undefined>;
 }
 
 export interface KeyRepository {
@@ -66,13 +114,49 @@ export interface WebhookRepository {
   /** Deletes one of the client's active webhooks; false when it has none with this id. */
   delete(clientId: number, id: number): Promise<boolean>;
   listActive(clientId: number): Promise<Webhook[]>;
+  /** The client's active webhooks with their delivery health, oldest first. */
+  list(clientId: number): Promise<WebhookSummary[]>;
+}
+
+export interface EventRepository {
+  /**
+   * Stores the event and one pending delivery per active webhook of the client subscribed to
+   * its type, in one transaction. Undefined when the client does not exist.
+   */
+  publish(event: NewEvent): Promise<{ deliveries: number } | undefined>;
+}
+
+export interface DeliveryRepository {
+  /**
+   * Claims up to `limit` due deliveries by leasing them until `leaseUntil` (epoch ms): another
+   * worker will not take them before then, and if this one dies they become due again.
+   * No webhook gets more than `perWebhook` in flight, counting `inFlight` (webhook id → number
+   * of its deliveries this worker is already making), so one slow receiver cannot take every slot.
+   */
+  claimDue(claim: {
+    now: number;
+    limit: number;
+    leaseUntil: number;
+    inFlight: ReadonlyMap<number, number>;
+    perWebhook: number;
+  }): Promise<DeliveryJob[]>;
+  /** Records one attempt and moves the delivery on (410 also detaches the webhook). */
+  recordAttempt(job: DeliveryJob, attempt: AttemptRecord): Promise<void>;
+  /** Epoch ms of the earliest pending delivery, if any. */
+  nextDueAt(): Promise<number | undefined>;
+  /** Attempts to one of the client's webhooks, newest first; undefined when it has no such webhook. */
+  listAttempts(
+    clientId: number,
+    webhookId: number,
+    page: { limit: number; before?: number },
+  ): Promise<DeliveryAttempt[] | undefined>;
 }
 
 export interface Store {
   clients: ClientRepository;
   keys: KeyRepository;
   webhooks: WebhookRepository;
-  /** Resolves when the database answers. */
-  ping(): Promise<void>;
+  events: EventRepository;
+  deliveries: DeliveryRepository;
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, Client, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
 import type { Db } from './open-database.js';
-import { insertKey } from './keys.js';
+import { createKeyInserter } from './keys.js';
 
 interface ClientRow {
   id: number;
@@ -8,7 +8,7 @@ interface ClientRow {
   created_at: string;
 }
 
-export const toClient = (row: ClientRow): Client => ({
+const toClient = (row: ClientRow): Client => ({
   id: row.id,
   name: row.name,
   createdAt: row.created_at,
@@ -18,7 +18,7 @@ export function createClientRepository(db: Db): ClientRepository {
   const insert = db.prepare<[string, string], ClientRow>(
     'INSERT INTO clients (name, created_at) VALUES (?, ?) RETURNING id, name, created_at',
   );
-  const byId = db.prepare<[number], ClientRow>('SELECT id, name, created_at FROM clients WHERE id = ?');
+  const insertKey = createKeyInserter(db);
   const all = db.prepare<[], ClientRow & { active_keys: number; active_webhooks: number }>(`
     SELECT c.id, c.name, c.created_at,
       (SELECT count(*) FROM api_keys k WHERE k.client_id = c.id AND k.revoked_at IS NULL) AS active_keys,
@@ -28,7 +28,7 @@ export function createClientRepository(db: Db): ClientRepository {
   const createWithKey = db.transaction((name: string, key: NewApiKey) => {
     const now = new Date().toISOString();
     const client = toClient(insert.get(name, now)!);
-    const apiKey: ApiKeyRecord = insertKey(db, client.id, key, now);
+    const apiKey: ApiKeyRecord = insertKey(client.id, key, now);
     return { client, key: apiKey };
   });
 
@@ -42,10 +42,6 @@ export function createClientRepository(db: Db): ClientRepository {
         activeKeys: row.active_keys,
         activeWebhooks: row.active_webhooks,
       }));
-    },
-    async get(id) {
-      const row = byId.get(id);
-      return row && toClient(row);
     },
   };
 }

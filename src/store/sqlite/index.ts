@@ -1,5 +1,7 @@
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
+import { createDeliveryRepository } from './deliveries.js';
+import { createEventRepository } from './events.js';
 import { createKeyRepository } from './keys.js';
 import { openDatabase } from './open-database.js';
 import { createWebhookRepository } from './webhooks.js';
@@ -11,9 +13,8 @@ export function createSqliteStore(path: string): Store {
     clients: createClientRepository(db),
     keys: createKeyRepository(db),
     webhooks: createWebhookRepository(db),
-    async ping() {
-      db.prepare('SELECT 1').get();
-    },
+    events: createEventRepository(db),
+    deliveries: createDeliveryRepository(db),
     async close() {
       if (db.open) db.close();
     },

@@ -1,5 +1,4 @@
 import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
-import { toClient } from './clients.js';
 import type { Db } from './open-database.js';
 
 interface KeyRow {
@@ -20,13 +19,12 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   revokedAt: row.revoked_at,
 });
 
-export function insertKey(db: Db, clientId: number, key: NewApiKey, now: string): ApiKeyRecord {
-  const row = db
-    .prepare<[number, string, string, string], KeyRow>(
-      `INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
-    )
-    .get(clientId, key.prefix, key.hash, now)!;
-  return toKey(row);
+/** Inserts a key; used by the client repository too, for a client's first key. */
+export function createKeyInserter(db: Db) {
+  const insert = db.prepare<[number, string, string, string], KeyRow>(
+    `INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
+  );
+  return (clientId: number, key: NewApiKey, now: string): ApiKeyRecord => toKey(insert.get(clientId, key.prefix, key.hash, now)!);
 }
 
 export function createKeyRepository(db: Db): KeyRepository {
@@ -41,6 +39,7 @@ export function createKeyRepository(db: Db): KeyRepository {
   const activeByPrefix = db.prepare<[string], { id: number }>(
     'SELECT id FROM api_keys WHERE prefix = ? AND revoked_at IS NULL',
   );
+  const insertKey = createKeyInserter(db);
   const clientByHash = db.prepare<[string], { id: number; name: string; created_at: string }>(`
     SELECT c.id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
     WHERE k.key_hash = ? AND k.revoked_at IS NULL`);
@@ -61,7 +60,7 @@ export function createKeyRepository(db: Db): KeyRepository {
   return {
     async create(clientId, key) {
       if (!clientExists.get(clientId)) return undefined;
-      return insertKey(db, clientId, key, new Date().toISOString());
+      return insertKey(clientId, key, new Date().toISOString());
     },
     async list(clientId) {
       const rows = clientId === undefined ? listAll.all() : listByClient.all(clientId);
@@ -72,7 +71,7 @@ export function createKeyRepository(db: Db): KeyRepository {
     },
     async findClient(hash) {
       const row = clientByHash.get(hash);
-      return row && toClient(row);
+      return row && { id: row.id, name: row.name, createdAt: row.created_at };
     },
   };
 }

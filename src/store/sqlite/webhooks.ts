@@ -1,4 +1,4 @@
-import type { EventName, Webhook, WebhookRepository } from '../store.js';
+import type { EventName, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
 import type { Db } from './open-database.js';
 
 interface WebhookRow {
@@ -29,6 +29,17 @@ export function createWebhookRepository(db: Db): WebhookRepository {
   const softDelete = db.prepare<[string, number, number]>(
     'UPDATE webhooks SET deleted_at = ? WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
+  const cancelPending = cancelPendingDeliveries(db);
+  const summaries = db.prepare<[number], { id: number; url: string; events: string; created_at: string; last_outcome: string | null }>(`
+    SELECT w.id, w.url, w.events, w.created_at,
+      (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome
+    FROM webhooks w WHERE w.client_id = ? AND w.deleted_at IS NULL ORDER BY w.id`);
+  const remove = db.transaction((clientId: number, id: number): boolean => {
+    const now = new Date().toISOString();
+    if (softDelete.run(now, id, clientId).changes !== 1) return false;
+    cancelPending.run(now, id);
+    return true;
+  });
   const activeByClient = db.prepare<[number], WebhookRow>(
     `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE client_id = ? AND deleted_at IS NULL ORDER BY id`,
   );
@@ -39,10 +50,26 @@ export function createWebhookRepository(db: Db): WebhookRepository {
       return toWebhook(row);
     },
     async delete(clientId, id) {
-      return softDelete.run(new Date().toISOString(), id, clientId).changes === 1;
+      return remove(clientId, id);
+    },
+    async list(clientId): Promise<WebhookSummary[]> {
+      return summaries.all(clientId).map((row) => ({
+        id: row.id,
+        url: row.url,
+        events: JSON.parse(row.events) as EventName[],
+        createdAt: row.created_at,
+        status: row.last_outcome === 'retrying' || row.last_outcome === 'failed' ? 'failing' : 'active',
+      }));
     },
     async listActive(clientId) {
       return activeByClient.all(clientId).map(toWebhook);
     },
   };
+}
+
+/** Nothing more is delivered to a detached webhook. */
+export function cancelPendingDeliveries(db: Db) {
+  return db.prepare<[string, number]>(
+    "UPDATE deliveries SET state = 'cancelled', completed_at = ? WHERE webhook_id = ? AND state = 'pending'",
+  );
 }

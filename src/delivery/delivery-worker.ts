@@ -1,0 +1,133 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import type { DeliveryJob, Store } from '../store/store.js';
+import { decideNext } from './retry-policy.js';
+import { sendWebhook } from './send-webhook.js';
+
+/** Beyond the attempt timeout, how long a claim is held before another worker may take it over. */
+const LEASE_MARGIN_MS = 5_000;
+/** In flight at once to one webhook, so a slow receiver holds a few slots and not all of them. */
+const PER_WEBHOOK_IN_FLIGHT = 8;
+/** How long stop() waits for attempts in flight; an unrecorded one is retried when its lease ends. */
+const STOP_GRACE_MS = 5_000;
+
+export interface DeliveryWorker {
+  start(): void;
+  /** Look for due deliveries now (a new event was published). */
+  notify(): void;
+  /** Stops claiming, and resolves when the attempts in flight have been recorded. */
+  stop(): Promise<void>;
+}
+
+type WorkerConfig = Pick<
+  Config,
+  'retrySchedule' | 'deliveryTimeout' | 'deliveryConcurrency' | 'deliveryPollInterval' | 'allowPrivateTargets'
+>;
+
+/**
+ * Delivers pending deliveries: claims due ones from the store (a lease, so several workers can
+ * share a database), makes each attempt, records it, and sleeps until the next one is due or it
+ * is notified. Runs in the server process by default, or alone (src/worker.ts).
+ */
+export function createDeliveryWorker(store: Store, config: WorkerConfig, log: FastifyBaseLogger): DeliveryWorker {
+  const inFlight = new Map<number, number>();
+  const attempts = new Set<Promise<void>>();
+  let running = false;
+  let claiming = false;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  function wake(delayMs: number) {
+    if (!running) return;
+    if (claiming) {
+      if (delayMs === 0) again = true;
+      return;
+    }
+    clearTimeout(timer);
+    timer = setTimeout(claim, delayMs);
+  }
+
+  async function claim() {
+    claiming = true;
+    again = false;
+    let sleep = config.deliveryPollInterval;
+    try {
+      const free = config.deliveryConcurrency - attempts.size;
+      if (free > 0) {
+        const now = Date.now();
+        const jobs = await store.deliveries.claimDue({
+          now,
+          limit: free,
+          leaseUntil: now + config.deliveryTimeout + LEASE_MARGIN_MS,
+          inFlight,
+          perWebhook: PER_WEBHOOK_IN_FLIGHT,
+        });
+        for (const job of jobs) run(job);
+        const next = jobs.length === free ? now : await store.deliveries.nextDueAt();
+        if (next !== undefined) sleep = Math.min(sleep, Math.max(0, next - Date.now()));
+      }
+    } catch (error) {
+      log.error({ err: error }, 'claiming deliveries failed; trying again');
+    } finally {
+      claiming = false;
+    }
+    wake(again ? 0 : sleep);
+  }
+
+  function run(job: DeliveryJob) {
+    inFlight.set(job.webhookId, (inFlight.get(job.webhookId) ?? 0) + 1);
+    const attempt = attemptDelivery(job).finally(() => {
+      const left = (inFlight.get(job.webhookId) ?? 1) - 1;
+      if (left === 0) inFlight.delete(job.webhookId);
+      else inFlight.set(job.webhookId, left);
+      attempts.delete(attempt);
+      wake(0);
+    });
+    attempts.add(attempt);
+  }
+
+  async function attemptDelivery(job: DeliveryJob) {
+    const attemptedAt = new Date().toISOString();
+    const result = await sendWebhook(job, {
+      timeoutMs: config.deliveryTimeout,
+      allowPrivateTargets: config.allowPrivateTargets,
+    });
+    const decision = decideNext(result, job.attempts, config.retrySchedule, Date.now());
+    try {
+      await store.deliveries.recordAttempt(job, {
+        attemptedAt,
+        statusCode: result.statusCode,
+        error: result.error,
+        durationMs: result.durationMs,
+        ...decision,
+      });
+    } catch (error) {
+      // The lease runs out and the delivery is attempted again: at least once, never lost.
+      log.error({ err: error, deliveryId: job.deliveryId }, 'recording a delivery attempt failed');
+      return;
+    }
+    const entry = { deliveryId: job.deliveryId, eventId: job.eventId, webhookId: job.webhookId, ...result, outcome: decision.outcome };
+    if (decision.outcome === 'succeeded') log.debug(entry, 'delivered');
+    else log.info(entry, 'delivery attempt failed');
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      wake(0);
+    },
+    notify() {
+      wake(0);
+    },
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      while (claiming) await new Promise((resolve) => setTimeout(resolve, 5));
+      let graceTimer: NodeJS.Timeout | undefined;
+      const grace = new Promise((resolve) => (graceTimer = setTimeout(resolve, STOP_GRACE_MS)));
+      await Promise.race([Promise.allSettled([...attempts]), grace]);
+      clearTimeout(graceTimer);
+    },
+  };
+}

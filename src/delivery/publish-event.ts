@@ -1,0 +1,20 @@
+import { randomBytes } from 'node:crypto';
+import type { EventName, Store } from '../store/store.js';
+
+export const EVENT_NAMES: readonly EventName[] = ['lead_create', 'lead_update'];
+
+/**
+ * Stores a lead event with one delivery per subscribed webhook (the outbox), for the API and the
+ * CLI alike. Undefined when the client does not exist.
+ */
+export async function publishEvent(
+  store: Store,
+  input: { clientId: number; type: EventName; data: Record<string, unknown> },
+): Promise<{ eventId: string; deliveries: number } | undefined> {
+  const id = `evt_${randomBytes(16).toString('hex')}`;
+  const createdAt = new Date().toISOString();
+  // The body every delivery carries, fixed now so that retries send the very same bytes.
+  const payload = JSON.stringify({ type: input.type, timestamp: createdAt, data: input.data });
+  const stored = await store.events.publish({ id, clientId: input.clientId, type: input.type, payload, createdAt });
+  return stored && { eventId: id, deliveries: stored.deliveries };
+}

@@ -1,0 +1,33 @@
+import type { AttemptOutcome } from '../store/store.js';
+import type { AttemptResult } from './send-webhook.js';
+
+/** A receiver's Retry-After is honoured up to this; past it, the schedule decides. */
+export const MAX_RETRY_AFTER_MS = 6 * 3_600_000;
+
+export interface Decision {
+  outcome: AttemptOutcome;
+  nextAttemptAt?: number;
+}
+
+/**
+ * What follows an attempt (CONTRACT.md, "Events and their delivery"): 2xx succeeded; 410 gone;
+ * anything else (3xx, 429, other 4xx, 5xx, no response) is retried after the schedule's next
+ * delay, ±20% jitter so that receivers coming back are not hit all at once, or later when the
+ * receiver's Retry-After asks for more; after the last delay the delivery has failed.
+ */
+export function decideNext(
+  result: AttemptResult,
+  attemptsBefore: number,
+  schedule: readonly number[],
+  now: number,
+  random: () => number = Math.random,
+): Decision {
+  const status = result.statusCode;
+  if (status !== null && status >= 200 && status < 300) return { outcome: 'succeeded' };
+  if (status === 410) return { outcome: 'gone' };
+  const delay = schedule[attemptsBefore];
+  if (delay === undefined) return { outcome: 'failed' };
+  const jittered = Math.round(delay * (0.8 + 0.4 * random()));
+  const asked = Math.min(result.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
+  return { outcome: 'retrying', nextAttemptAt: now + Math.max(jittered, asked) };
+}

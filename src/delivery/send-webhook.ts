@@ -1,0 +1,119 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { USER_AGENT } from '../package-info.js';
+import type { DeliveryJob } from '../store/store.js';
+import { BlockedAddressError, isPublicAddress, publicOnlyLookup } from './address-guard.js';
+import { signPayload } from './sign-payload.js';
+
+export interface AttemptResult {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  /** From a Retry-After header, in milliseconds. */
+  retryAfterMs?: number;
+}
+
+export interface SendOptions {
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+}
+
+/** The receiver's body is read (so the connection can be reused) but never kept. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 16 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 16 }),
+};
+
+/** Retry-After is either delay-seconds or an HTTP date (RFC 9110, section 10.2.3). */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function describeError(error: NodeJS.ErrnoException, timeoutMs: number): string {
+  if (error instanceof BlockedAddressError) return error.message;
+  if (error.name === 'TimeoutError') return `timeout after ${timeoutMs} ms`;
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ENOTFOUND':
+      return 'host not found';
+    case 'EAI_AGAIN':
+      return 'DNS lookup failed, temporarily';
+    default:
+      return error.code ? `${error.code}: ${error.message}` : error.message;
+  }
+}
+
+/** Makes one delivery attempt: a signed POST of the event, no redirects followed. */
+export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<AttemptResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const url = new URL(job.url);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!options.allowPrivateTargets && isIP(host) && !isPublicAddress(host)) {
+    return Promise.resolve({ statusCode: null, error: new BlockedAddressError(host).message, durationMs: 0 });
+  }
+
+  const timestamp = Math.floor(Date.now() / 1000);
+  const body = Buffer.from(job.payload);
+  const transport = url.protocol === 'https:' ? https : http;
+
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: Omit<AttemptResult, 'durationMs'>) => {
+      if (settled) return;
+      settled = true;
+      resolve({ ...result, durationMs: elapsed() });
+    };
+    const request = transport.request(
+      url,
+      {
+        method: 'POST',
+        agent: agents[url.protocol as 'http:' | 'https:'],
+        signal: AbortSignal.timeout(options.timeoutMs),
+        ...(options.allowPrivateTargets ? {} : { lookup: publicOnlyLookup }),
+        headers: {
+          'content-type': 'application/json',
+          'content-length': body.length,
+          'user-agent': USER_AGENT,
+          'webhook-id': job.eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signPayload(job.secret, job.eventId, timestamp, job.payload),
+        },
+      },
+      (response) => {
+        const statusCode = response.statusCode ?? 0;
+        const isRedirect = statusCode >= 300 && statusCode < 400;
+        const result = {
+          statusCode,
+          error: isRedirect ? `redirect to ${response.headers.location ?? '(no location)'} not followed` : null,
+          retryAfterMs: parseRetryAfter(response.headers['retry-after'], Date.now()),
+        };
+        let received = 0;
+        response.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > MAX_RESPONSE_BYTES) {
+            settle(result);
+            response.destroy();
+          }
+        });
+        response.on('end', () => settle(result));
+        response.on('error', () => settle(result));
+        response.on('close', () => settle(result));
+      },
+    );
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const cause = (error.cause as NodeJS.ErrnoException | undefined) ?? error;
+      settle({ statusCode: null, error: describeError(error.name === 'AbortError' ? cause : error, options.timeoutMs) });
+    });
+    request.end(body);
+  });
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// The delivery worker alone, without the API: run it beside servers started with
+// DELIVERY_WORKER=off to scale delivery apart from the API. Same configuration as the server.
+import pino from 'pino';
+import { ConfigError, loadConfig } from './config.js';
+import { createDeliveryWorker } from './delivery/delivery-worker.js';
+import { createSqliteStore } from './store/sqlite/index.js';
+
+try {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel });
+  const store = createSqliteStore(config.databasePath);
+  const worker = createDeliveryWorker(store, config, log.child({ component: 'delivery' }));
+  worker.start();
+  log.info({ databasePath: config.databasePath, concurrency: config.deliveryConcurrency }, 'delivery worker is running');
+
+  const stop = async (signal: NodeJS.Signals) => {
+    log.info({ signal }, 'stopping: finishing attempts in flight');
+    await worker.stop();
+    await store.close();
+    log.info('stopped cleanly');
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+} catch (error) {
+  console.error(error instanceof ConfigError ? `leadhooks: configuration error: ${error.message}` : error);
+  process.exit(1);
+}
