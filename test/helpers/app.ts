@@ -69,3 +69,19 @@ export async function send(app: FastifyInstance, options: InjectOptions): Promis
 export function createWebhook(app: FastifyInstance, apiKey: string, body: unknown) {
   return send(app, { method: 'POST', url: '/webhook', headers: { 'x-api-key': apiKey }, payload: body as object });
 }
+
+export const TEST_PUBLISHER_TOKEN = 'test-publisher-token-0123456789';
+
+/** Configuration for delivery tests: receivers on loopback, retries in milliseconds. */
+export const DELIVERY_ENV = {
+  PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN,
+  ALLOW_PRIVATE_TARGETS: 'true',
+  DELIVERY_RETRY_SCHEDULE: '50ms,50ms',
+  DELIVERY_TIMEOUT: '2s',
+  DELIVERY_POLL_INTERVAL: '20ms',
+};
+
+/** POST /events as the lead system does. */
+export function publish(app: FastifyInstance, body: unknown, token = TEST_PUBLISHER_TOKEN) {
+  return send(app, { method: 'POST', url: '/events', headers: { authorization: `Bearer ${token}` }, payload: body as object });
+}
