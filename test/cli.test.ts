@@ -88,3 +88,38 @@ t.test('usage errors exit 2 with a message; unknown clients exit 1', async (t) =
   t.equal(missing.code, 1);
   t.same(JSON.parse(missing.err), { error: 'no client 99' });
 });
+
+t.test('event emit publishes to the subscribed webhooks', async (t) => {
+  const databasePath = join(tempDir(t), 'leadhooks.db');
+  const run = cli(databasePath);
+  await run('client', 'create', 'Acme', '--json');
+  const db = new Database(databasePath);
+  t.teardown(() => db.close());
+  db.prepare("INSERT INTO webhooks (client_id, url, events, secret, created_at) VALUES (1, 'https://a.example/h', '[\"lead_update\"]', 'whsec_x', '2026-01-01T00:00:00Z')").run();
+
+  const res = await run('event', 'emit', '1', 'lead_update', '--data', '{"id":7,"name":"Jane"}', '--json');
+  t.equal(res.code, 0);
+  const accepted = JSON.parse(res.out);
+  t.match(accepted, { eventId: /^evt_/, deliveries: 1 });
+  const row = db.prepare('SELECT payload FROM events WHERE id = ?').get(accepted.eventId) as { payload: string };
+  t.match(JSON.parse(row.payload), { type: 'lead_update', data: { id: 7, name: 'Jane' } });
+  t.same(db.prepare('SELECT state FROM deliveries').all(), [{ state: 'pending' }]);
+
+  const text = await run('event', 'emit', '1', 'lead_create', '--data', '{}');
+  t.match(text.out, /^Published lead_create event evt_[0-9a-f]+ to 0 webhook\(s\)\.$/);
+
+  t.equal((await run('event', 'emit', '1', 'lead_delete', '--data', '{}')).code, 2, 'unknown type');
+  t.equal((await run('event', 'emit', '1', 'lead_create', '--data', '[1]')).code, 2, 'data not an object');
+  t.equal((await run('event', 'emit', '1', 'lead_create', '--data', '{oops')).code, 2, 'data not JSON');
+  t.equal((await run('event', 'emit', '1', 'lead_create')).code, 2, 'no data');
+  t.equal((await run('event', 'emit', '9', 'lead_create', '--data', '{}')).code, 1, 'unknown client');
+});
+
+t.test('key list and client list print readable text', async (t) => {
+  const run = cli(join(tempDir(t), 'leadhooks.db'));
+  t.equal((await run('client', 'list')).out, 'No clients yet: create one with `leadhooks client create <name>`.');
+  t.equal((await run('key', 'list')).out, 'No keys.');
+  const { apiKey } = JSON.parse((await run('client', 'create', 'Acme', '--json')).out);
+  t.match((await run('client', 'list')).out, /^1\tAcme\tkeys: 1\twebhooks: 0\tcreated \d{4}-/);
+  t.match((await run('key', 'list')).out, new RegExp(`^1\\t${apiKey.slice(0, 11)}\\tclient 1\\tcreated \\S+\\tactive$`));
+});

@@ -28,7 +28,6 @@ const NON_PUBLIC_V4: Array<[string, number]> = [
 const NON_PUBLIC_V6: Array<[string, number]> = [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
-  ['::ffff:0:0', 96], // IPv4-mapped (the dotted form is checked as IPv4 below)
   ['64:ff9b::', 96], // NAT64
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard-only
@@ -44,9 +43,9 @@ const nonPublic = new BlockList();
 for (const [network, prefix] of NON_PUBLIC_V4) nonPublic.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of NON_PUBLIC_V6) nonPublic.addSubnet(network, prefix, 'ipv6');
 
+// IPv4-mapped IPv6 addresses (::ffff:127.0.0.1, ::ffff:7f00:1) are matched by BlockList
+// against the IPv4 ranges.
 export function isPublicAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped) return isPublicAddress(mapped[1]!);
   const family = isIP(address);
   if (family === 0) return false;
   return !nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');

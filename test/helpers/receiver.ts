@@ -10,7 +10,10 @@ export interface Received {
 }
 
 /** How the receiver answers its n-th request (0-based): a status, or `hang` to never answer. */
-export type Behaviour = (n: number, received: Received) => { status: number; headers?: Record<string, string> } | 'hang';
+export type Behaviour = (
+  n: number,
+  received: Received,
+) => { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /**
  * A real HTTP server on loopback standing in for a customer's webhook endpoint: it records every
@@ -33,7 +36,11 @@ export async function startReceiver(t: Test, behaviour: Behaviour = () => ({ sta
         hanging.push(res);
         return;
       }
-      res.writeHead(answer.status, answer.headers).end();
+      const reply = () => {
+        if (!res.destroyed) res.writeHead(answer.status, answer.headers).end();
+      };
+      if (answer.delayMs) setTimeout(reply, answer.delayMs);
+      else reply();
     });
   });
   server.listen(0, '127.0.0.1');
