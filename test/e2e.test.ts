@@ -49,6 +49,11 @@ t.test('a generated client drives the three operations against a listening serve
   t.equal(missing.response.status, 400);
   t.same(missing.error, { error: 'Missing data' });
 
+  const listed = await api.GET('/webhook');
+  t.same(listed.data?.webhooks.map((w) => w.hookId), [hookId]);
+  const attempts = await api.GET('/webhook/{hookID}/deliveries', { params: { path: { hookID: hookId }, query: { limit: 5 } } });
+  t.same(attempts.data, { attempts: [], next: null });
+
   const deleted = await api.DELETE('/webhook/{hookID}', { params: { path: { hookID: hookId } } });
   t.equal(deleted.response.status, 204);
   t.equal(deleted.data, undefined);

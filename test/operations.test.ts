@@ -3,9 +3,17 @@ import { createHandlers } from '../src/handlers/index.js';
 import { loadSpec } from '../src/spec.js';
 import { buildTestApp, createClient } from './helpers/app.js';
 
-const spec = loadSpec() as { paths: Record<string, Record<string, { operationId?: string }>> };
+const spec = loadSpec() as {
+  security: Array<Record<string, string[]>>;
+  paths: Record<string, Record<string, { operationId?: string; security?: Array<Record<string, string[]>> }>>;
+};
 const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
-  Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), operationId: op.operationId })),
+  Object.entries(item).map(([method, op]) => ({
+    path,
+    method: method.toUpperCase(),
+    operationId: op.operationId,
+    schemes: (op.security ?? spec.security).flatMap((requirement) => Object.keys(requirement)),
+  })),
 );
 
 t.test('every operation of openapi.yaml has an operationId and a handler', async (t) => {
@@ -26,6 +34,16 @@ t.test('every operation is routed: none answers "not implemented" or an unrouted
     const res = await app.inject({ method: method as 'GET', url: path.replace(/\{[^}]+\}/g, '1'), headers: { 'x-api-key': acme.apiKey } });
     t.not(res.statusCode, 500, String(operationId));
     t.not(res.body, '{"error":"Not found"}', `${operationId} is routed`);
+  }
+});
+
+t.test('every operation refuses a request without its credentials, as openapi.yaml declares', async (t) => {
+  const { app } = await buildTestApp(t, { PUBLISHER_TOKEN: 'a-publisher-token-for-tests' });
+  for (const { method, path, operationId, schemes } of operations) {
+    t.equal(schemes.length, 1, `${operationId} declares one security scheme`);
+    const res = await app.inject({ method: method as 'GET', url: path.replace(/\{[^}]+\}/g, '1') });
+    t.equal(res.statusCode, 401, `${operationId} without ${schemes[0]}`);
+    t.same(res.json(), { error: schemes[0] === 'apiKey' ? 'Client not found' : 'Invalid publisher token' }, operationId!);
   }
 });
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// A webhook receiver, as a customer would write one: verifies each delivery's Standard Webhooks
+// signature with the `standardwebhooks` package, then answers 204.
+//   WEBHOOK_SECRET=whsec_... node scripts/example-receiver.mjs [port]
+import { createServer } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+
+const port = Number(process.argv[2] ?? 4000);
+const webhook = new Webhook(process.env.WEBHOOK_SECRET ?? '');
+
+createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk) => (body += chunk));
+  req.on('end', () => {
+    try {
+      // Checks the signature and rejects timestamps more than five minutes off.
+      const event = webhook.verify(body, req.headers);
+      console.log(`verified ${req.headers['webhook-id']}: ${JSON.stringify(event)}`);
+      res.writeHead(204).end();
+    } catch (error) {
+      console.log(`rejected: ${error.message}`);
+      res.writeHead(400).end();
+    }
+  });
+}).listen(port, '127.0.0.1', () => console.log(`receiver listening on http://127.0.0.1:${port}/`));
