@@ -5,12 +5,14 @@ import Fastify, { type FastifyInstance, type RouteHandlerMethod, type RouteOptio
 import openapiGlue from 'fastify-openapi-glue';
 import type { DestinationStream } from 'pino';
 import { createSecurityHandlers } from './auth/authenticate.js';
-import { applySecurity, securityByOperation } from './auth/security.js';
+import { applySecurity, schemeByOperation } from './auth/security.js';
 import type { Config } from './config.js';
 import { createHandlers } from './handlers/index.js';
 import type { Handlers, OperationRequest } from './handlers/types.js';
 import { createDeliveryWorker } from './delivery/delivery-worker.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handling.js';
+import { installMetrics } from './http/metrics.js';
+import { installRateLimit } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';
 import { loadSpec } from './spec.js';
 import { createSqliteStore } from './store/sqlite/index.js';
@@ -100,10 +102,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorate('store', store);
   app.decorateRequest('client', null);
 
+  const metrics = installMetrics(app, store);
+
   // Deliveries: the worker runs in this process unless DELIVERY_WORKER=off (then src/worker.ts
   // runs it elsewhere, and finds new events by polling).
   const worker = config.deliveryWorker
-    ? createDeliveryWorker(store, config, app.log.child({ component: 'delivery' }))
+    ? createDeliveryWorker(store, config, app.log.child({ component: 'delivery' }), metrics.countAttempt)
     : undefined;
   app.addHook('onReady', async () => worker?.start());
   app.addHook('onClose', async () => {
@@ -115,9 +119,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   const spec = loadSpec();
+  const schemes = schemeByOperation(spec);
   app.addHook('onRoute', validateEveryBody);
   app.addHook('onRoute', publisherBodyLimit(config.publisherBodyLimit));
-  app.addHook('onRoute', applySecurity(securityByOperation(spec, createSecurityHandlers(store, config.publisherToken))));
+  app.addHook('onRoute', applySecurity(schemes, createSecurityHandlers(store, config.publisherToken)));
+  // After security: the limiter's onRoute hook adds its own onRequest behind authentication.
+  await installRateLimit(app, config.rateLimit, schemes);
 
   await app.register(fastifySwagger, { mode: 'static', specification: { document: spec as never } });
   await app.register(fastifySwaggerUi, { routePrefix: '/documentation' });
@@ -128,7 +135,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   await app.register(openapiGlue, {
     specification: spec,
-    serviceHandlers: bindHandlers(createHandlers(store, () => worker?.notify())),
+    serviceHandlers: bindHandlers(
+      createHandlers(store, { maxWebhooksPerClient: config.maxWebhooksPerClient, onPublished: () => worker?.notify() }),
+    ),
   });
   return app;
 }

@@ -28,6 +28,17 @@ export interface Config {
   deliveryPollInterval: number;
   /** Lets deliveries reach loopback, private and other non-public addresses. */
   allowPrivateTargets: boolean;
+  /** Requests per API key and window; null: no limit. */
+  rateLimit: RateLimit | null;
+  /** Active webhooks one client may have. */
+  maxWebhooksPerClient: number;
+}
+
+export interface RateLimit {
+  max: number;
+  windowMs: number;
+  /** As written in the configuration, for messages: `600/1m`. */
+  text: string;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +97,15 @@ function parseCount(value: string): number | undefined {
   return n >= 1 ? n : undefined;
 }
 
+/** `600/1m` → 600 requests per minute; `off` → no limit (null). */
+export function parseRateLimit(value: string): RateLimit | null | undefined {
+  if (value.trim().toLowerCase() === 'off') return null;
+  const match = /^(\d{1,9})\s*\/\s*(\S+)$/.exec(value.trim());
+  const windowMs = match ? parseDuration(match[2]!) : undefined;
+  const max = Number(match?.[1]);
+  return windowMs && max >= 1 ? { max, windowMs, text: value.trim() } : undefined;
+}
+
 function parsePort(value: string): number | undefined {
   if (!/^\d{1,5}$/.test(value)) return undefined;
   const port = Number(value);
@@ -140,6 +160,12 @@ const SETTINGS = {
     expected: 'a duration with a unit, such as 250ms',
   },
   ALLOW_PRIVATE_TARGETS: { default: 'false', parse: parseBoolean, expected: 'true or false' },
+  RATE_LIMIT_PER_KEY: {
+    default: '600/1m',
+    parse: parseRateLimit,
+    expected: 'requests per window, such as 600/1m, or off',
+  },
+  MAX_WEBHOOKS_PER_CLIENT: { default: '100', parse: parseCount, expected: 'a whole number from 1' },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -171,5 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryConcurrency: read(env, 'DELIVERY_CONCURRENCY'),
     deliveryPollInterval: read(env, 'DELIVERY_POLL_INTERVAL'),
     allowPrivateTargets: read(env, 'ALLOW_PRIVATE_TARGETS'),
+    rateLimit: read(env, 'RATE_LIMIT_PER_KEY'),
+    maxWebhooksPerClient: read(env, 'MAX_WEBHOOKS_PER_CLIENT'),
   };
 }

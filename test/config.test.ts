@@ -16,6 +16,8 @@ t.test('defaults', async (t) => {
     deliveryConcurrency: 64,
     deliveryPollInterval: 250,
     allowPrivateTargets: false,
+    rateLimit: { max: 600, windowMs: 60_000, text: '600/1m' },
+    maxWebhooksPerClient: 100,
   });
 });
 
@@ -34,6 +36,8 @@ t.test('values are read and converted', async (t) => {
     DELIVERY_CONCURRENCY: '8',
     DELIVERY_POLL_INTERVAL: '50ms',
     ALLOW_PRIVATE_TARGETS: 'true',
+    RATE_LIMIT_PER_KEY: '30 / 10s',
+    MAX_WEBHOOKS_PER_CLIENT: '5',
   });
   t.same(config, {
     port: 8080,
@@ -49,7 +53,10 @@ t.test('values are read and converted', async (t) => {
     deliveryConcurrency: 8,
     deliveryPollInterval: 50,
     allowPrivateTargets: true,
+    rateLimit: { max: 30, windowMs: 10_000, text: '30 / 10s' },
+    maxWebhooksPerClient: 5,
   });
+  t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
   t.same(loadConfig({ DELIVERY_RETRY_SCHEDULE: '0ms' }).retrySchedule, [0]);
 });
@@ -67,6 +74,8 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     DELIVERY_CONCURRENCY: '0',
     DELIVERY_POLL_INTERVAL: '1',
     ALLOW_PRIVATE_TARGETS: 'yes please',
+    RATE_LIMIT_PER_KEY: '600',
+    MAX_WEBHOOKS_PER_CLIENT: '-1',
   };
   for (const [name, value] of Object.entries(bad)) {
     t.throws(() => loadConfig({ [name]: value }), ConfigError, name);

@@ -17,29 +17,28 @@ interface Spec {
 
 export type SecuritySchemeHandlers = Record<string, onRequestHookHandler>;
 
-/** operationId → the onRequest hook of its one security scheme (none for public operations). */
-export function securityByOperation(spec: Spec, handlers: SecuritySchemeHandlers): Map<string, onRequestHookHandler> {
-  const hooks = new Map<string, onRequestHookHandler>();
+/** operationId → the name of its one security scheme, or null for a public operation. */
+export function schemeByOperation(spec: Spec): Map<string, string | null> {
+  const schemes = new Map<string, string | null>();
   for (const pathItem of Object.values(spec.paths ?? {})) {
     for (const operation of Object.values(pathItem)) {
       if (!operation?.operationId) continue;
-      const requirements = operation.security ?? spec.security ?? [];
-      const schemes = requirements.flatMap((requirement) => Object.keys(requirement));
-      if (schemes.length === 0) continue;
-      if (schemes.length > 1) throw new Error(`${operation.operationId}: one security scheme per operation is supported`);
-      const handler = handlers[schemes[0]!];
-      if (!handler) throw new Error(`${operation.operationId}: no handler for security scheme ${schemes[0]}`);
-      hooks.set(operation.operationId, handler);
+      const names = (operation.security ?? spec.security ?? []).flatMap((requirement) => Object.keys(requirement));
+      if (names.length > 1) throw new Error(`${operation.operationId}: one security scheme per operation is supported`);
+      schemes.set(operation.operationId, names[0] ?? null);
     }
   }
-  return hooks;
+  return schemes;
 }
 
-/** An onRoute hook that puts each operation's security first. */
-export function applySecurity(hooks: Map<string, onRequestHookHandler>) {
+/** An onRoute hook that puts each operation's security handler first. */
+export function applySecurity(schemes: Map<string, string | null>, handlers: SecuritySchemeHandlers) {
+  for (const [operationId, scheme] of schemes) {
+    if (scheme && !handlers[scheme]) throw new Error(`${operationId}: no handler for security scheme ${scheme}`);
+  }
   return (route: RouteOptions): void => {
     const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
-    const hook = operationId && hooks.get(operationId);
-    if (hook) route.onRequest = hook;
+    const scheme = operationId && schemes.get(operationId);
+    if (scheme) route.onRequest = handlers[scheme];
   };
 }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import type { DeliveryJob, Store } from '../store/store.js';
+import type { AttemptOutcome, DeliveryJob, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
 import { sendWebhook } from './send-webhook.js';
 
@@ -29,7 +29,12 @@ type WorkerConfig = Pick<
  * share a database), makes each attempt, records it, and sleeps until the next one is due or it
  * is notified. Runs in the server process by default, or alone (src/worker.ts).
  */
-export function createDeliveryWorker(store: Store, config: WorkerConfig, log: FastifyBaseLogger): DeliveryWorker {
+export function createDeliveryWorker(
+  store: Store,
+  config: WorkerConfig,
+  log: FastifyBaseLogger,
+  onAttempt: (outcome: AttemptOutcome) => void = () => {},
+): DeliveryWorker {
   const inFlight = new Map<number, number>();
   const attempts = new Set<Promise<void>>();
   let running = false;
@@ -106,6 +111,7 @@ export function createDeliveryWorker(store: Store, config: WorkerConfig, log: Fa
       log.error({ err: error, deliveryId: job.deliveryId }, 'recording a delivery attempt failed');
       return;
     }
+    onAttempt(decision.outcome);
     const entry = { deliveryId: job.deliveryId, eventId: job.eventId, webhookId: job.webhookId, ...result, outcome: decision.outcome };
     if (decision.outcome === 'succeeded') log.debug(entry, 'delivered');
     else log.info(entry, 'delivery attempt failed');

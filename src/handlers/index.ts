@@ -1,14 +1,22 @@
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
+import { createHealthHandlers } from './health.js';
 import type { Handlers } from './types.js';
 import { createWebhookHandlers } from './webhooks.js';
 
+export interface HandlerOptions {
+  maxWebhooksPerClient: number;
+  /** Called after an event with deliveries is stored (the worker looks at once). */
+  onPublished?: () => void;
+}
+
 /** Every operation of openapi.yaml, by operationId. A missing one is a compile error. */
-export function createHandlers(store: Store, onPublished: () => void = () => {}): Handlers {
+export function createHandlers(store: Store, options: HandlerOptions): Handlers {
   return {
     ...createAboutHandlers(),
-    ...createWebhookHandlers(store),
-    ...createEventHandlers(store, onPublished),
+    ...createWebhookHandlers(store, options.maxWebhooksPerClient),
+    ...createEventHandlers(store, options.onPublished ?? (() => {})),
+    ...createHealthHandlers(store),
   };
 }

@@ -30,15 +30,15 @@ export type Success<K extends OperationId> = {
   [S in keyof Responses<K> & SuccessStatus]: { status: S; body: JsonContent<Responses<K>[S]> };
 }[keyof Responses<K> & SuccessStatus];
 
-/** Operations the lead system calls with the publisher token: no API client is involved. */
-type PublisherOperation = 'publishEvent';
+/** Operations not authenticated by an API key (the publisher's, the health checks): no client. */
+type ClientlessOperation = 'publishEvent' | 'getHealth' | 'getReadiness';
 
 export type OperationRequest<K extends OperationId> = {
   params: PathParams<K>;
   query: Query<K>;
   body: RequestBody<K>;
   log: FastifyBaseLogger;
-} & (K extends PublisherOperation
+} & (K extends ClientlessOperation
   ? unknown
   : {
       /** The client the API key identified (authentication ran before the handler). */

@@ -16,6 +16,7 @@ function hasHttpHost(url: string): boolean {
 
 export function createWebhookHandlers(
   store: Store,
+  maxWebhooksPerClient: number,
 ): Pick<Handlers, 'createWebhook' | 'deleteWebhook' | 'listWebhooks' | 'listWebhookDeliveries'> {
   return {
     async listWebhooks({ client }) {
@@ -44,12 +45,11 @@ export function createWebhookHandlers(
 
     async createWebhook({ client, body }) {
       if (!hasHttpHost(body.url)) throw new HttpError(400, INVALID_URL);
-      const webhook = await store.webhooks.create({
-        clientId: client.id,
-        url: body.url,
-        events: [...new Set(body.events)],
-        secret: generateWebhookSecret(),
-      });
+      const webhook = await store.webhooks.create(
+        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: generateWebhookSecret() },
+        maxWebhooksPerClient,
+      );
+      if (!webhook) throw new HttpError(409, MESSAGES.webhookLimit);
       return { status: 201, body: { hookId: webhook.id, id: webhook.id, secret: webhook.secret } };
     },
 

@@ -42,6 +42,7 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   // A path or method we do not serve is 404, even when its body could not be read.
   if (request.is404) return reply.code(404).send(errorBody(MESSAGES.notFound));
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+  if (error instanceof HttpError && status === 503) return reply.code(503).send(errorBody(error.message));
   if (status >= 500) {
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send(errorBody(MESSAGES.internal));

@@ -27,4 +27,6 @@ export const MESSAGES = {
   unavailable: 'Service unavailable: the server is shutting down',
   clientNotFound: 'Client not found',
   webhookNotFound: 'Webhook not found',
+  webhookLimit: 'Webhook limit reached',
+  notReady: 'Not ready: the database does not answer',
 } as const;

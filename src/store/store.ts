@@ -110,7 +110,8 @@ export interface KeyRepository {
 }
 
 export interface WebhookRepository {
-  create(input: NewWebhook): Promise<Webhook>;
+  /** Undefined when the client already has `maxActive` active webhooks. */
+  create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
   /** Deletes one of the client's active webhooks; false when it has none with this id. */
   delete(clientId: number, id: number): Promise<boolean>;
   listActive(clientId: number): Promise<Webhook[]>;
@@ -144,6 +145,8 @@ export interface DeliveryRepository {
   recordAttempt(job: DeliveryJob, attempt: AttemptRecord): Promise<void>;
   /** Epoch ms of the earliest pending delivery, if any. */
   nextDueAt(): Promise<number | undefined>;
+  /** Pending deliveries, and the creation time (epoch ms) of the oldest of them. */
+  pendingStats(): Promise<{ count: number; oldestCreatedAt: number | undefined }>;
   /** Attempts to one of the client's webhooks, newest first; undefined when it has no such webhook. */
   listAttempts(
     clientId: number,
@@ -158,5 +161,7 @@ export interface Store {
   webhooks: WebhookRepository;
   events: EventRepository;
   deliveries: DeliveryRepository;
+  /** Resolves when the database answers a query. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

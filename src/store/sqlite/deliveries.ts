@@ -51,6 +51,9 @@ export function createDeliveryRepository(db: Db): DeliveryRepository {
   const earliest = db.prepare<[], { at: number | null }>(
     "SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending'",
   );
+  const pending = db.prepare<[], { count: number; oldest: string | null }>(
+    "SELECT count(*) AS count, min(created_at) AS oldest FROM deliveries WHERE state = 'pending'",
+  );
   const ownWebhook = db.prepare<[number, number], { id: number }>(
     'SELECT id FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
@@ -110,6 +113,10 @@ export function createDeliveryRepository(db: Db): DeliveryRepository {
     },
     async nextDueAt() {
       return earliest.get()?.at ?? undefined;
+    },
+    async pendingStats() {
+      const row = pending.get()!;
+      return { count: row.count, oldestCreatedAt: row.oldest === null ? undefined : Date.parse(row.oldest) };
     },
     async listAttempts(clientId, webhookId, { limit, before }) {
       if (!ownWebhook.get(webhookId, clientId)) return undefined;

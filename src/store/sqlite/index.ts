@@ -15,6 +15,9 @@ export function createSqliteStore(path: string): Store {
     webhooks: createWebhookRepository(db),
     events: createEventRepository(db),
     deliveries: createDeliveryRepository(db),
+    async ping() {
+      db.prepare('SELECT 1').get();
+    },
     async close() {
       if (db.open) db.close();
     },

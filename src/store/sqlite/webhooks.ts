@@ -1,4 +1,4 @@
-import type { EventName, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
+import type { EventName, NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
 import type { Db } from './open-database.js';
 
 interface WebhookRow {
@@ -30,6 +30,15 @@ export function createWebhookRepository(db: Db): WebhookRepository {
     'UPDATE webhooks SET deleted_at = ? WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
   const cancelPending = cancelPendingDeliveries(db);
+  const activeCount = db.prepare<[number], { n: number }>(
+    'SELECT count(*) AS n FROM webhooks WHERE client_id = ? AND deleted_at IS NULL',
+  );
+  // The count and the insert in one transaction: concurrent creations cannot pass the cap.
+  const createCapped = db.transaction((input: NewWebhook, maxActive: number): Webhook | undefined => {
+    if (activeCount.get(input.clientId)!.n >= maxActive) return undefined;
+    const row = insert.get(input.clientId, input.url, JSON.stringify(input.events), input.secret, new Date().toISOString())!;
+    return toWebhook(row);
+  });
   const summaries = db.prepare<[number], { id: number; url: string; events: string; created_at: string; last_outcome: string | null }>(`
     SELECT w.id, w.url, w.events, w.created_at,
       (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome
@@ -45,9 +54,8 @@ export function createWebhookRepository(db: Db): WebhookRepository {
   );
 
   return {
-    async create({ clientId, url, events, secret }) {
-      const row = insert.get(clientId, url, JSON.stringify(events), secret, new Date().toISOString())!;
-      return toWebhook(row);
+    async create(input, maxActive) {
+      return createCapped(input, maxActive);
     },
     async delete(clientId, id) {
       return remove(clientId, id);
