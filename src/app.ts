@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type RouteHandlerMethod, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type RouteHandlerMethod, type RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import type { DestinationStream } from 'pino';
+import { redactSecrets } from './auth/api-keys.js';
 import { createSecurityHandlers } from './auth/authenticate.js';
 import { applySecurity, schemeByOperation } from './auth/security.js';
 import type { Config } from './config.js';
@@ -31,8 +32,24 @@ export interface AppOptions {
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
-/** Secrets that must never reach a log line, even if a serializer starts logging headers. */
-export const REDACTED_PATHS = ['req.headers["x-api-key"]', 'req.headers.authorization'];
+/** Credentials that must never reach a log line, wherever a headers object is logged. */
+export const REDACTED_PATHS = [
+  'headers["x-api-key"]',
+  'headers.authorization',
+  '*.headers["x-api-key"]',
+  '*.headers.authorization',
+];
+
+/** Fastify's own request serializer, with any key-like text in the URL masked. */
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactSecrets(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
 
 /** Glue's route handlers: each operation's typed handler, its result sent as status and body. */
 function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
@@ -78,6 +95,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      serializers: { req: serializeRequest },
       ...(options.logStream && { stream: options.logStream }),
     },
     genReqId: () => randomUUID(),

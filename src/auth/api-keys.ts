@@ -17,3 +17,11 @@ export function generateApiKey(): { apiKey: string; stored: NewApiKey } {
     stored: { prefix: apiKey.slice(0, KEY_PREFIX.length + DISPLAY_CHARS), hash: hashApiKey(apiKey) },
   };
 }
+
+// A key or a signing secret pasted into a URL (a key given as the hookID, say) must not reach
+// the log with it; both have recognisable prefixes.
+const SECRET_PATTERN = /\b(lh_|whsec_)[A-Za-z0-9_\-+/=%]+/g;
+
+export function redactSecrets(text: string): string {
+  return text.replace(SECRET_PATTERN, '$1[redacted]');
+}
