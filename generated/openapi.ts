@@ -364,7 +364,10 @@ export type components = {
             attemptedAt: string;
             /** @description The receiver's HTTP status; null when no response came. */
             statusCode: number | null;
-            /** @description Why the attempt failed without a status (timeout, connection error, blocked address). */
+            /**
+             * @description Why the attempt failed: no response (timeout, connection error, blocked address), or
+             *     a redirect, which is not followed. Null for any other status.
+             */
             error: string | null;
             durationMs: number;
             /**

@@ -4,7 +4,8 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
-const SHUTDOWN_GRACE_MS = 10_000;
+/** Beyond the attempt timeout (delivery attempts in flight finish too), before giving up. */
+const SHUTDOWN_MARGIN_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => {
       app.log.error('in-flight requests did not finish in time; exiting');
       process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
+    }, config.deliveryTimeout + SHUTDOWN_MARGIN_MS);
     force.unref();
     app.close().then(
       () => {

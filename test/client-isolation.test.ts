@@ -11,8 +11,8 @@ t.test("one client can neither see nor delete another client's webhook", async (
   t.equal(res.status, 404, "another client's webhook looks exactly like a missing one");
   t.same(res.json, { error: 'Webhook not found' });
 
-  t.equal((await app.store.webhooks.listActive(acme.clientId)).length, 1, "acme's webhook is untouched");
-  t.same(await app.store.webhooks.listActive(bolt.clientId), []);
+  t.equal((await app.store.webhooks.list(acme.clientId)).length, 1, "acme's webhook is untouched");
+  t.same(await app.store.webhooks.list(bolt.clientId), []);
 
   const own = await send(app, { method: 'DELETE', url: `/webhook/${hook.json.hookId}`, headers: { 'x-api-key': acme.apiKey } });
   t.equal(own.status, 204, 'the owner can still delete it');

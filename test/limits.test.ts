@@ -60,7 +60,7 @@ t.test('past MAX_WEBHOOKS_PER_CLIENT, 409 Webhook limit reached; detaching one m
   const full = await createWebhook(app, acme.apiKey, hook);
   t.equal(full.status, 409);
   t.same(full.json, { error: 'Webhook limit reached' });
-  t.equal((await app.store.webhooks.listActive(acme.clientId)).length, 3, 'nothing more was stored');
+  t.equal((await app.store.webhooks.list(acme.clientId)).length, 3, 'nothing more was stored');
 
   t.equal((await createWebhook(app, bolt.apiKey, hook)).status, 201, 'the cap is per client');
   await send(app, { method: 'DELETE', url: `/webhook/${ids[0]}`, headers: { 'x-api-key': acme.apiKey } });

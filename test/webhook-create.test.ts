@@ -44,7 +44,7 @@ t.test('duplicate event names are stored once; unknown extra fields are ignored,
   });
   t.equal(res.status, 201);
   t.not(res.json.secret, 'whsec_mine', 'a client cannot choose the secret');
-  const [hook] = await app.store.webhooks.listActive(acme.clientId);
+  const [hook] = await app.store.webhooks.list(acme.clientId);
   t.same(hook?.events, ['lead_update', 'lead_create']);
   const db = new Database(databasePath, { readonly: true });
   t.teardown(() => db.close());
@@ -98,7 +98,7 @@ t.test('POST /webhook with missing data answers 400 Missing data', async (t) => 
     t.equal(res.status, 400, name);
     t.equal(res.text, '{"error":"Missing data"}', name);
   }
-  t.same(await app.store.webhooks.listActive(acme.clientId), [], 'nothing was stored');
+  t.same(await app.store.webhooks.list(acme.clientId), [], 'nothing was stored');
 });
 
 t.test('POST /webhook with invalid data answers 400 Invalid data: naming what is wrong', async (t) => {
@@ -168,7 +168,7 @@ t.test('POST /webhook with a body that is not JSON answers 415', async (t) => {
     t.equal(res.status, 415, type);
     t.same(res.json, { error: 'Unsupported media type: send the body as application/json' }, type);
   }
-  t.same(await app.store.webhooks.listActive(acme.clientId), [], 'nothing was stored');
+  t.same(await app.store.webhooks.list(acme.clientId), [], 'nothing was stored');
 });
 
 t.test('POST /webhook checks the key before the body', async (t) => {

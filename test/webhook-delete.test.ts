@@ -65,5 +65,5 @@ t.test('DELETE requires the key, checked before the hookID', async (t) => {
     t.equal(res.status, 401, url);
     t.same(res.json, { error: 'Client not found' }, url);
   }
-  t.equal((await app.store.webhooks.listActive(acme.clientId)).length, 1, 'the webhook is still attached');
+  t.equal((await app.store.webhooks.list(acme.clientId)).length, 1, 'the webhook is still attached');
 });

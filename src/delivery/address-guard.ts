@@ -28,6 +28,8 @@ const NON_PUBLIC_V4: Array<[string, number]> = [
 const NON_PUBLIC_V6: Array<[string, number]> = [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['::', 96], // IPv4-compatible (deprecated)
+  ['::ffff:0:0:0', 96], // IPv4-translated
   ['64:ff9b::', 96], // NAT64
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard-only
@@ -36,6 +38,7 @@ const NON_PUBLIC_V6: Array<[string, number]> = [
   ['2002::', 16], // 6to4
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ];
 
@@ -51,10 +54,18 @@ export function isPublicAddress(address: string): boolean {
   return !nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+/**
+ * The message names what the client wrote (the host of its URL), never what a name resolved to:
+ * clients read it in their delivery attempts, and must not learn the addresses of internal names.
+ */
 export class BlockedAddressError extends Error {
   readonly code = 'EBLOCKEDADDRESS';
-  constructor(address: string) {
-    super(`blocked: ${address} is not a public address (ALLOW_PRIVATE_TARGETS is off)`);
+  constructor(
+    host: string,
+    /** The address refused, for the operator's log. */
+    readonly address: string,
+  ) {
+    super(`blocked: ${host} is not a public address (ALLOW_PRIVATE_TARGETS is off)`);
   }
 }
 
@@ -65,7 +76,7 @@ export function publicOnlyLookup(hostname: string, options: LookupOptions, callb
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const allowed = addresses.filter((a) => isPublicAddress(a.address));
-    if (allowed.length === 0) return callback(new BlockedAddressError(addresses[0]?.address ?? hostname), []);
+    if (allowed.length === 0) return callback(new BlockedAddressError(hostname, addresses[0]?.address ?? ''), []);
     if (options.all) return callback(null, allowed);
     callback(null, allowed[0]!.address, allowed[0]!.family);
   });

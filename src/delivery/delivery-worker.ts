@@ -8,14 +8,15 @@ import { sendWebhook } from './send-webhook.js';
 const LEASE_MARGIN_MS = 5_000;
 /** In flight at once to one webhook, so a slow receiver holds a few slots and not all of them. */
 const PER_WEBHOOK_IN_FLIGHT = 8;
-/** How long stop() waits for attempts in flight; an unrecorded one is retried when its lease ends. */
-const STOP_GRACE_MS = 5_000;
 
 export interface DeliveryWorker {
   start(): void;
   /** Look for due deliveries now (a new event was published). */
   notify(): void;
-  /** Stops claiming, and resolves when the attempts in flight have been recorded. */
+  /**
+   * Stops claiming, and resolves when the attempts in flight have been recorded: at most the
+   * attempt timeout, so no receiver gets an attempt twice because of a clean restart.
+   */
   stop(): Promise<void>;
 }
 
@@ -68,8 +69,14 @@ export function createDeliveryWorker(
           perWebhook: PER_WEBHOOK_IN_FLIGHT,
         });
         for (const job of jobs) run(job);
-        const next = jobs.length === free ? now : await store.deliveries.nextDueAt();
-        if (next !== undefined) sleep = Math.min(sleep, Math.max(0, next - Date.now()));
+        if (jobs.length === free) {
+          sleep = 0; // every slot filled: there may be more due
+        } else {
+          // Due deliveries left behind belong to webhooks at their in-flight cap: the attempts
+          // finishing wake the worker, so only sleep until the next delivery not yet due.
+          const next = await store.deliveries.nextDueAt();
+          if (next !== undefined && next > Date.now()) sleep = Math.min(sleep, next - Date.now());
+        }
       }
     } catch (error) {
       log.error({ err: error }, 'claiming deliveries failed; trying again');
@@ -130,10 +137,7 @@ export function createDeliveryWorker(
       running = false;
       clearTimeout(timer);
       while (claiming) await new Promise((resolve) => setTimeout(resolve, 5));
-      let graceTimer: NodeJS.Timeout | undefined;
-      const grace = new Promise((resolve) => (graceTimer = setTimeout(resolve, STOP_GRACE_MS)));
-      await Promise.race([Promise.allSettled([...attempts]), grace]);
-      clearTimeout(graceTimer);
+      await Promise.allSettled([...attempts]);
     },
   };
 }

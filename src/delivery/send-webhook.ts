@@ -19,12 +19,13 @@ export interface SendOptions {
   allowPrivateTargets: boolean;
 }
 
-/** The receiver's body is read (so the connection can be reused) but never kept. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
+// Kept-alive connections, with no cap per host: the worker's concurrency bounds them, and a cap
+// would make every webhook on a busy host (hooks.zapier.com) queue behind its slowest ones.
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 16 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 16 }),
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
 };
 
 /** Retry-After is either delay-seconds or an HTTP date (RFC 9110, section 10.2.3). */
@@ -59,7 +60,7 @@ export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<Att
   const url = new URL(job.url);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!options.allowPrivateTargets && isIP(host) && !isPublicAddress(host)) {
-    return Promise.resolve({ statusCode: null, error: new BlockedAddressError(host).message, durationMs: 0 });
+    return Promise.resolve({ statusCode: null, error: new BlockedAddressError(host, host).message, durationMs: 0 });
   }
 
   const timestamp = Math.floor(Date.now() / 1000);
@@ -92,22 +93,19 @@ export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<Att
       (response) => {
         const statusCode = response.statusCode ?? 0;
         const isRedirect = statusCode >= 300 && statusCode < 400;
-        const result = {
+        // The status decides the outcome: settled now, however slowly the body follows.
+        settle({
           statusCode,
           error: isRedirect ? `redirect to ${response.headers.location ?? '(no location)'} not followed` : null,
           retryAfterMs: parseRetryAfter(response.headers['retry-after'], Date.now()),
-        };
+        });
+        // The body is read (so the connection can be reused) up to a limit, never kept.
         let received = 0;
         response.on('data', (chunk: Buffer) => {
           received += chunk.length;
-          if (received > MAX_RESPONSE_BYTES) {
-            settle(result);
-            response.destroy();
-          }
+          if (received > MAX_RESPONSE_BYTES) response.destroy();
         });
-        response.on('end', () => settle(result));
-        response.on('error', () => settle(result));
-        response.on('close', () => settle(result));
+        response.on('error', () => {});
       },
     );
     request.on('error', (error: NodeJS.ErrnoException) => {

@@ -1,4 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify';
+import { EVENT_NAMES as EVENT_TYPES } from '../delivery/publish-event.js';
 import type { OperationId } from '../handlers/types.js';
 
 // The contract gives each operation its own words for bad input (CONTRACT.md, "Status codes and
@@ -10,7 +11,7 @@ type RequestPart = 'body' | 'params' | 'querystring';
 type InputMessage = (data: unknown, issue: Issue) => string;
 
 export const INVALID_URL = 'Invalid data: url must be an absolute http or https URL';
-const EVENT_NAMES = 'lead_create, lead_update';
+const EVENT_NAMES = EVENT_TYPES.join(', ');
 
 const isAbsent = (value: unknown): boolean =>
   value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);

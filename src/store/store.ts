@@ -114,7 +114,6 @@ export interface WebhookRepository {
   create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
   /** Deletes one of the client's active webhooks; false when it has none with this id. */
   delete(clientId: number, id: number): Promise<boolean>;
-  listActive(clientId: number): Promise<Webhook[]>;
   /** The client's active webhooks with their delivery health, oldest first. */
   list(clientId: number): Promise<WebhookSummary[]>;
 }

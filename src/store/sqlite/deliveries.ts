@@ -31,11 +31,21 @@ const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
 };
 
 export function createDeliveryRepository(db: Db): DeliveryRepository {
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload';
+  const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
+  // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], JobRow>(`
-    SELECT d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload
-    FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+    SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
     WHERE d.state = 'pending' AND d.next_attempt_at <= ?
     ORDER BY d.next_attempt_at, d.id LIMIT ?`);
+  // When the earliest are mostly one webhook's backlog: the earliest few of every webhook, so
+  // that a receiver with a long queue cannot keep the others waiting behind it.
+  const dueFairly = db.prepare<[number, number, number], JobRow>(`
+    SELECT ${JOB_COLUMNS} FROM (
+      SELECT id, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS rank, next_attempt_at
+      FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?
+    ) f JOIN deliveries d ON d.id = f.id ${JOB_JOINS}
+    WHERE f.rank <= ? ORDER BY f.next_attempt_at, f.id LIMIT ?`);
   const lease = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?');
   const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string]>(`
     INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome)
@@ -62,20 +72,32 @@ export function createDeliveryRepository(db: Db): DeliveryRepository {
     FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
     WHERE a.webhook_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?`);
 
+  /** Up to `limit` of `rows`, no webhook past `perWebhook` in flight. */
+  function pick(rows: JobRow[], request: Parameters<DeliveryRepository['claimDue']>[0]): JobRow[] {
+    const taken = new Map(request.inFlight);
+    const picked: JobRow[] = [];
+    for (const row of rows) {
+      if (picked.length === request.limit) break;
+      const count = taken.get(row.webhook_id) ?? 0;
+      if (count >= request.perWebhook) continue;
+      taken.set(row.webhook_id, count + 1);
+      picked.push(row);
+    }
+    return picked;
+  }
+
   // IMMEDIATE: the read and the lease happen under the write lock, so two worker processes on
   // one database never claim the same delivery.
-  const claim = db.transaction((request: Parameters<DeliveryRepository['claimDue']>[0]) => {
-    const { now, limit, leaseUntil, inFlight, perWebhook } = request;
-    const jobs: DeliveryJob[] = [];
-    const taken = new Map(inFlight);
-    // Read more than asked, so that skipping webhooks at their cap still fills the slots.
-    for (const row of due.all(now, Math.max(limit * 8, 256))) {
-      if (jobs.length === limit) break;
-      const count = taken.get(row.webhook_id) ?? 0;
-      if (count >= perWebhook) continue;
-      taken.set(row.webhook_id, count + 1);
+  const claim = db.transaction((request: Parameters<DeliveryRepository['claimDue']>[0]): DeliveryJob[] => {
+    const { now, limit, leaseUntil, perWebhook } = request;
+    const window = Math.max(limit * 4, 64);
+    const earliest = due.all(now, window);
+    let picked = pick(earliest, request);
+    // The window was full yet could not fill the slots: webhooks at their cap crowd it.
+    if (picked.length < limit && earliest.length === window) picked = pick(dueFairly.all(now, perWebhook, window), request);
+    return picked.map((row) => {
       lease.run(leaseUntil, row.id);
-      jobs.push({
+      return {
         deliveryId: row.id,
         eventId: row.event_id,
         webhookId: row.webhook_id,
@@ -83,9 +105,8 @@ export function createDeliveryRepository(db: Db): DeliveryRepository {
         secret: row.secret,
         payload: row.payload,
         attempts: row.attempts,
-      });
-    }
-    return jobs;
+      };
+    });
   });
 
   const record = db.transaction((job: DeliveryJob, attempt: AttemptRecord) => {

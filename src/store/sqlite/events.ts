@@ -22,7 +22,9 @@ export function createEventRepository(db: Db): EventRepository {
 
   return {
     async publish(event) {
-      return publish(event);
+      // IMMEDIATE: it reads before it writes; a deferred transaction would fail with
+      // SQLITE_BUSY, not wait, when another process (a separate worker) is writing.
+      return publish.immediate(event);
     },
   };
 }

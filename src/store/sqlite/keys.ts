@@ -67,7 +67,7 @@ export function createKeyRepository(db: Db): KeyRepository {
       return rows.map(toKey);
     },
     async revoke(idOrPrefix) {
-      return revoke(idOrPrefix);
+      return revoke.immediate(idOrPrefix); // reads, then writes: see events.ts
     },
     async findClient(hash) {
       const row = clientByHash.get(hash);

@@ -49,13 +49,10 @@ export function createWebhookRepository(db: Db): WebhookRepository {
     cancelPending.run(now, id);
     return true;
   });
-  const activeByClient = db.prepare<[number], WebhookRow>(
-    `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE client_id = ? AND deleted_at IS NULL ORDER BY id`,
-  );
 
   return {
     async create(input, maxActive) {
-      return createCapped(input, maxActive);
+      return createCapped.immediate(input, maxActive); // reads, then writes: see events.ts
     },
     async delete(clientId, id) {
       return remove(clientId, id);
@@ -68,9 +65,6 @@ export function createWebhookRepository(db: Db): WebhookRepository {
         createdAt: row.created_at,
         status: row.last_outcome === 'retrying' || row.last_outcome === 'failed' ? 'failing' : 'active',
       }));
-    },
-    async listActive(clientId) {
-      return activeByClient.all(clientId).map(toWebhook);
     },
   };
 }
