@@ -105,9 +105,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     return503OnClosing: false,
     // HEAD is not part of the API: openapi.yaml declares no HEAD operations.
     exposeHeadRoutes: false,
-    // `__proto__` and `constructor.prototype` keys are dropped, like any other unknown field.
-    onProtoPoisoning: 'remove',
-    onConstructorPoisoning: 'remove',
     // A request must arrive whole within this; a client trickling bytes cannot hold a socket.
     requestTimeout: REQUEST_TIMEOUT_MS,
   });
@@ -115,6 +112,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   installErrorHandling(app);
   // JSON is the only body the API takes: anything else is answered 415 before it is read.
   app.removeContentTypeParser('text/plain');
+  // `__proto__` and `constructor.prototype` keys are dropped, like any other unknown field.
+  // An empty body sent as JSON is no body (HTTP clients often label a bodiless DELETE so), not
+  // a parse error; the operation then says whether it needed one.
+  const parseJson = app.getDefaultJsonParser('remove', 'remove');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body === '' ? done(null, undefined) : parseJson(request, body as string, done),
+  );
 
   const store = createSqliteStore(config.databasePath);
   app.decorate('store', store);

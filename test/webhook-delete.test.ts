@@ -67,3 +67,15 @@ t.test('DELETE requires the key, checked before the hookID', async (t) => {
   }
   t.equal((await app.store.webhooks.list(acme.clientId)).length, 1, 'the webhook is still attached');
 });
+
+t.test('a bodiless DELETE labelled application/json is accepted, as many HTTP clients send it', async (t) => {
+  const { app } = await buildTestApp(t);
+  const acme = await createClient(app);
+  const { json } = await createWebhook(app, acme.apiKey, HOOK);
+  const res = await send(app, {
+    method: 'DELETE',
+    url: `/webhook/${json.hookId}`,
+    headers: { 'x-api-key': acme.apiKey, 'content-type': 'application/json' },
+  });
+  t.equal(res.status, 204);
+});

@@ -28,8 +28,11 @@ function collectLines(stream: NodeJS.ReadableStream, into: string[], onLine?: (l
   });
 }
 
-/** Runs the real server (src/server.ts) as a child process; resolves once it is listening. */
-export function startServer(t: Test, env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Runs the real server (src/server.ts) as a child process; resolves once it is listening.
+ * With a tap test, the process is killed at teardown if still running.
+ */
+export function startServer(t: Test | undefined, env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,7 +44,7 @@ export function startServer(t: Test, env: Record<string, string>): Promise<Serve
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     return exited;
   };
-  t.teardown(() => stop('SIGKILL'));
+  t?.teardown(() => stop('SIGKILL'));
 
   return new Promise((resolve, reject) => {
     collectLines(child.stdout!, stdout, (line) => {
