@@ -1,5 +1,6 @@
 import t from 'tap';
 import { generateApiKey } from '../src/auth/api-keys.js';
+import { runCli } from '../src/cli/run-cli.js';
 import { buildTestApp, createClient, send } from './helpers/app.js';
 
 t.test('GET /about answers with the account name of the client the key identifies', async (t) => {
@@ -48,4 +49,18 @@ t.test('a second key of the same client works, and survives the revocation of th
   const res = await send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': second.apiKey } });
   t.equal(res.status, 200);
   t.same(res.json, { name: 'Acme Realty' });
+});
+
+t.test('a key revoked by the CLI (another connection) is refused on the very next request', async (t) => {
+  const { app, databasePath } = await buildTestApp(t);
+  const acme = await createClient(app);
+  const about = () => send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } });
+  t.equal((await about()).status, 200, 'the key is known, and its lookup cached');
+  t.equal((await about()).status, 200);
+
+  const code = await runCli(['key', 'revoke', acme.keyPrefix], { env: { DATABASE_PATH: databasePath }, out: () => {}, err: () => {} });
+  t.equal(code, 0);
+  const res = await about();
+  t.equal(res.status, 401);
+  t.same(res.json, { error: 'Client not found' });
 });

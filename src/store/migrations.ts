@@ -64,4 +64,10 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX delivery_attempts_by_webhook ON delivery_attempts(webhook_id, id);
   `,
+  // A counter bumped by every key revocation, so that a server caching key lookups learns of a
+  // revocation made by another process (the CLI) on its next request.
+  `
+  CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  INSERT INTO meta (name, value) VALUES ('keys_version', 0);
+  `,
 ];

@@ -1,4 +1,5 @@
 import type { AttemptRecord, DeliveryAttempt, DeliveryJob, DeliveryRepository, EventName } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 import type { Db } from './open-database.js';
 import { cancelPendingDeliveries } from './webhooks.js';
 
@@ -30,7 +31,7 @@ const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
   retrying: null,
 };
 
-export function createDeliveryRepository(db: Db): DeliveryRepository {
+export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRepository {
   const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
@@ -86,8 +87,8 @@ export function createDeliveryRepository(db: Db): DeliveryRepository {
     return picked;
   }
 
-  // IMMEDIATE: the read and the lease happen under the write lock, so two worker processes on
-  // one database never claim the same delivery.
+  // Run through the group commit, whose transactions are IMMEDIATE: the read and the lease happen
+  // under the write lock, so two worker processes on one database never claim the same delivery.
   const claim = db.transaction((request: Parameters<DeliveryRepository['claimDue']>[0]): DeliveryJob[] => {
     const { now, limit, leaseUntil, perWebhook } = request;
     const window = Math.max(limit * 4, 64);
@@ -127,10 +128,10 @@ export function createDeliveryRepository(db: Db): DeliveryRepository {
 
   return {
     async claimDue(request) {
-      return claim.immediate(request);
+      return write(() => claim(request));
     },
     async recordAttempt(job, attempt) {
-      record(job, attempt);
+      await write(() => record(job, attempt));
     },
     async nextDueAt() {
       return earliest.get()?.at ?? undefined;

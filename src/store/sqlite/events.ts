@@ -1,7 +1,8 @@
 import type { EventRepository, NewEvent } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 import type { Db } from './open-database.js';
 
-export function createEventRepository(db: Db): EventRepository {
+export function createEventRepository(db: Db, write: GroupCommit): EventRepository {
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
   const insertEvent = db.prepare<[string, number, string, string, string]>(
     'INSERT INTO events (id, client_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -22,9 +23,7 @@ export function createEventRepository(db: Db): EventRepository {
 
   return {
     async publish(event) {
-      // IMMEDIATE: it reads before it writes; a deferred transaction would fail with
-      // SQLITE_BUSY, not wait, when another process (a separate worker) is writing.
-      return publish.immediate(event);
+      return write(() => publish(event));
     },
   };
 }

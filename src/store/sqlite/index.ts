@@ -2,6 +2,7 @@ import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { createEventRepository } from './events.js';
+import { createGroupCommit } from './group-commit.js';
 import { createKeyRepository } from './keys.js';
 import { openDatabase } from './open-database.js';
 import { createWebhookRepository } from './webhooks.js';
@@ -9,12 +10,13 @@ import { createWebhookRepository } from './webhooks.js';
 /** The embedded store: one SQLite file, created and migrated on first use. */
 export function createSqliteStore(path: string): Store {
   const db = openDatabase(path);
+  const write = createGroupCommit(db);
   return {
     clients: createClientRepository(db),
     keys: createKeyRepository(db),
-    webhooks: createWebhookRepository(db),
-    events: createEventRepository(db),
-    deliveries: createDeliveryRepository(db),
+    webhooks: createWebhookRepository(db, write),
+    events: createEventRepository(db, write),
+    deliveries: createDeliveryRepository(db, write),
     async ping() {
       db.prepare('SELECT 1').get();
     },

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
+import type { ApiKeyRecord, Client, KeyRepository, NewApiKey } from '../store.js';
 import type { Db } from './open-database.js';
 
 interface KeyRow {
@@ -44,18 +44,22 @@ export function createKeyRepository(db: Db): KeyRepository {
     SELECT c.id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
     WHERE k.key_hash = ? AND k.revoked_at IS NULL`);
 
+  const bumpKeysVersion = db.prepare("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'");
   const revoke = db.transaction((idOrPrefix: string): ApiKeyRecord | undefined => {
     const now = new Date().toISOString();
-    if (/^\d+$/.test(idOrPrefix)) {
-      const row = revokeById.get(now, Number(idOrPrefix));
-      return row && toKey(row);
+    let id: number | undefined = /^\d+$/.test(idOrPrefix) ? Number(idOrPrefix) : undefined;
+    if (id === undefined) {
+      // A prefix names a key only when exactly one active key carries it.
+      const matches = activeByPrefix.all(idOrPrefix);
+      if (matches.length !== 1) return undefined;
+      id = matches[0]!.id;
     }
-    // A prefix names a key only when exactly one active key carries it.
-    const matches = activeByPrefix.all(idOrPrefix);
-    if (matches.length !== 1) return undefined;
-    const row = revokeById.get(now, matches[0]!.id);
-    return row && toKey(row);
+    const row = revokeById.get(now, id);
+    if (!row) return undefined;
+    bumpKeysVersion.run();
+    return toKey(row);
   });
+  const cache = createKeyCache(db);
 
   return {
     async create(clientId, key) {
@@ -67,11 +71,59 @@ export function createKeyRepository(db: Db): KeyRepository {
       return rows.map(toKey);
     },
     async revoke(idOrPrefix) {
-      return revoke.immediate(idOrPrefix); // reads, then writes: see events.ts
+      const revoked = revoke.immediate(idOrPrefix); // reads, then writes: see events.ts
+      if (revoked) cache.clear();
+      return revoked;
     },
     async findClient(hash) {
+      const cached = cache.get(hash);
+      if (cached) return cached;
       const row = clientByHash.get(hash);
-      return row && { id: row.id, name: row.name, createdAt: row.created_at };
+      if (!row) return undefined; // unknown keys are not cached: the table would fill with them
+      const client = { id: row.id, name: row.name, createdAt: row.created_at };
+      cache.set(hash, client);
+      return client;
+    },
+  };
+}
+
+const KEY_CACHE_SIZE = 10_000;
+
+/**
+ * Key hash → client, so that an authenticated request costs no query. A revocation empties it:
+ * one made here directly, one made by another process (the CLI) on the next lookup, seen through
+ * PRAGMA data_version (which moves when another connection commits) and the keys_version counter.
+ */
+function createKeyCache(db: Db) {
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const keysVersion = db.prepare<[], number>("SELECT value FROM meta WHERE name = 'keys_version'").pluck();
+  const entries = new Map<string, Client>();
+  let seenDataVersion = dataVersion.get();
+  let seenKeysVersion = keysVersion.get();
+
+  function fresh(): void {
+    const data = dataVersion.get();
+    if (data === seenDataVersion) return;
+    seenDataVersion = data;
+    const keys = keysVersion.get();
+    if (keys !== seenKeysVersion) {
+      seenKeysVersion = keys;
+      entries.clear();
+    }
+  }
+
+  return {
+    get(hash: string): Client | undefined {
+      fresh();
+      return entries.get(hash);
+    },
+    set(hash: string, client: Client): void {
+      if (entries.size >= KEY_CACHE_SIZE) entries.delete(entries.keys().next().value!);
+      entries.set(hash, client);
+    },
+    clear(): void {
+      entries.clear();
+      seenKeysVersion = keysVersion.get();
     },
   };
 }

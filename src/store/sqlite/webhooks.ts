@@ -1,4 +1,5 @@
 import type { EventName, NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 import type { Db } from './open-database.js';
 
 interface WebhookRow {
@@ -21,7 +22,7 @@ const toWebhook = (row: WebhookRow): Webhook => ({
   createdAt: row.created_at,
 });
 
-export function createWebhookRepository(db: Db): WebhookRepository {
+export function createWebhookRepository(db: Db, write: GroupCommit): WebhookRepository {
   const insert = db.prepare<[number, string, string, string, string], WebhookRow>(
     `INSERT INTO webhooks (client_id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)
      RETURNING ${WEBHOOK_COLUMNS}`,
@@ -52,10 +53,10 @@ export function createWebhookRepository(db: Db): WebhookRepository {
 
   return {
     async create(input, maxActive) {
-      return createCapped.immediate(input, maxActive); // reads, then writes: see events.ts
+      return write(() => createCapped(input, maxActive));
     },
     async delete(clientId, id) {
-      return remove(clientId, id);
+      return write(() => remove(clientId, id));
     },
     async list(clientId): Promise<WebhookSummary[]> {
       return summaries.all(clientId).map((row) => ({
