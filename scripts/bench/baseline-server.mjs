@@ -1,0 +1,11 @@
+// The baselines: bare Fastify, nothing else. GET / answers a hello world; POST /echo parses a
+// JSON body (of a webhook creation's size) and answers 201 with a small JSON object.
+import Fastify from 'fastify';
+
+const app = Fastify();
+app.get('/', async () => ({ hello: 'world' }));
+app.post('/echo', async (request, reply) => {
+  const body = request.body;
+  return reply.code(201).send({ id: 1, ok: typeof body === 'object' });
+});
+await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
