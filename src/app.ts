@@ -3,7 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteHandlerMethod, type RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
-import type { DestinationStream } from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import { redactSecrets } from './auth/api-keys.js';
 import { createSecurityHandlers } from './auth/authenticate.js';
 import { applySecurity, schemeByOperation } from './auth/security.js';
@@ -91,12 +91,15 @@ function publisherBodyLimit(limit: number) {
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const logDestination = pino.destination({ dest: 1, sync: false });
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       serializers: { req: serializeRequest },
-      ...(options.logStream && { stream: options.logStream }),
+      // Asynchronous writes to stdout: lines written while one write is in flight go out together,
+      // instead of a blocking write per line. src/server.ts flushes it before exiting.
+      stream: options.logStream ?? logDestination,
     },
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimit,
@@ -124,6 +127,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const store = createSqliteStore(config.databasePath);
   app.decorate('store', store);
   app.decorateRequest('client', null);
+  app.decorateRequest('apiKeyHash', null);
 
   const metrics = installMetrics(app, store);
 

@@ -21,14 +21,16 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.deliveryTimeout + SHUTDOWN_MARGIN_MS);
     force.unref();
+    // The log is written asynchronously: flush it before exiting.
+    const exit = (code: number) => (app.log as unknown as { flush(cb: () => void): void }).flush(() => process.exit(code));
     app.close().then(
       () => {
         app.log.info('closed cleanly');
-        process.exit(0);
+        exit(0);
       },
       (error: unknown) => {
         app.log.error({ err: error }, 'error while closing');
-        process.exit(1);
+        exit(1);
       },
     );
   };

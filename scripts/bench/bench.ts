@@ -2,6 +2,7 @@
 // 50 connections, a warm-up, then a measured run), figures compared with bare Fastify measured in
 // the same run. Writes BENCHMARKS.md and benchmarks.svg.
 //   npm run bench -- [seconds per measured run]
+// BENCH_LOG_LEVEL sets the servers' LOG_LEVEL (default info); BENCH_PROFILE_DIR profiles them.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -60,7 +61,9 @@ interface Running {
 async function startServer(script: string, env: Record<string, string>, readyPath: string): Promise<Running> {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, [script], {
+  // BENCH_PROFILE_DIR=<dir>: each server writes a V8 CPU profile there (open in Chrome DevTools).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, script], {
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated client; set by the apiKey security handler. */
     client: Client | null;
+    /** SHA-256 of the API key that authenticated the request (the rate limit counts by it). */
+    apiKeyHash: string | null;
   }
 }
 
@@ -25,9 +27,11 @@ export function createSecurityHandlers(store: Store, publisherToken: string | nu
       const key = request.headers['x-api-key'];
       if (typeof key !== 'string' || key === '') throw new HttpError(401, MESSAGES.unauthorized);
       // Keys are stored as SHA-256 hashes: the lookup is by hash, never by the key itself.
-      const client = await store.keys.findClient(hashApiKey(key));
+      const hash = hashApiKey(key);
+      const client = await store.keys.findClient(hash);
       if (!client) throw new HttpError(401, MESSAGES.unauthorized);
       request.client = client;
+      request.apiKeyHash = hash;
     },
 
     async publisherToken(request: FastifyRequest): Promise<void> {

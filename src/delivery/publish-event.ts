@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from '../random-bytes.js';
 import type { EventName, Store } from '../store/store.js';
 
 export const EVENT_NAMES: readonly EventName[] = ['lead_create', 'lead_update'];
@@ -11,7 +11,7 @@ export async function publishEvent(
   store: Store,
   input: { clientId: number; type: EventName; data: Record<string, unknown> },
 ): Promise<{ eventId: string; deliveries: number } | undefined> {
-  const id = `evt_${randomBytes(16).toString('hex')}`;
+  const id = `evt_${pooledRandomBytes(16).toString('hex')}`;
   const createdAt = new Date().toISOString();
   // The body every delivery carries, fixed now so that retries send the very same bytes.
   const payload = JSON.stringify({ type: input.type, timestamp: createdAt, data: input.data });

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from '../random-bytes.js';
 
 /** A signing secret in Standard Webhooks form: `whsec_` and base64 of 24 random bytes. */
 export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
+  return `whsec_${pooledRandomBytes(24).toString('base64')}`;
 }

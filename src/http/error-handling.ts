@@ -60,8 +60,9 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (closing) return reply.code(503).header('connection', 'close').send(errorBody(MESSAGES.unavailable));
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (closing) reply.code(503).header('connection', 'close').send(errorBody(MESSAGES.unavailable));
+    else done();
   });
 }
 

@@ -47,9 +47,16 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     },
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // One labelled child per method, route and status, looked up by a string: observing through
+  // label objects would hash the labels on every request.
+  const children = new Map<string, ReturnType<typeof requests.labels>>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    requests.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
+    const key = `${request.method} ${route} ${reply.statusCode}`;
+    let child = children.get(key);
+    if (!child) children.set(key, (child = requests.labels(request.method, route, String(reply.statusCode))));
+    child.observe(reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),

@@ -1,6 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
-import { hashApiKey } from '../auth/api-keys.js';
 import type { RateLimit } from '../config.js';
 import { HttpError } from './http-error.js';
 
@@ -19,8 +18,8 @@ export async function installRateLimit(
   const window = limit.text.split('/')[1]!.trim();
   await app.register(rateLimit, {
     global: false,
-    // A hash, so the limiter's table never holds a usable key.
-    keyGenerator: (request) => hashApiKey(String(request.headers['x-api-key'])),
+    // The key's hash, from authentication: the limiter's table never holds a usable key.
+    keyGenerator: (request) => request.apiKeyHash ?? '',
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `Rate limit exceeded: ${context.max} requests per ${window}; retry in ${Math.ceil(context.ttl / 1000)} seconds`),
   });

@@ -89,9 +89,9 @@ export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRe
 
   // Run through the group commit, whose transactions are IMMEDIATE: the read and the lease happen
   // under the write lock, so two worker processes on one database never claim the same delivery.
-  const claim = db.transaction((request: Parameters<DeliveryRepository['claimDue']>[0]): DeliveryJob[] => {
+  const claim = (request: Parameters<DeliveryRepository['claimDue']>[0]): DeliveryJob[] => {
     const { now, limit, leaseUntil, perWebhook } = request;
-    const window = Math.max(limit * 4, 64);
+    const window = Math.max(limit * 4, 16);
     const earliest = due.all(now, window);
     let picked = pick(earliest, request);
     // The window was full yet could not fill the slots: webhooks at their cap crowd it.
@@ -108,9 +108,9 @@ export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRe
         attempts: row.attempts,
       };
     });
-  });
+  };
 
-  const record = db.transaction((job: DeliveryJob, attempt: AttemptRecord) => {
+  const record = (job: DeliveryJob, attempt: AttemptRecord) => {
     insertAttempt.run(job.deliveryId, job.webhookId, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, attempt.outcome);
     const finalState = FINAL_STATE[attempt.outcome];
     if (finalState === null) {
@@ -124,7 +124,7 @@ export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRe
       detach.run(now, job.webhookId);
       cancelPending.run(now, job.webhookId);
     }
-  });
+  };
 
   return {
     async claimDue(request) {

@@ -14,12 +14,13 @@ export function createEventRepository(db: Db, write: GroupCommit): EventReposito
     WHERE w.client_id = ? AND w.deleted_at IS NULL
       AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`);
 
-  const publish = db.transaction((event: NewEvent) => {
+  // Run through the group commit: the event and its deliveries in one transaction.
+  const publish = (event: NewEvent) => {
     if (!clientExists.get(event.clientId)) return undefined;
     insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt);
     const { changes } = insertDeliveries.run(event.id, Date.parse(event.createdAt), event.createdAt, event.clientId, event.type);
     return { deliveries: changes };
-  });
+  };
 
   return {
     async publish(event) {

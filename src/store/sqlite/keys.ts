@@ -91,8 +91,10 @@ const KEY_CACHE_SIZE = 10_000;
 
 /**
  * Key hash → client, so that an authenticated request costs no query. A revocation empties it:
- * one made here directly, one made by another process (the CLI) on the next lookup, seen through
- * PRAGMA data_version (which moves when another connection commits) and the keys_version counter.
+ * one made here directly, one made by another process (the CLI) through PRAGMA data_version
+ * (which moves when another connection commits) and the keys_version counter. That check runs
+ * once per turn of the event loop, not per request: a revocation committed before a turn begins
+ * is seen by every request of that turn.
  */
 function createKeyCache(db: Db) {
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
@@ -101,7 +103,15 @@ function createKeyCache(db: Db) {
   let seenDataVersion = dataVersion.get();
   let seenKeysVersion = keysVersion.get();
 
+  let checkedThisTurn = false;
+  const nextTurn = () => {
+    checkedThisTurn = false;
+  };
+
   function fresh(): void {
+    if (checkedThisTurn) return;
+    checkedThisTurn = true;
+    setImmediate(nextTurn);
     const data = dataVersion.get();
     if (data === seenDataVersion) return;
     seenDataVersion = data;

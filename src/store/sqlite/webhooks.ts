@@ -34,22 +34,23 @@ export function createWebhookRepository(db: Db, write: GroupCommit): WebhookRepo
   const activeCount = db.prepare<[number], { n: number }>(
     'SELECT count(*) AS n FROM webhooks WHERE client_id = ? AND deleted_at IS NULL',
   );
-  // The count and the insert in one transaction: concurrent creations cannot pass the cap.
-  const createCapped = db.transaction((input: NewWebhook, maxActive: number): Webhook | undefined => {
+  // Run through the group commit: the count and the insert in one transaction, so concurrent
+  // creations cannot pass the cap.
+  const createCapped = (input: NewWebhook, maxActive: number): Webhook | undefined => {
     if (activeCount.get(input.clientId)!.n >= maxActive) return undefined;
     const row = insert.get(input.clientId, input.url, JSON.stringify(input.events), input.secret, new Date().toISOString())!;
     return toWebhook(row);
-  });
+  };
   const summaries = db.prepare<[number], { id: number; url: string; events: string; created_at: string; last_outcome: string | null }>(`
     SELECT w.id, w.url, w.events, w.created_at,
       (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome
     FROM webhooks w WHERE w.client_id = ? AND w.deleted_at IS NULL ORDER BY w.id`);
-  const remove = db.transaction((clientId: number, id: number): boolean => {
+  const remove = (clientId: number, id: number): boolean => {
     const now = new Date().toISOString();
     if (softDelete.run(now, id, clientId).changes !== 1) return false;
     cancelPending.run(now, id);
     return true;
-  });
+  };
 
   return {
     async create(input, maxActive) {
