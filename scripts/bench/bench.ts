@@ -355,7 +355,7 @@ function writeReport(rows: Row[], logLevel: string) {
     target,
     `# Benchmarks
 
-Produced by \`npm run bench -- ${SECONDS}\` on ${date}, on ${machine}.
+Produced by \`${process.env.BENCH_LOG_LEVEL ? `BENCH_LOG_LEVEL=${process.env.BENCH_LOG_LEVEL} ` : ''}npm run bench -- ${SECONDS}\` on ${date}, on ${machine}.
 
 Each server runs as its own process on loopback; autocannon drives it from the benchmark's
 process with ${CONNECTIONS} connections, ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s measured. Absolute figures
