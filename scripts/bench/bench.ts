@@ -256,20 +256,22 @@ async function main() {
       const deliveryServer = await startServer(join(PACKAGE_ROOT, 'dist/src/server.js'), { ...env, DATABASE_PATH: path, ALLOW_PRIVATE_TARGETS: 'true' }, '/healthz');
       receiver.send('reset');
       let n = 0;
+      // POST /events round-robin over the seeded clients, each event stamped with its send time.
+      const publishing = (type: string): autocannon.Request[] => [
+        {
+          method: 'POST',
+          setupRequest: (req) => ({
+            ...req,
+            headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ clientId: seeded[n++ % seeded.length]!.clientId, type, data: { n, sentAt: Date.now() } }),
+          }),
+        },
+      ];
       say(`delivery, ${label}: publishing ${events} events (${expected} deliveries)`);
       const t0 = Date.now();
       const published = await load(deliveryServer.url + '/events', {
         amount: events,
-        requests: [
-          {
-            method: 'POST',
-            setupRequest: (req) => ({
-              ...req,
-              headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' },
-              body: JSON.stringify({ clientId: seeded[n++ % seeded.length]!.clientId, type: 'lead_create', data: { n, sentAt: Date.now() } }),
-            }),
-          },
-        ],
+        requests: publishing('lead_create'),
       });
       if (published.non2xx + published.errors > 0) throw new Error(`publishing failed: ${published.non2xx} non-2xx, ${published.errors} errors`);
       let got = await report();
@@ -291,16 +293,7 @@ async function main() {
           connections: 10,
           overallRate: 500,
           duration: SECONDS,
-          requests: [
-            {
-              method: 'POST',
-              setupRequest: (req) => ({
-                ...req,
-                headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' },
-                body: JSON.stringify({ clientId: seeded[n++ % seeded.length]!.clientId, type: 'lead_update', data: { n, sentAt: Date.now() } }),
-              }),
-            },
-          ],
+          requests: publishing('lead_update'),
         });
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const steady = await report();
