@@ -15,7 +15,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import { installMetrics } from './http/metrics.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';
-import { loadSpec } from './spec.js';
+import { loadSpec, operationIdOf } from './spec.js';
 import { createSqliteStore } from './store/sqlite/index.js';
 import type { Client, Store } from './store/store.js';
 
@@ -78,20 +78,19 @@ function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
  * The JSON schema is made to apply whatever the content type says (others are refused with 415).
  */
 function validateEveryBody(route: RouteOptions): void {
-  const schema = route.schema as { operationId?: string; body?: { content?: Record<string, { schema: unknown }> } };
-  const json = schema?.operationId && schema.body?.content?.['application/json'];
-  if (json) schema.body = json.schema as typeof schema.body;
+  const schema = route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined;
+  const json = operationIdOf(route) && schema?.body?.content?.['application/json'];
+  if (json) schema!.body = json.schema as typeof schema.body;
 }
 
 /** Publishers send whole leads; clients send a URL and a list. Each gets its own body limit. */
 function publisherBodyLimit(limit: number) {
   return (route: RouteOptions): void => {
-    if ((route.schema as { operationId?: string } | undefined)?.operationId === 'publishEvent') route.bodyLimit = limit;
+    if (operationIdOf(route) === 'publishEvent') route.bodyLimit = limit;
   };
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const logDestination = pino.destination({ dest: 1, sync: false });
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -99,7 +98,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       serializers: { req: serializeRequest },
       // Asynchronous writes to stdout: lines written while one write is in flight go out together,
       // instead of a blocking write per line. src/server.ts flushes it before exiting.
-      stream: options.logStream ?? logDestination,
+      stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
     },
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimit,

@@ -18,6 +18,5 @@ export const PACKAGE_ROOT = findPackageRoot();
 
 const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
 
-export const VERSION = pkg.version;
 /** Sent with every delivery, so receivers can tell leadhooks apart in their logs. */
 export const USER_AGENT = `leadhooks/${pkg.version}`;

@@ -3,16 +3,13 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { runCli } from '../src/cli/run-cli.js';
-import { DELIVERY_ENV, TEST_PUBLISHER_TOKEN, tempDir } from './helpers/app.js';
+import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN, tempDir } from './helpers/app.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startServer } from './helpers/server-process.js';
 
 async function setup(t: Test) {
   const databasePath = join(tempDir(t), 'leadhooks.db');
-  let out = '';
-  await runCli(['client', 'create', 'Acme Realty', '--json'], { env: { DATABASE_PATH: databasePath }, out: (l) => (out = l), err: () => {} });
-  return { databasePath, apiKey: JSON.parse(out).apiKey as string, clientId: JSON.parse(out).clientId as number };
+  return { databasePath, ...(await cliCreateClient(databasePath)) };
 }
 
 async function post(url: string, headers: Record<string, string>, body: unknown) {

@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import t from 'tap';
 import type { paths } from '../generated/openapi.js';
-import { runCli } from '../src/cli/run-cli.js';
-import { tempDir } from './helpers/app.js';
+import { cliCreateClient, tempDir } from './helpers/app.js';
 import { assertMatchesSpec } from './helpers/contract.js';
 import { startServer } from './helpers/server-process.js';
 
@@ -26,9 +25,7 @@ async function checkedFetch(input: Request): Promise<Response> {
 
 t.test('a generated client drives the three operations against a listening server', async (t) => {
   const databasePath = join(tempDir(t), 'leadhooks.db');
-  let out = '';
-  await runCli(['client', 'create', 'Acme Realty', '--json'], { env: { DATABASE_PATH: databasePath }, out: (l) => (out = l), err: () => {} });
-  const { apiKey } = JSON.parse(out);
+  const { apiKey } = await cliCreateClient(databasePath);
   const server = await startServer(t, { DATABASE_PATH: databasePath });
 
   const api = createClient<paths>({ baseUrl: server.url, headers: { 'x-api-key': apiKey }, fetch: checkedFetch });

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { runCli } from '../src/cli/run-cli.js';
-import { buildTestApp, createClient, DELIVERY_ENV, tempDir, TEST_PUBLISHER_TOKEN } from './helpers/app.js';
+import { cliCreateClient, buildTestApp, createClient, DELIVERY_ENV, tempDir, TEST_PUBLISHER_TOKEN } from './helpers/app.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startServer } from './helpers/server-process.js';
 
@@ -11,9 +10,7 @@ import { startServer } from './helpers/server-process.js';
 
 t.test('a whole session at LOG_LEVEL=trace leaves no secret in the log or in any error body', async (t) => {
   const databasePath = join(tempDir(t), 'leadhooks.db');
-  let out = '';
-  await runCli(['client', 'create', 'Acme Realty', '--json'], { env: { DATABASE_PATH: databasePath }, out: (l) => (out = l), err: () => {} });
-  const { apiKey, clientId } = JSON.parse(out);
+  const { apiKey, clientId } = await cliCreateClient(databasePath);
   const receiver = await startReceiver(t, (n) => ({ status: n === 0 ? 500 : 200 }));
   const server = await startServer(t, { ...DELIVERY_ENV, DATABASE_PATH: databasePath, LOG_LEVEL: 'trace' });
 

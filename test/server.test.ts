@@ -2,16 +2,9 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
-import { runCli } from '../src/cli/run-cli.js';
 import { assertMatchesSpec } from './helpers/contract.js';
-import { tempDir } from './helpers/app.js';
+import { cliCreateClient, tempDir } from './helpers/app.js';
 import { failedStart, startServer } from './helpers/server-process.js';
-
-async function cliCreateClient(databasePath: string, name: string): Promise<{ clientId: number; apiKey: string }> {
-  let out = '';
-  await runCli(['client', 'create', name, '--json'], { env: { DATABASE_PATH: databasePath }, out: (l) => (out = l), err: () => {} });
-  return JSON.parse(out);
-}
 
 async function call(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
   const res = await fetch(base + path, {

@@ -1,4 +1,5 @@
 import type { onRequestHookHandler, RouteOptions } from 'fastify';
+import { operationIdOf } from '../spec.js';
 
 // Security as openapi.yaml declares it, run at onRequest: before the body is read or validated,
 // so a request without a valid key is answered 401 whatever else is wrong with it
@@ -37,7 +38,7 @@ export function applySecurity(schemes: Map<string, string | null>, handlers: Sec
     if (scheme && !handlers[scheme]) throw new Error(`${operationId}: no handler for security scheme ${scheme}`);
   }
   return (route: RouteOptions): void => {
-    const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
+    const operationId = operationIdOf(route);
     const scheme = operationId && schemes.get(operationId);
     if (scheme) route.onRequest = handlers[scheme];
   };

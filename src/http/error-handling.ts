@@ -2,13 +2,12 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, HttpError, MESSAGES } from './http-error.js';
+import { operationIdOf } from '../spec.js';
 import { inputErrorMessage } from './input-errors.js';
 
 // Every error leaves here, in the contract's one shape: {"error": string} and no other field.
 // Fastify's own errors (parse, size, media type, validation, routing) included.
 
-const operationIdOf = (request: FastifyRequest): string | undefined =>
-  (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
 
 const partOf = (request: FastifyRequest, part: string | undefined): unknown =>
   part === 'body' ? request.body : part === 'params' ? request.params : part === 'querystring' ? request.query : undefined;
@@ -17,7 +16,7 @@ function clientMessage(error: FastifyError, request: FastifyRequest, status: num
   if (error instanceof HttpError) return error.message;
   if (error.validation) {
     return (
-      inputErrorMessage(operationIdOf(request), error.validationContext, partOf(request, error.validationContext), error.validation[0]) ??
+      inputErrorMessage(operationIdOf(request.routeOptions), error.validationContext, partOf(request, error.validationContext), error.validation[0]) ??
       `Invalid data: ${error.message}`
     );
   }
@@ -32,7 +31,7 @@ function clientMessage(error: FastifyError, request: FastifyRequest, status: num
       return MESSAGES.unsupportedMediaType;
     case 400:
       // A body that is empty or not JSON at all is, for an operation that takes one, missing.
-      return inputErrorMessage(operationIdOf(request), 'body', undefined) ?? `${MESSAGES.badRequest}: ${error.message}`;
+      return inputErrorMessage(operationIdOf(request.routeOptions), 'body', undefined) ?? `${MESSAGES.badRequest}: ${error.message}`;
     default:
       return error.message || MESSAGES.badRequest;
   }
@@ -42,8 +41,8 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   // A path or method we do not serve is 404, even when its body could not be read.
   if (request.is404) return reply.code(404).send(errorBody(MESSAGES.notFound));
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-  if (error instanceof HttpError && status === 503) return reply.code(503).send(errorBody(error.message));
-  if (status >= 500) {
+  // An HttpError's message is meant for the client at any status; anything else at 5xx is masked.
+  if (status >= 500 && !(error instanceof HttpError)) {
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send(errorBody(MESSAGES.internal));
   }

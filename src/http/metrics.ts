@@ -29,22 +29,15 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  new Gauge({
+  const pending = new Gauge({
     name: 'leadhooks_deliveries_pending',
     help: 'Deliveries waiting for an attempt or a retry.',
     registers: [registry],
-    async collect() {
-      this.set((await store.deliveries.pendingStats()).count);
-    },
   });
-  new Gauge({
+  const oldestAge = new Gauge({
     name: 'leadhooks_oldest_pending_delivery_age_seconds',
     help: 'How long ago the oldest pending delivery was created; 0 when none is pending.',
     registers: [registry],
-    async collect() {
-      const { oldestCreatedAt } = await store.deliveries.pendingStats();
-      this.set(oldestCreatedAt === undefined ? 0 : (Date.now() - oldestCreatedAt) / 1000);
-    },
   });
 
   // One labelled child per method, route and status, looked up by a string: observing through
@@ -58,9 +51,13 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     child.observe(reply.elapsedTime / 1000);
     done();
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  );
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    // One query for both backlog gauges, per scrape.
+    const { count, oldestCreatedAt } = await store.deliveries.pendingStats();
+    pending.set(count);
+    oldestAge.set(oldestCreatedAt === undefined ? 0 : (Date.now() - oldestCreatedAt) / 1000);
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
 
   return { countAttempt: (outcome) => attempts.inc({ outcome }) };
 }

@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { RateLimit } from '../config.js';
+import { operationIdOf } from '../spec.js';
 import { HttpError } from './http-error.js';
 
 /**
@@ -26,7 +27,7 @@ export async function installRateLimit(
   // One limiter, so one counter per key across all the routes it is attached to.
   const limiter = app.rateLimit({ max: limit.max, timeWindow: limit.windowMs }) as onRequestHookHandler;
   app.addHook('onRoute', (route: RouteOptions) => {
-    const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
+    const operationId = operationIdOf(route);
     if (!operationId || schemes.get(operationId) !== 'apiKey') return;
     const hooks = route.onRequest;
     route.onRequest = [...(Array.isArray(hooks) ? hooks : hooks ? [hooks] : []), limiter];

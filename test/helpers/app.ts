@@ -5,6 +5,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Test } from 'tap';
 import { generateApiKey } from '../../src/auth/api-keys.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
+import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { assertMatchesSpec } from './contract.js';
 
@@ -36,6 +37,13 @@ export async function createClient(app: FastifyInstance, name = 'Acme Realty') {
   const { apiKey, stored } = generateApiKey();
   const { client, key } = await app.store.clients.create(name, stored);
   return { clientId: client.id, name: client.name, apiKey, keyPrefix: key.prefix };
+}
+
+/** A client made by the real CLI (`leadhooks client create --json`) on a database file. */
+export async function cliCreateClient(databasePath: string, name = 'Acme Realty'): Promise<{ clientId: number; apiKey: string }> {
+  let out = '';
+  await runCli(['client', 'create', name, '--json'], { env: { DATABASE_PATH: databasePath }, out: (line) => (out = line), err: () => {} });
+  return JSON.parse(out);
 }
 
 export interface TestResponse {
