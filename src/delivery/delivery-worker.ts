@@ -59,7 +59,11 @@ export function createDeliveryWorker(
     let sleep = config.deliveryPollInterval;
     try {
       const free = config.deliveryConcurrency - attempts.size;
-      if (free > 0) {
+      // A read first: claiming is a write (a transaction, an fsync), not worth making for nothing.
+      const due = free > 0 ? await store.deliveries.nextDueAt() : undefined;
+      if (due !== undefined && due > Date.now()) {
+        sleep = Math.min(sleep, due - Date.now());
+      } else if (due !== undefined) {
         const now = Date.now();
         const jobs = await store.deliveries.claimDue({
           now,

@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, Client, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
+import type { Durable } from './group-commit.js';
 import type { Db } from './open-database.js';
 import { createKeyInserter } from './keys.js';
 
@@ -14,7 +15,7 @@ const toClient = (row: ClientRow): Client => ({
   createdAt: row.created_at,
 });
 
-export function createClientRepository(db: Db): ClientRepository {
+export function createClientRepository(db: Db, durable: Durable): ClientRepository {
   const insert = db.prepare<[string, string], ClientRow>(
     'INSERT INTO clients (name, created_at) VALUES (?, ?) RETURNING id, name, created_at',
   );
@@ -34,7 +35,7 @@ export function createClientRepository(db: Db): ClientRepository {
 
   return {
     async create(name, key) {
-      return createWithKey(name, key);
+      return durable(() => createWithKey(name, key));
     },
     async list(): Promise<ClientSummary[]> {
       return all.all().map((row) => ({

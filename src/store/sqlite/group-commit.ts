@@ -1,10 +1,27 @@
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import type { Db } from './open-database.js';
 
 // Group commit. With synchronous=FULL every commit waits for an fsync, so one commit per write
 // caps writes at the disk's fsync rate. Writes that arrive together (in the same turn of the
 // event loop) are run instead in one transaction, each in its own savepoint so that one failing
 // write does not undo the others, and share one commit and one fsync. Each caller's promise
-// settles only after that commit: an acknowledged write is as durable as with its own commit.
+// settles only after that fsync: an acknowledged write survives power loss, as with its own
+// synchronous=FULL commit.
+//
+// Nothing that waits for the disk runs on the main thread, where better-sqlite3 runs SQLite and
+// every request is served:
+// - The connection runs with synchronous=NORMAL. In WAL mode a commit then appends to the WAL
+//   without syncing it, while checkpoints still sync the WAL before copying it into the database
+//   and the database after (https://sqlite.org/pragma.html#pragma_synchronous). After each batch
+//   commits, the WAL file is fdatasync'ed on libuv's thread pool while the main thread serves
+//   other requests; commits that land while an fsync runs share the next one.
+// - Checkpoints (copying the WAL into the database, with their two fsyncs) run on a worker
+//   thread with a connection of its own, once this connection has committed often enough for it
+//   to matter; until then SQLite's automatic checkpoint does it.
+// Writes made outside the group commit (clients, keys) go through `durable`, which syncs the WAL
+// before returning.
 
 interface Pending {
   write: () => unknown;
@@ -14,12 +31,27 @@ interface Pending {
 }
 
 export type GroupCommit = <T>(write: () => T) => Promise<T>;
+/** Runs a write (a transaction, or one statement) and returns once it is on disk. */
+export type Durable = <T>(write: () => T) => T;
 
-export function createGroupCommit(db: Db): GroupCommit {
+export interface GroupCommitter {
+  write: GroupCommit;
+  durable: Durable;
+  /** Waits for the fsync in flight, stops the checkpointer, releases the WAL's descriptor. */
+  close(): Promise<void>;
+}
+
+/** Commits before the checkpoints move to their own thread: short-lived stores never start it. */
+const COMMITS_BEFORE_CHECKPOINTER = 200;
+
+export function createGroupCommit(db: Db): GroupCommitter {
   let queue: Pending[] = [];
   const savepoint = db.prepare('SAVEPOINT grouped_write');
   const release = db.prepare('RELEASE grouped_write');
   const rollbackTo = db.prepare('ROLLBACK TO grouped_write');
+  const wal = db.memory ? undefined : walSync(db);
+  let commits = 0;
+  let checkpointer: Checkpointer | undefined;
 
   const commitBatch = db.transaction((batch: Pending[]) => {
     for (const pending of batch) {
@@ -35,6 +67,15 @@ export function createGroupCommit(db: Db): GroupCommit {
     }
   });
 
+  function settle(batch: Pending[], error?: unknown) {
+    for (const pending of batch) {
+      const result = pending.result!;
+      if (error !== undefined) pending.reject(error);
+      else if (result.ok) pending.resolve(result.value);
+      else pending.reject(result.error);
+    }
+  }
+
   function flush() {
     const batch = queue;
     queue = [];
@@ -47,16 +88,70 @@ export function createGroupCommit(db: Db): GroupCommit {
       for (const pending of batch) pending.reject(error);
       return;
     }
-    for (const pending of batch) {
-      const result = pending.result!;
-      if (result.ok) pending.resolve(result.value);
-      else pending.reject(result.error);
-    }
+    if (!wal) return settle(batch);
+    wal.afterSync(batch);
+    if (++commits === COMMITS_BEFORE_CHECKPOINTER) checkpointer = startCheckpointer(db);
   }
 
-  return <T>(write: () => T) =>
-    new Promise<T>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush);
-      queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-    });
+  // Settles the batches once the WAL holding their commits is on disk; one fsync in flight.
+  function walSync(connection: Db) {
+    const walPath = `${connection.name}-wal`;
+    // The WAL exists from the first read under journal_mode=WAL and stays while this connection
+    // is open (SQLite deletes it only when the last connection closes). Sync its directory once,
+    // so that the file's own entry is durable too.
+    connection.prepare('PRAGMA user_version').get();
+    const fd = openSync(walPath, 'r+');
+    const dir = openSync(dirname(walPath), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+    connection.pragma('synchronous = NORMAL');
+    let waiting: Pending[][] = [];
+    let syncing = false;
+    let idle: (() => void)[] = [];
+    const start = () => {
+      const batches = waiting;
+      waiting = [];
+      syncing = true;
+      fdatasync(fd, (error) => {
+        syncing = false;
+        for (const batch of batches) settle(batch, error ?? undefined);
+        if (waiting.length > 0) return start();
+        for (const done of idle) done();
+        idle = [];
+      });
+    };
+    return {
+      afterSync(batch: Pending[]) {
+        waiting.push(batch);
+        if (!syncing) start();
+      },
+      syncNow() {
+        fdatasyncSync(fd);
+      },
+      async close() {
+        if (syncing) await new Promise<void>((done) => idle.push(done));
+        closeSync(fd);
+      },
+    };
+  }
+
+  return {
+    write: <T>(write: () => T) =>
+      new Promise<T>((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush);
+        queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      }),
+    durable: <T>(write: () => T): T => {
+      const result = write();
+      wal?.syncNow();
+      return result;
+    },
+    async close() {
+      await checkpointer?.stop();
+      await wal?.close();
+    },
+  };
 }

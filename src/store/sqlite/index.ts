@@ -10,10 +10,10 @@ import { createWebhookRepository } from './webhooks.js';
 /** The embedded store: one SQLite file, created and migrated on first use. */
 export function createSqliteStore(path: string): Store {
   const db = openDatabase(path);
-  const write = createGroupCommit(db);
+  const { write, durable, close: closeGroupCommit } = createGroupCommit(db);
   return {
-    clients: createClientRepository(db),
-    keys: createKeyRepository(db),
+    clients: createClientRepository(db, durable),
+    keys: createKeyRepository(db, durable),
     webhooks: createWebhookRepository(db, write),
     events: createEventRepository(db, write),
     deliveries: createDeliveryRepository(db, write),
@@ -21,6 +21,7 @@ export function createSqliteStore(path: string): Store {
       db.prepare('SELECT 1').get();
     },
     async close() {
+      await closeGroupCommit();
       if (db.open) db.close();
     },
   };

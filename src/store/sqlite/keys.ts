@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, Client, KeyRepository, NewApiKey } from '../store.js';
+import type { Durable } from './group-commit.js';
 import type { Db } from './open-database.js';
 
 interface KeyRow {
@@ -27,7 +28,7 @@ export function createKeyInserter(db: Db) {
   return (clientId: number, key: NewApiKey, now: string): ApiKeyRecord => toKey(insert.get(clientId, key.prefix, key.hash, now)!);
 }
 
-export function createKeyRepository(db: Db): KeyRepository {
+export function createKeyRepository(db: Db, durable: Durable): KeyRepository {
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
   const listAll = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`);
   const listByClient = db.prepare<[number], KeyRow>(
@@ -64,14 +65,14 @@ export function createKeyRepository(db: Db): KeyRepository {
   return {
     async create(clientId, key) {
       if (!clientExists.get(clientId)) return undefined;
-      return insertKey(clientId, key, new Date().toISOString());
+      return durable(() => insertKey(clientId, key, new Date().toISOString()));
     },
     async list(clientId) {
       const rows = clientId === undefined ? listAll.all() : listByClient.all(clientId);
       return rows.map(toKey);
     },
     async revoke(idOrPrefix) {
-      const revoked = revoke.immediate(idOrPrefix); // reads, then writes: see events.ts
+      const revoked = durable(() => revoke.immediate(idOrPrefix)); // reads, then writes: see events.ts
       if (revoked) cache.clear();
       return revoked;
     },
