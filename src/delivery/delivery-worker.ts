@@ -37,6 +37,7 @@ export function createDeliveryWorker(
   onAttempt: (outcome: AttemptOutcome) => void = () => {},
 ): DeliveryWorker {
   const inFlight = new Map<number, number>();
+  const refillAt = Math.max(1, Math.floor(config.deliveryConcurrency / 4));
   const attempts = new Set<Promise<void>>();
   let running = false;
   let claiming = false;
@@ -97,7 +98,9 @@ export function createDeliveryWorker(
       if (left === 0) inFlight.delete(job.webhookId);
       else inFlight.set(job.webhookId, left);
       attempts.delete(attempt);
-      wake(0);
+      // Claim again once a quarter of the slots are free (or all are): a claim is a transaction,
+      // so refilling one slot at a time would cost one per delivery.
+      if (config.deliveryConcurrency - attempts.size >= refillAt || attempts.size === 0) wake(0);
     });
     attempts.add(attempt);
   }

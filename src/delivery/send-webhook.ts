@@ -36,9 +36,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-function describeError(error: NodeJS.ErrnoException, timeoutMs: number): string {
+function describeError(error: NodeJS.ErrnoException): string {
   if (error instanceof BlockedAddressError) return error.message;
-  if (error.name === 'TimeoutError') return `timeout after ${timeoutMs} ms`;
   switch (error.code) {
     case 'ECONNREFUSED':
       return 'connection refused';
@@ -74,12 +73,17 @@ export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<Att
       settled = true;
       resolve({ ...result, durationMs: elapsed() });
     };
+    // One timer for the whole attempt, the response's body included (a plain timer: an
+    // AbortSignal per attempt costs more than the rest of the request's setup).
+    const timer = setTimeout(() => {
+      settle({ statusCode: null, error: `timeout after ${options.timeoutMs} ms` });
+      request.destroy();
+    }, options.timeoutMs);
     const request = transport.request(
       url,
       {
         method: 'POST',
         agent: agents[url.protocol as 'http:' | 'https:'],
-        signal: AbortSignal.timeout(options.timeoutMs),
         ...(options.allowPrivateTargets ? {} : { lookup: publicOnlyLookup }),
         headers: {
           'content-type': 'application/json',
@@ -105,12 +109,13 @@ export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<Att
           received += chunk.length;
           if (received > MAX_RESPONSE_BYTES) response.destroy();
         });
+        response.on('close', () => clearTimeout(timer));
         response.on('error', () => {});
       },
     );
     request.on('error', (error: NodeJS.ErrnoException) => {
-      const cause = (error.cause as NodeJS.ErrnoException | undefined) ?? error;
-      settle({ statusCode: null, error: describeError(error.name === 'AbortError' ? cause : error, options.timeoutMs) });
+      clearTimeout(timer);
+      settle({ statusCode: null, error: describeError(error) });
     });
     request.end(body);
   });
