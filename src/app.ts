@@ -111,7 +111,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     requestTimeout: REQUEST_TIMEOUT_MS,
   });
   app.setValidatorCompiler(validatorCompiler);
-  installErrorHandling(app);
   // JSON is the only body the API takes: anything else is answered 415 before it is read.
   app.removeContentTypeParser('text/plain');
   // `__proto__` and `constructor.prototype` keys are dropped, like any other unknown field.
@@ -129,6 +128,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorateRequest('apiKeyHash', null);
 
   const metrics = installMetrics(app, store);
+  installErrorHandling(app, metrics.observeUnmatched);
 
   // Deliveries: the worker runs in this process unless DELIVERY_WORKER=off (then src/worker.ts
   // runs it elsewhere, and finds new events by polling).
@@ -150,7 +150,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.addHook('onRoute', publisherBodyLimit(config.publisherBodyLimit));
   app.addHook('onRoute', applySecurity(schemes, createSecurityHandlers(store, config.publisherToken)));
   // After security: the limiter's onRoute hook adds its own onRequest behind authentication.
-  await installRateLimit(app, config.rateLimit, schemes);
+  installRateLimit(app, config.rateLimit, schemes);
 
   await app.register(fastifySwagger, { mode: 'static', specification: { document: spec as never } });
   await app.register(fastifySwaggerUi, { routePrefix: '/documentation' });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { NewApiKey } from '../store/store.js';
 
 // `lh_` makes a leaked key recognisable to secret scanners; 32 random bytes are 256 bits.
@@ -6,7 +6,7 @@ const KEY_PREFIX = 'lh_';
 const DISPLAY_CHARS = 8;
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** A new key: the plaintext to show once, and what the store keeps of it. */

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { HttpError, MESSAGES } from '../http/http-error.js';
 import type { Client, Store } from '../store/store.js';
@@ -13,7 +13,7 @@ declare module 'fastify' {
   }
 }
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest();
+const sha256 = (value: string) => hash('sha256', value, 'buffer');
 
 export const PUBLISHING_DISABLED = 'Publishing is disabled: the server has no PUBLISHER_TOKEN';
 

@@ -49,9 +49,16 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   return reply.code(status).send(errorBody(clientMessage(error, request, status)));
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  onNotFound: (request: FastifyRequest, reply: FastifyReply) => void = () => {},
+): void {
   app.setErrorHandler(sendError);
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorBody(MESSAGES.notFound)));
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404);
+    onNotFound(request, reply);
+    return reply.send(errorBody(MESSAGES.notFound));
+  });
 
   // While closing, a request that still arrives on an open keep-alive connection is refused
   // here, in the contract's shape (Fastify's own 503 body has three fields).

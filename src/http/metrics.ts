@@ -1,10 +1,87 @@
-import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { AttemptOutcome, Store } from '../store/store.js';
 
 export interface Metrics {
   /** Counts one delivery attempt by its outcome. */
   countAttempt(outcome: AttemptOutcome): void;
+  /** Counts a request that matched no route (the not-found handler calls it as it answers). */
+  observeUnmatched(request: FastifyRequest, reply: FastifyReply): void;
+}
+
+interface Series {
+  counts: Float64Array;
+  sum: number;
+  count: number;
+  observe(seconds: number): void;
+}
+
+/**
+ * A histogram of request durations by method, route and status, exported through prom-client's
+ * registry in its histogram format. prom-client's own hashes the labels on every observation;
+ * here a request finds its series through two small maps and adds to one bucket.
+ */
+class RequestHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly series = new Map<string, { method: string; route: string; status: number; series: Series }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly buckets: number[],
+  ) {}
+
+  /** The series of one route template, by method and status. */
+  route(route: string): (method: string, status: number) => Series {
+    const byKey = new Map<number | string, Series>();
+    return (method, status) => {
+      const key = method === 'GET' ? status : `${method} ${status}`;
+      let series = byKey.get(key);
+      if (series === undefined) {
+        series = this.create();
+        byKey.set(key, series);
+        this.series.set(`${method} ${route} ${status}`, { method, route, status, series });
+      }
+      return series;
+    };
+  }
+
+  private create(): Series {
+    const buckets = this.buckets;
+    return {
+      counts: new Float64Array(buckets.length),
+      sum: 0,
+      count: 0,
+      observe(seconds) {
+        this.sum += seconds;
+        this.count++;
+        for (let i = 0; i < buckets.length; i++) {
+          if (seconds <= buckets[i]!) {
+            this.counts[i]!++;
+            break;
+          }
+        }
+      },
+    };
+  }
+
+  /** In the shape prom-client's registry formats (what its own Histogram#get returns). */
+  async get() {
+    const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
+    for (const { method, route, status, series } of this.series.values()) {
+      const labels = { method, route, status };
+      let cumulative = 0;
+      this.buckets.forEach((le, i) => {
+        cumulative += series.counts[i]!;
+        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...labels }, value: cumulative });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', ...labels }, value: series.count });
+      values.push({ metricName: `${this.name}_sum`, labels, value: series.sum });
+      values.push({ metricName: `${this.name}_count`, labels, value: series.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
 }
 
 /**
@@ -16,13 +93,12 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'leadhooks_' });
 
-  const requests = new Histogram({
-    name: 'leadhooks_http_request_duration_seconds',
-    help: 'HTTP requests by method, route template and status, and how long they took.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
+  const requests = new RequestHistogram(
+    'leadhooks_http_request_duration_seconds',
+    'HTTP requests by method, route template and status, and how long they took.',
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
+  registry.registerMetric(requests as never);
   const attempts = new Counter({
     name: 'leadhooks_delivery_attempts_total',
     help: 'Delivery attempts made by this process, by outcome (succeeded, retrying, failed, gone).',
@@ -40,17 +116,18 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     registers: [registry],
   });
 
-  // One labelled child per method, route and status, looked up by a string: observing through
-  // label objects would hash the labels on every request.
-  const children = new Map<string, ReturnType<typeof requests.labels>>();
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const key = `${request.method} ${route} ${reply.statusCode}`;
-    let child = children.get(key);
-    if (!child) children.set(key, (child = requests.labels(request.method, route, String(reply.statusCode))));
-    child.observe(reply.elapsedTime / 1000);
-    done();
+  // Each route gets its own onResponse hook holding its series: a global hook would read the
+  // route's template through request.routeOptions, which Fastify builds anew on every call.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const series = requests.route(route.url);
+    const observe: onResponseHookHandler = (request, reply, done) => {
+      series(request.method, reply.statusCode).observe(reply.elapsedTime / 1000);
+      done();
+    };
+    const hooks = route.onResponse;
+    route.onResponse = [...(Array.isArray(hooks) ? hooks : hooks ? [hooks] : []), observe];
   });
+  const unmatched = requests.route('unmatched');
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     // One query for both backlog gauges, per scrape.
     const { count, oldestCreatedAt } = await store.deliveries.pendingStats();
@@ -59,5 +136,8 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     return reply.type(registry.contentType).send(await registry.metrics());
   });
 
-  return { countAttempt: (outcome) => attempts.inc({ outcome }) };
+  return {
+    countAttempt: (outcome) => attempts.inc({ outcome }),
+    observeUnmatched: (request, reply) => unmatched(request.method, reply.statusCode).observe(reply.elapsedTime / 1000),
+  };
 }

@@ -1,31 +1,51 @@
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { RateLimit } from '../config.js';
 import { operationIdOf } from '../spec.js';
 import { HttpError } from './http-error.js';
 
+/** How often windows that have run out are dropped, at most (and at least once a minute). */
+const MAX_SWEEP_INTERVAL_MS = 60_000;
+
 /**
- * The per-key rate limit of the client API (RATE_LIMIT_PER_KEY): one window per API key, shared
- * by every operation secured by `apiKey`. It runs after authentication, so only requests with a
- * valid key count, and one key's flood never uses up another's allowance.
+ * The per-key rate limit of the client API (RATE_LIMIT_PER_KEY): a fixed window per API key,
+ * opened by the key's first request and shared by every operation secured by `apiKey`. It runs
+ * after authentication, so only requests with a valid key count, and one key's flood never uses
+ * up another's allowance. Every response of a limited operation carries x-ratelimit-limit,
+ * x-ratelimit-remaining and x-ratelimit-reset (seconds); a refused one also retry-after.
  * Install after the security hook: its onRoute hook appends the limiter behind authentication.
  */
-export async function installRateLimit(
-  app: FastifyInstance,
-  limit: RateLimit | null,
-  schemes: ReadonlyMap<string, string | null>,
-): Promise<void> {
+export function installRateLimit(app: FastifyInstance, limit: RateLimit | null, schemes: ReadonlyMap<string, string | null>): void {
   if (limit === null) return;
+  const { max, windowMs } = limit;
   const window = limit.text.split('/')[1]!.trim();
-  await app.register(rateLimit, {
-    global: false,
-    // The key's hash, from authentication: the limiter's table never holds a usable key.
-    keyGenerator: (request) => request.apiKeyHash ?? '',
-    errorResponseBuilder: (_request, context) =>
-      new HttpError(429, `Rate limit exceeded: ${context.max} requests per ${window}; retry in ${Math.ceil(context.ttl / 1000)} seconds`),
-  });
-  // One limiter, so one counter per key across all the routes it is attached to.
-  const limiter = app.rateLimit({ max: limit.max, timeWindow: limit.windowMs }) as onRequestHookHandler;
+  // By the key's hash, from authentication: the table never holds a usable key.
+  const windows = new Map<string, { count: number; resetAt: number }>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [key, entry] of windows) if (entry.resetAt <= now) windows.delete(key);
+  }, Math.min(windowMs, MAX_SWEEP_INTERVAL_MS));
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
+
+  const limiter: onRequestHookHandler = (request, reply, done) => {
+    const key = request.apiKeyHash ?? '';
+    const now = Date.now();
+    let entry = windows.get(key);
+    if (entry === undefined || entry.resetAt <= now) {
+      entry = { count: 0, resetAt: now + windowMs };
+      windows.set(key, entry);
+    }
+    entry.count++;
+    const resetSeconds = Math.ceil((entry.resetAt - now) / 1000);
+    reply.headers({
+      'x-ratelimit-limit': max,
+      'x-ratelimit-remaining': Math.max(0, max - entry.count),
+      'x-ratelimit-reset': resetSeconds,
+    });
+    if (entry.count <= max) return done();
+    reply.header('retry-after', resetSeconds);
+    done(new HttpError(429, `Rate limit exceeded: ${max} requests per ${window}; retry in ${resetSeconds} seconds`));
+  };
   app.addHook('onRoute', (route: RouteOptions) => {
     const operationId = operationIdOf(route);
     if (!operationId || schemes.get(operationId) !== 'apiKey') return;

@@ -111,6 +111,7 @@ export function createGroupCommit(db: Db): GroupCommitter {
     let waiting: Pending[][] = [];
     let syncing = false;
     let idle: (() => void)[] = [];
+    let closed = false;
     const start = () => {
       const batches = waiting;
       waiting = [];
@@ -132,6 +133,8 @@ export function createGroupCommit(db: Db): GroupCommitter {
         fdatasyncSync(fd);
       },
       async close() {
+        if (closed) return;
+        closed = true;
         if (syncing) await new Promise<void>((done) => idle.push(done));
         closeSync(fd);
       },
