@@ -7,8 +7,9 @@ export type Db = Database.Database;
 
 /**
  * Opens (creating on first use) the SQLite file and brings its schema up to date.
- * WAL lets readers run beside the writer; synchronous=FULL makes every acknowledged commit
- * survive power loss, not only a crash of the process (https://sqlite.org/pragma.html#pragma_synchronous).
+ * WAL lets readers run beside the writer; synchronous=FULL makes every commit survive power loss,
+ * not only a crash of the process (https://sqlite.org/pragma.html#pragma_synchronous). The store's
+ * group commit (group-commit.ts) keeps that guarantee with the fsync moved off the main thread.
  */
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
