@@ -28,6 +28,22 @@ t.test('the per-key rate limit answers 429 with retry-after, and one key never u
   t.equal(post.status, 429, 'the limit covers every operation of the key');
 });
 
+t.test('a key refused for the rest of its window is served again once the window has passed', async (t) => {
+  const { app } = await buildTestApp(t, { RATE_LIMIT_PER_KEY: '2/1s' });
+  const acme = await createClient(app);
+  const about = () => send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } });
+  t.equal((await about()).status, 200);
+  t.equal((await about()).status, 200);
+  const limited = await about();
+  t.equal(limited.status, 429);
+  t.equal(limited.headers['retry-after'], '1');
+  t.equal(limited.headers['x-ratelimit-reset'], '1');
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const again = await about();
+  t.equal(again.status, 200);
+  t.equal(again.headers['x-ratelimit-remaining'], '1', 'a new window, counting from this request');
+});
+
 t.test('requests without a valid key are refused before they count against anyone', async (t) => {
   const { app } = await buildTestApp(t, { RATE_LIMIT_PER_KEY: '2/1m' });
   const acme = await createClient(app);
