@@ -9,6 +9,12 @@ const LEASE_MARGIN_MS = 5_000;
 /** In flight at once to one webhook, so a slow receiver holds a few slots and not all of them. */
 const PER_WEBHOOK_IN_FLIGHT = 8;
 
+/** The sleep before the next claim: shortened to end at `dueAt` when that is still to come. */
+function sleepUntil(dueAt: number, sleep: number): number {
+  const wait = dueAt - Date.now();
+  return wait > 0 ? Math.min(sleep, wait) : sleep;
+}
+
 export interface DeliveryWorker {
   start(): void;
   /** Look for due deliveries now (a new event was published). */
@@ -63,7 +69,7 @@ export function createDeliveryWorker(
       // A read first: claiming is a write (a transaction, an fsync), not worth making for nothing.
       const due = free > 0 ? await store.deliveries.nextDueAt() : undefined;
       if (due !== undefined && due > Date.now()) {
-        sleep = Math.min(sleep, due - Date.now());
+        sleep = sleepUntil(due, sleep);
       } else if (due !== undefined) {
         const now = Date.now();
         const jobs = await store.deliveries.claimDue({
@@ -80,7 +86,7 @@ export function createDeliveryWorker(
           // Due deliveries left behind belong to webhooks at their in-flight cap: the attempts
           // finishing wake the worker, so only sleep until the next delivery not yet due.
           const next = await store.deliveries.nextDueAt();
-          if (next !== undefined && next > Date.now()) sleep = Math.min(sleep, next - Date.now());
+          if (next !== undefined) sleep = sleepUntil(next, sleep);
         }
       }
     } catch (error) {

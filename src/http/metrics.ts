@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { AttemptOutcome, Store } from '../store/store.js';
+import { appendRouteHook } from './route-hooks.js';
 
 export interface Metrics {
   /** Counts one delivery attempt by its outcome. */
@@ -124,8 +125,7 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
       series(request.method, reply.statusCode).observe(reply.elapsedTime / 1000);
       done();
     };
-    const hooks = route.onResponse;
-    route.onResponse = [...(Array.isArray(hooks) ? hooks : hooks ? [hooks] : []), observe];
+    appendRouteHook(route, 'onResponse', observe);
   });
   const unmatched = requests.route('unmatched');
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

@@ -2,6 +2,7 @@ import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastif
 import type { RateLimit } from '../config.js';
 import { operationIdOf } from '../spec.js';
 import { HttpError } from './http-error.js';
+import { appendRouteHook } from './route-hooks.js';
 
 /** How often windows that have run out are dropped, at most (and at least once a minute). */
 const MAX_SWEEP_INTERVAL_MS = 60_000;
@@ -49,7 +50,6 @@ export function installRateLimit(app: FastifyInstance, limit: RateLimit | null, 
   app.addHook('onRoute', (route: RouteOptions) => {
     const operationId = operationIdOf(route);
     if (!operationId || schemes.get(operationId) !== 'apiKey') return;
-    const hooks = route.onRequest;
-    route.onRequest = [...(Array.isArray(hooks) ? hooks : hooks ? [hooks] : []), limiter];
+    appendRouteHook(route, 'onRequest', limiter);
   });
 }
