@@ -128,7 +128,7 @@ export type paths = {
         };
         /**
          * Readiness
-         * @description The database answers, so requests can be served. Needs no key.
+         * @description The database answers and can still make writes durable, so requests can be served. Needs no key.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -730,7 +730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The database does not answer. */
+            /** @description The database does not answer, or a failed fsync has stopped its writes. */
             503: {
                 headers: {
                     [name: string]: unknown;

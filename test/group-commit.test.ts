@@ -40,12 +40,12 @@ function setup(t: Test) {
   const path = join(tempDir(t), 'leadhooks.db');
   const db = openDatabase(path);
   db.exec('CREATE TABLE IF NOT EXISTS probe (n INTEGER)');
-  const { write, durable, close } = createGroupCommit(db);
+  const { write, durable, assertHealthy, close } = createGroupCommit(db);
   t.teardown(async () => {
     await close();
     db.close();
   });
-  return { db, write, durable, path };
+  return { db, write, durable, assertHealthy, path };
 }
 
 const settledState = (promise: Promise<unknown>) => {
@@ -94,6 +94,28 @@ t.test('a failed fsync fails the writes that waited for it', async (t) => {
   held[0]!.complete(eio);
   await until(() => pending.settled);
   t.equal(pending.error, eio);
+});
+
+t.test('after a failed fsync no write is accepted any more, and the store says it is unhealthy', async (t) => {
+  const held = holdFdatasync(t);
+  const { db, write, durable, assertHealthy } = setup(t);
+  const insert = db.prepare('INSERT INTO probe (n) VALUES (?)');
+  const first = settledState(write(() => insert.run(1)));
+  await until(() => held.length === 1);
+  // Committed while the failing fsync runs: it cannot be acknowledged either.
+  const second = settledState(write(() => insert.run(2)));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const eio = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+  held[0]!.complete(eio);
+  await until(() => first.settled && second.settled);
+  t.equal(first.error, eio);
+  t.equal(second.error, eio);
+  t.equal(held.length, 1, 'no later fsync was trusted');
+
+  await t.rejects(write(() => insert.run(3)), eio, 'a later write is refused');
+  t.throws(() => durable(() => insert.run(4)), eio);
+  t.throws(() => assertHealthy(), eio);
+  t.same(db.prepare('SELECT n FROM probe ORDER BY n').all(), [{ n: 1 }, { n: 2 }], 'the refused writes were not made');
 });
 
 t.test('writes outside the group commit sync the WAL before they return', async (t) => {

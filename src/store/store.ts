@@ -160,7 +160,7 @@ export interface Store {
   webhooks: WebhookRepository;
   events: EventRepository;
   deliveries: DeliveryRepository;
-  /** Resolves when the database answers a query. */
+  /** Resolves when the database answers a query and its writes can still be made durable. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }

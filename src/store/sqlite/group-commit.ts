@@ -22,6 +22,10 @@ import type { Db } from './open-database.js';
 //   to matter; until then SQLite's automatic checkpoint does it.
 // Writes made outside the group commit (clients, keys) go through `durable`, which syncs the WAL
 // before returning.
+//
+// A failed fsync is final. The kernel may have dropped the pages it could not write and report
+// the next fsync as a success (PostgreSQL stops on it for that reason), so no later write could
+// be acknowledged as durable: every write after it fails, and the store reports itself unhealthy.
 
 interface Pending {
   write: () => unknown;
@@ -37,6 +41,8 @@ export type Durable = <T>(write: () => T) => T;
 export interface GroupCommitter {
   write: GroupCommit;
   durable: Durable;
+  /** Throws the fsync failure that stopped the store's writes, if one did. */
+  assertHealthy(): void;
   /** Waits for the fsync in flight, stops the checkpointer, releases the WAL's descriptor. */
   close(): Promise<void>;
 }
@@ -52,6 +58,7 @@ export function createGroupCommit(db: Db): GroupCommitter {
   const wal = db.memory ? undefined : walSync(db);
   let commits = 0;
   let checkpointer: Checkpointer | undefined;
+  let failure: unknown;
 
   const commitBatch = db.transaction((batch: Pending[]) => {
     for (const pending of batch) {
@@ -79,6 +86,10 @@ export function createGroupCommit(db: Db): GroupCommitter {
   function flush() {
     const batch = queue;
     queue = [];
+    if (failure !== undefined) {
+      for (const pending of batch) pending.reject(failure);
+      return;
+    }
     try {
       // IMMEDIATE: take the write lock first; other processes (a separate worker, the CLI) wait
       // for it through busy_timeout instead of failing with SQLITE_BUSY.
@@ -118,7 +129,13 @@ export function createGroupCommit(db: Db): GroupCommitter {
       syncing = true;
       fdatasync(fd, (error) => {
         syncing = false;
-        for (const batch of batches) settle(batch, error ?? undefined);
+        if (error) {
+          failure ??= error;
+          // Those committed since cannot be made durable either.
+          batches.push(...waiting);
+          waiting = [];
+        }
+        for (const batch of batches) settle(batch, failure);
         if (waiting.length > 0) return start();
         for (const done of idle) done();
         idle = [];
@@ -130,7 +147,12 @@ export function createGroupCommit(db: Db): GroupCommitter {
         if (!syncing) start();
       },
       syncNow() {
-        fdatasyncSync(fd);
+        try {
+          fdatasyncSync(fd);
+        } catch (error) {
+          failure ??= error;
+          throw error;
+        }
       },
       async close() {
         if (closed) return;
@@ -148,9 +170,13 @@ export function createGroupCommit(db: Db): GroupCommitter {
         queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
       }),
     durable: <T>(write: () => T): T => {
+      if (failure !== undefined) throw failure;
       const result = write();
       wal?.syncNow();
       return result;
+    },
+    assertHealthy() {
+      if (failure !== undefined) throw failure;
     },
     async close() {
       await checkpointer?.stop();

@@ -10,7 +10,8 @@ import { createWebhookRepository } from './webhooks.js';
 /** The embedded store: one SQLite file, created and migrated on first use. */
 export function createSqliteStore(path: string): Store {
   const db = openDatabase(path);
-  const { write, durable, close: closeGroupCommit } = createGroupCommit(db);
+  const { write, durable, assertHealthy, close: closeGroupCommit } = createGroupCommit(db);
+  const selectOne = db.prepare('SELECT 1');
   return {
     clients: createClientRepository(db, durable),
     keys: createKeyRepository(db, durable),
@@ -18,7 +19,8 @@ export function createSqliteStore(path: string): Store {
     events: createEventRepository(db, write),
     deliveries: createDeliveryRepository(db, write),
     async ping() {
-      db.prepare('SELECT 1').get();
+      assertHealthy();
+      selectOne.get();
     },
     async close() {
       await closeGroupCommit();
