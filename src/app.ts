@@ -14,6 +14,7 @@ import { createDeliveryWorker } from './delivery/delivery-worker.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handling.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimit } from './http/rate-limit.js';
+import { requestLogger } from './http/request-logger.js';
 import { validatorCompiler } from './http/validation.js';
 import { loadSpec, operationIdOf } from './spec.js';
 import { createSqliteStore } from './store/sqlite/index.js';
@@ -100,6 +101,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       // instead of a blocking write per line. src/server.ts flushes it before exiting.
       stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
     },
+    childLoggerFactory: requestLogger,
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimit,
     frameworkErrors,

@@ -1,0 +1,62 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * The logger of one request, bound to its request id, made on its first line that the level
+ * lets through. Fastify asks for one per request, and a pino child costs its bindings serialised
+ * up front: at LOG_LEVEL=warn that was most of the logging cost of a request that logs nothing.
+ */
+class RequestLogger {
+  private made?: FastifyBaseLogger;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  get level(): string {
+    return this.made?.level ?? this.parent.level;
+  }
+
+  private real(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  private log(level: Level, args: unknown[]): void {
+    if (this.made === undefined && !this.parent.isLevelEnabled(level)) return;
+    (this.real()[level] as (...args: unknown[]) => void)(...args);
+  }
+
+  fatal(...args: unknown[]) {
+    this.log('fatal', args);
+  }
+  error(...args: unknown[]) {
+    this.log('error', args);
+  }
+  warn(...args: unknown[]) {
+    this.log('warn', args);
+  }
+  info(...args: unknown[]) {
+    this.log('info', args);
+  }
+  debug(...args: unknown[]) {
+    this.log('debug', args);
+  }
+  trace(...args: unknown[]) {
+    this.log('trace', args);
+  }
+  silent() {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.real().child(bindings, options);
+  }
+}
+
+/** For Fastify's childLoggerFactory option. A route with its own log level gets a real child. */
+export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  if (options.level !== undefined) return logger.child(bindings, options);
+  return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
+}
