@@ -1,5 +1,5 @@
 /**
- * GENERATED from openapi.yaml by `npm run generate` (openapi-typescript). Do not edit by hand:
+ * GENERATED from openapi.yaml by `npm run generate`. Do not edit by hand:
  * change openapi.yaml, then run `npm run generate`. CI fails when this file is stale.
  */
 
@@ -34,8 +34,10 @@ export type paths = {
         };
         /**
          * List the client's webhooks
-         * @description The calling client's attached webhooks, oldest first. Detached webhooks are not listed.
-         *     `status` is `failing` when the most recent delivery attempt to the webhook failed.
+         * @description The calling client's attached webhooks, oldest first, a page at a time (100 by default,
+         *     which is the default webhook cap: one page holds them all unless the cap was raised).
+         *     Detached webhooks are not listed. `status` is `failing` when the most recent delivery
+         *     attempt to the webhook failed.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -89,6 +91,9 @@ export type paths = {
          * List recent delivery attempts to a webhook
          * @description The attempts made to deliver events to one of the calling client's webhooks, newest
          *     first, a page at a time: pass the `next` of a page as `before` to get the one after it.
+         *     Attempts are kept for the server's retention period (`RETENTION`, 30 days by default),
+         *     then deleted with their event once every delivery of the event is settled; the attempts
+         *     of a delivery still pending are kept whatever their age.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -295,13 +300,32 @@ export type components = {
             name: string;
         };
         /**
+         * @description `x-ratelimit-limit`: requests one API key may make per window (`RATE_LIMIT_PER_KEY`). Sent
+         *     with `x-ratelimit-remaining` and `x-ratelimit-reset` on every answer to a request whose
+         *     API key was accepted (see "Rate limit" above).
+         * @example 600
+         */
+        RateLimitLimit: number;
+        /**
+         * @description `x-ratelimit-remaining`: requests left to this API key in the current window, this one counted.
+         * @example 599
+         */
+        RateLimitRemaining: number;
+        /**
+         * @description `x-ratelimit-reset`: seconds until the current window of this API key ends.
+         * @example 42
+         */
+        RateLimitReset: number;
+        /**
          * @description A lead event a webhook can subscribe to.
          * @enum {string}
          */
         EventName: "lead_create" | "lead_update";
         WebhookCreate: {
             /**
-             * @description Absolute http or https URL that deliveries are POSTed to.
+             * Format: http-url
+             * @description Absolute http or https URL that deliveries are POSTed to. Format `http-url`: the
+             *     pattern checks the shape, and the URL must parse (WHATWG URL) with a host.
              * @example https://hooks.zapier.com/hooks/standard/123/abc/
              */
             url: string;
@@ -354,6 +378,8 @@ export type components = {
         };
         WebhookList: {
             webhooks: components["schemas"]["WebhookSummary"][];
+            /** @description Pass as `after` for the next page; null on the last page. */
+            next: number | null;
         };
         DeliveryAttempt: {
             attemptId: number;
@@ -382,6 +408,21 @@ export type components = {
             /** @description Pass as `before` for the next page; null on the last page. */
             next: number | null;
         };
+        /**
+         * @description The lead: a JSON object with whatever fields the lead system gives it. leadhooks reads
+         *     none of them and passes the object through to the receivers as it was published.
+         * @example {
+         *       "id": 981,
+         *       "name": "Jane Doe",
+         *       "email": "jane@example.com",
+         *       "tags": [
+         *         "buyer"
+         *       ]
+         *     }
+         */
+        Lead: {
+            [key: string]: unknown;
+        };
         PublishEvent: {
             /**
              * @description The client (account) whose webhooks receive the event.
@@ -389,14 +430,7 @@ export type components = {
              */
             clientId: number;
             type: components["schemas"]["EventName"];
-            /**
-             * @description The lead, passed through to the receivers as it is.
-             * @example {
-             *       "id": 981,
-             *       "name": "Jane Doe"
-             *     }
-             */
-            data: Record<string, never>;
+            data: components["schemas"]["Lead"];
         };
         EventAccepted: {
             /** @example evt_2hXKoT3mYbQ9vR1cLs8wPe */
@@ -414,12 +448,14 @@ export type components = {
              * @description When the event was published.
              */
             timestamp: string;
-            /** @description The lead, as the lead system published it. */
-            data: Record<string, never>;
+            data: components["schemas"]["Lead"];
         };
     };
     responses: {
-        /** @description The `x-api-key` header is missing, empty, unknown or revoked. */
+        /**
+         * @description The `x-api-key` header is missing, empty, unknown or revoked. A refused request counts
+         *     against no key's rate limit, so this answer carries no `x-ratelimit-*` header.
+         */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -435,13 +471,13 @@ export type components = {
         RateLimited: {
             headers: {
                 /** @description Seconds until the window resets. */
-                "retry-after"?: number;
-                /** @description Requests allowed per window. */
-                "x-ratelimit-limit"?: number;
-                /** @description Requests left in the window. */
-                "x-ratelimit-remaining"?: number;
+                "retry-after": number;
+                /** @description Requests one API key may make per window. */
+                "x-ratelimit-limit": components["schemas"]["RateLimitLimit"];
+                /** @description Requests left to this key in the current window, here 0. */
+                "x-ratelimit-remaining": components["schemas"]["RateLimitRemaining"];
                 /** @description Seconds until the window resets. */
-                "x-ratelimit-reset"?: number;
+                "x-ratelimit-reset": components["schemas"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -451,6 +487,9 @@ export type components = {
         /** @description The request body is larger than the server accepts. */
         TooLarge: {
             headers: {
+                "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -460,15 +499,43 @@ export type components = {
         /** @description A body was sent with a content type other than JSON. */
         UnsupportedMediaType: {
             headers: {
+                "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An unexpected failure. Details go to the server's log, never to the client. */
+        /**
+         * @description An unexpected failure. Details go to the server's log, never to the client. A failure
+         *     while the API key was being checked is answered without the `x-ratelimit-*` headers.
+         */
         InternalError: {
             headers: {
+                "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The database does not answer (PostgreSQL unreachable, say). Nothing was done, or a write's
+         *     outcome is unknown: it was not acknowledged. The service recovers by itself when the
+         *     database is back; retry later. The `x-ratelimit-*` headers come with it when the API
+         *     key was checked before the database went away.
+         */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "retry-after": string;
+                "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -504,6 +571,9 @@ export interface operations {
             /** @description The account of the client identified by the key. */
             200: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -513,29 +583,51 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Webhooks per page. */
+                limit?: number;
+                /** @description The `next` cursor of the previous page. */
+                after?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The client's webhooks. */
+            /** @description A page of the client's webhooks. */
             200: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
+            /** @description `Invalid data: ...` for a `limit` or `after` out of range. */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createWebhook: {
@@ -554,6 +646,9 @@ export interface operations {
             /** @description The webhook is attached. */
             201: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -568,6 +663,9 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -581,6 +679,9 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -591,6 +692,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteWebhook: {
@@ -608,6 +710,9 @@ export interface operations {
             /** @description The webhook is detached. The body is empty. */
             204: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -618,6 +723,9 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -628,6 +736,9 @@ export interface operations {
             /** @description The calling client has no webhook with this id. */
             404: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -638,6 +749,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -660,6 +772,9 @@ export interface operations {
             /** @description A page of attempts, newest first. */
             200: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -672,6 +787,9 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -682,6 +800,9 @@ export interface operations {
             /** @description The calling client has no webhook with this id. */
             404: {
                 headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -690,6 +811,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getHealth: {
@@ -805,8 +927,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            415: components["responses"]["UnsupportedMediaType"];
-            500: components["responses"]["InternalError"];
+            /** @description A body was sent with a content type other than JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure. Details go to the server's log, never to the caller. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -1,8 +1,9 @@
 // A longer fuzz run of the HTTP surface than `npm test` makes: `npm run fuzz -- [runs] [seed]`.
+// With DATABASE_URL set, it runs on that PostgreSQL database instead (an empty one: the run leaves its clients there).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fuzzHttpSurface } from '../test/fuzz/http-surface.js';
+import { fuzzHttpSurface } from '../support/fuzz-http-surface.js';
 
 const runs = Number(process.argv[2] ?? 20_000);
 const seed = Number(process.argv[3] ?? Date.now() % 2 ** 31);
@@ -11,7 +12,7 @@ console.log(`fuzzing the HTTP surface: ${runs} runs, seed ${seed} (rerun one wit
 const started = Date.now();
 try {
   const result = await fuzzHttpSurface({
-    databasePath: join(dir, 'fuzz.db'),
+    database: process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATABASE_PATH: join(dir, 'fuzz.db') },
     runs,
     seed,
     onProgress: (done) => {

@@ -1,32 +1,81 @@
 #!/usr/bin/env node
-// Writes generated/openapi.ts from openapi.yaml with openapi-typescript.
-// `--check` writes nothing and fails when the committed file differs from what would be written.
+// Writes, from openapi.yaml:
+//   generated/openapi.ts     the types of every operation and schema (openapi-typescript);
+//   generated/spec-lists.ts  the lists the code needs at run time: the event names, and each
+//                            operation's security scheme.
+// `--check` writes nothing and fails when a committed file differs from what would be written.
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { parse } from 'yaml';
 
 const root = new URL('../', import.meta.url);
-const spec = new URL('openapi.yaml', root);
-const target = new URL('generated/openapi.ts', root);
+const specUrl = new URL('openapi.yaml', root);
 
 const BANNER = `/**
- * GENERATED from openapi.yaml by \`npm run generate\` (openapi-typescript). Do not edit by hand:
+ * GENERATED from openapi.yaml by \`npm run generate\`. Do not edit by hand:
  * change openapi.yaml, then run \`npm run generate\`. CI fails when this file is stale.
  */
 
 `;
 
-const ast = await openapiTS(spec, { alphabetize: false, exportType: true });
-const output = BANNER + astToString(ast);
+const spec = parse(await readFile(specUrl, 'utf8'));
+
+/** operationId → the name of its one security scheme, or null for a public operation. */
+function securityByOperation() {
+  const schemes = {};
+  for (const pathItem of Object.values(spec.paths ?? {})) {
+    for (const operation of Object.values(pathItem)) {
+      if (!operation?.operationId) continue;
+      const names = (operation.security ?? spec.security ?? []).flatMap((requirement) => Object.keys(requirement));
+      if (names.length > 1) throw new Error(`${operation.operationId}: one security scheme per operation is supported`);
+      schemes[operation.operationId] = names[0] ?? null;
+    }
+  }
+  return schemes;
+}
+
+function specLists() {
+  const events = spec.components?.schemas?.EventName?.enum;
+  if (!Array.isArray(events) || events.length === 0) throw new Error('openapi.yaml: components.schemas.EventName needs an enum');
+  const security = securityByOperation();
+  const schemeNames = Object.keys(spec.components?.securitySchemes ?? {});
+  return `${BANNER}import type { operations } from './openapi.js';
+
+/** The lead events, as \`components.schemas.EventName\` lists them. */
+export const EVENT_NAMES = ${JSON.stringify(events)} as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export type SecurityScheme = ${schemeNames.map((name) => JSON.stringify(name)).join(' | ') || 'never'};
+
+/** Each operation's security scheme; null for a public operation. */
+export const OPERATION_SECURITY = {
+${Object.entries(security)
+  .map(([operationId, scheme]) => `  ${operationId}: ${JSON.stringify(scheme)},`)
+  .join('\n')}
+} as const satisfies Record<keyof operations, SecurityScheme | null>;
+`;
+}
+
+const outputs = {
+  'generated/openapi.ts': BANNER + astToString(await openapiTS(specUrl, { alphabetize: false, exportType: true })),
+  'generated/spec-lists.ts': specLists(),
+};
 
 if (process.argv.includes('--check')) {
-  const current = await readFile(target, 'utf8').catch(() => '');
-  if (current !== output) {
-    console.error('generated/openapi.ts is stale: run `npm run generate` and commit the result.');
-    process.exit(1);
+  let stale = false;
+  for (const [path, output] of Object.entries(outputs)) {
+    const current = await readFile(new URL(path, root), 'utf8').catch(() => '');
+    if (current !== output) {
+      console.error(`${path} is stale: run \`npm run generate\` and commit the result.`);
+      stale = true;
+    }
   }
-  console.log('generated/openapi.ts is up to date with openapi.yaml.');
+  if (stale) process.exit(1);
+  console.log('generated/ is up to date with openapi.yaml.');
 } else {
   await mkdir(new URL('generated/', root), { recursive: true });
-  await writeFile(target, output);
-  console.log('wrote generated/openapi.ts');
+  for (const [path, output] of Object.entries(outputs)) {
+    await writeFile(new URL(path, root), output);
+    console.log(`wrote ${path}`);
+  }
 }

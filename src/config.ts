@@ -9,6 +9,14 @@ export interface Config {
   port: number;
   host: string;
   databasePath: string;
+  /** A PostgreSQL URL; when set, the PostgreSQL store runs instead of SQLite. */
+  databaseUrl: string | null;
+  /** Connections the PostgreSQL store keeps open at most, per process. */
+  databasePoolSize: number;
+  /** How long to wait for a PostgreSQL connection, in milliseconds. */
+  databaseConnectTimeout: number;
+  /** How long one PostgreSQL statement may run before the server cancels it, in milliseconds. */
+  databaseStatementTimeout: number;
   logLevel: LogLevel;
   /** Largest request body the client API accepts, in bytes. */
   bodyLimit: number;
@@ -32,6 +40,10 @@ export interface Config {
   rateLimit: RateLimit | null;
   /** Active webhooks one client may have. */
   maxWebhooksPerClient: number;
+  /** How long delivered and failed events are kept, with their deliveries and attempts, in milliseconds. */
+  retention: number;
+  /** How often the history older than `retention` is pruned, in milliseconds. */
+  pruneInterval: number;
 }
 
 export interface RateLimit {
@@ -53,6 +65,8 @@ interface Setting<T> {
   expected: string;
   /** Never echoed in an error message. */
   secret?: boolean;
+  /** How the value is shown in an error message, when not as written. */
+  display?: (value: string) => string;
 }
 
 const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
@@ -64,11 +78,11 @@ export function parseSize(value: string): number | undefined {
   return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
 }
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `250ms`, `15s`, `5m`, `2h` → milliseconds. A bare number has no unit and is refused. */
+/** `250ms`, `15s`, `5m`, `2h`, `30d` → milliseconds. A bare number has no unit and is refused. */
 export function parseDuration(value: string): number | undefined {
-  const match = /^(\d+)\s*(ms|s|m|h)$/.exec(value.trim());
+  const match = /^(\d+)\s*(ms|s|m|h|d)$/.exec(value.trim());
   if (!match) return undefined;
   const ms = Number(match[1]) * (DURATION_UNITS[match[2]!] ?? 0);
   return Number.isSafeInteger(ms) ? ms : undefined;
@@ -116,6 +130,35 @@ function parseNonEmpty(value: string): string | undefined {
   return value.trim() === '' ? undefined : value;
 }
 
+/** A postgres:// or postgresql:// URL; unset or empty selects SQLite (null). */
+export function parseDatabaseUrl(value: string): string | null | undefined {
+  if (value === '') return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'postgres:' || url.protocol === 'postgresql:' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A database URL with its password masked; undefined when it does not parse (it may all be secret). */
+export function maskDatabaseUrl(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    if (url.password !== '') url.password = '***';
+    if (url.searchParams.has('password')) url.searchParams.set('password', '***');
+    return url.toString();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A database URL as an error message shows it. */
+export function redactDatabaseUrl(value: string): string {
+  const masked = maskDatabaseUrl(value);
+  return masked === undefined ? '(value hidden)' : JSON.stringify(masked);
+}
+
 function parseLogLevel(value: string): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
@@ -127,6 +170,19 @@ const SETTINGS = {
     default: './data/leadhooks.db',
     parse: parseNonEmpty,
     expected: 'a file path (or :memory:)',
+  },
+  DATABASE_URL: {
+    default: '',
+    parse: parseDatabaseUrl,
+    expected: 'a PostgreSQL URL, such as postgres://user:password@host:5432/leadhooks (unset: SQLite at DATABASE_PATH)',
+    display: redactDatabaseUrl,
+  },
+  DATABASE_POOL_SIZE: { default: '10', parse: parseCount, expected: 'a whole number from 1' },
+  DATABASE_CONNECT_TIMEOUT: { default: '5s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 5s' },
+  DATABASE_STATEMENT_TIMEOUT: {
+    default: '30s',
+    parse: parsePositiveDuration,
+    expected: 'a duration with a unit, such as 30s',
   },
   LOG_LEVEL: { default: 'info', parse: parseLogLevel, expected: `one of ${LOG_LEVELS.join(', ')}` },
   BODY_LIMIT: {
@@ -150,7 +206,7 @@ const SETTINGS = {
   DELIVERY_RETRY_SCHEDULE: {
     default: '5s,5m,30m,2h,5h,10h,10h',
     parse: parseSchedule,
-    expected: 'comma-separated delays with units (ms, s, m, h), such as 5s,5m,30m',
+    expected: 'comma-separated delays with units (ms, s, m, h, d), such as 5s,5m,30m',
   },
   DELIVERY_TIMEOUT: { default: '15s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 15s' },
   DELIVERY_CONCURRENCY: { default: '64', parse: parseCount, expected: 'a whole number from 1' },
@@ -166,6 +222,8 @@ const SETTINGS = {
     expected: 'requests per window, such as 600/1m, or off',
   },
   MAX_WEBHOOKS_PER_CLIENT: { default: '100', parse: parseCount, expected: 'a whole number from 1' },
+  RETENTION: { default: '30d', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30d or 12h' },
+  PRUNE_INTERVAL: { default: '1m', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 1m' },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -176,7 +234,7 @@ function read<K extends SettingName>(env: Env, name: K): Exclude<ReturnType<(typ
   const raw = env[name] || setting.default;
   const value = setting.parse(raw);
   if (value === undefined) {
-    const shown = setting.secret ? '(value hidden)' : JSON.stringify(raw);
+    const shown = setting.secret ? '(value hidden)' : setting.display ? setting.display(raw) : JSON.stringify(raw);
     throw new ConfigError(`${name}=${shown} is not valid: expected ${setting.expected}`);
   }
   return value as Exclude<ReturnType<(typeof SETTINGS)[K]['parse']>, undefined>;
@@ -187,6 +245,10 @@ export function loadConfig(env: Env = process.env): Config {
     port: read(env, 'PORT'),
     host: read(env, 'HOST'),
     databasePath: read(env, 'DATABASE_PATH'),
+    databaseUrl: read(env, 'DATABASE_URL'),
+    databasePoolSize: read(env, 'DATABASE_POOL_SIZE'),
+    databaseConnectTimeout: read(env, 'DATABASE_CONNECT_TIMEOUT'),
+    databaseStatementTimeout: read(env, 'DATABASE_STATEMENT_TIMEOUT'),
     logLevel: read(env, 'LOG_LEVEL'),
     bodyLimit: read(env, 'BODY_LIMIT'),
     publisherToken: read(env, 'PUBLISHER_TOKEN'),
@@ -199,5 +261,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateTargets: read(env, 'ALLOW_PRIVATE_TARGETS'),
     rateLimit: read(env, 'RATE_LIMIT_PER_KEY'),
     maxWebhooksPerClient: read(env, 'MAX_WEBHOOKS_PER_CLIENT'),
+    retention: read(env, 'RETENTION'),
+    pruneInterval: read(env, 'PRUNE_INTERVAL'),
   };
 }

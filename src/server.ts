@@ -3,11 +3,14 @@
 // SIGINT/SIGTERM (in-flight requests finish, then the database closes).
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { exitOnUnsupportedNode } from './node-version.js';
+import { describeStore } from './store/open-store.js';
 
 /** Beyond the attempt timeout (delivery attempts in flight finish too), before giving up. */
 const SHUTDOWN_MARGIN_MS = 10_000;
 
 async function main(): Promise<void> {
+  exitOnUnsupportedNode();
   const config = loadConfig();
   const app = await buildApp(config);
 
@@ -38,7 +41,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
 
   const address = await app.listen({ port: config.port, host: config.host });
-  app.log.info({ address, databasePath: config.databasePath }, 'leadhooks is ready');
+  app.log.info({ address, ...describeStore(config) }, 'leadhooks is ready');
 }
 
 main().catch((error: unknown) => {

@@ -4,18 +4,24 @@
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/delivery-worker.js';
-import { createSqliteStore } from './store/sqlite/index.js';
+import { exitOnUnsupportedNode } from './node-version.js';
+import { createPruner } from './retention/pruner.js';
+import { describeStore, openStore } from './store/open-store.js';
 
+exitOnUnsupportedNode();
 try {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
-  const store = createSqliteStore(config.databasePath);
+  const store = await openStore(config);
   const worker = createDeliveryWorker(store, config, log.child({ component: 'delivery' }));
+  const pruner = createPruner(store, config, log.child({ component: 'retention' }));
   worker.start();
-  log.info({ databasePath: config.databasePath, concurrency: config.deliveryConcurrency }, 'delivery worker is running');
+  pruner.start();
+  log.info({ ...describeStore(config), concurrency: config.deliveryConcurrency }, 'delivery worker is running');
 
   const stop = async (signal: NodeJS.Signals) => {
     log.info({ signal }, 'stopping: finishing attempts in flight');
+    await pruner.stop();
     await worker.stop();
     await store.close();
     log.info('stopped cleanly');

@@ -6,6 +6,10 @@ t.test('defaults', async (t) => {
     port: 3000,
     host: '127.0.0.1',
     databasePath: './data/leadhooks.db',
+    databaseUrl: null,
+    databasePoolSize: 10,
+    databaseConnectTimeout: 5_000,
+    databaseStatementTimeout: 30_000,
     logLevel: 'info',
     bodyLimit: 16 * 1024,
     publisherToken: null,
@@ -18,6 +22,8 @@ t.test('defaults', async (t) => {
     allowPrivateTargets: false,
     rateLimit: { max: 600, windowMs: 60_000, text: '600/1m' },
     maxWebhooksPerClient: 100,
+    retention: 30 * 86_400_000,
+    pruneInterval: 60_000,
   });
 });
 
@@ -26,6 +32,10 @@ t.test('values are read and converted', async (t) => {
     PORT: '8080',
     HOST: '0.0.0.0',
     DATABASE_PATH: '/var/lib/lh.db',
+    DATABASE_URL: 'postgresql://leadhooks:s3cret@db.internal:5433/leadhooks?sslmode=require',
+    DATABASE_POOL_SIZE: '25',
+    DATABASE_CONNECT_TIMEOUT: '2s',
+    DATABASE_STATEMENT_TIMEOUT: '10s',
     LOG_LEVEL: 'debug',
     BODY_LIMIT: '1mb',
     PUBLISHER_TOKEN: 'a-long-enough-publisher-token',
@@ -38,11 +48,17 @@ t.test('values are read and converted', async (t) => {
     ALLOW_PRIVATE_TARGETS: 'true',
     RATE_LIMIT_PER_KEY: '30 / 10s',
     MAX_WEBHOOKS_PER_CLIENT: '5',
+    RETENTION: '7d',
+    PRUNE_INTERVAL: '10s',
   });
   t.same(config, {
     port: 8080,
     host: '0.0.0.0',
     databasePath: '/var/lib/lh.db',
+    databaseUrl: 'postgresql://leadhooks:s3cret@db.internal:5433/leadhooks?sslmode=require',
+    databasePoolSize: 25,
+    databaseConnectTimeout: 2_000,
+    databaseStatementTimeout: 10_000,
     logLevel: 'debug',
     bodyLimit: 1024 * 1024,
     publisherToken: 'a-long-enough-publisher-token',
@@ -55,6 +71,8 @@ t.test('values are read and converted', async (t) => {
     allowPrivateTargets: true,
     rateLimit: { max: 30, windowMs: 10_000, text: '30 / 10s' },
     maxWebhooksPerClient: 5,
+    retention: 7 * 86_400_000,
+    pruneInterval: 10_000,
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
@@ -65,6 +83,10 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
   const bad: Record<string, string> = {
     PORT: '70000',
     HOST: '   ',
+    DATABASE_URL: 'mysql://root@127.0.0.1/leadhooks',
+    DATABASE_POOL_SIZE: '0',
+    DATABASE_CONNECT_TIMEOUT: '5',
+    DATABASE_STATEMENT_TIMEOUT: '0ms',
     LOG_LEVEL: 'loud',
     BODY_LIMIT: '16',
     PUBLISHER_BODY_LIMIT: 'big',
@@ -76,6 +98,8 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     ALLOW_PRIVATE_TARGETS: 'yes please',
     RATE_LIMIT_PER_KEY: '600',
     MAX_WEBHOOKS_PER_CLIENT: '-1',
+    RETENTION: '30',
+    PRUNE_INTERVAL: '0s',
   };
   for (const [name, value] of Object.entries(bad)) {
     t.throws(() => loadConfig({ [name]: value }), ConfigError, name);
@@ -92,6 +116,17 @@ t.test('a bad publisher token is refused without being echoed', async (t) => {
   t.throws(() => loadConfig({ PUBLISHER_TOKEN: 'short-secret' }), {
     message: 'PUBLISHER_TOKEN=(value hidden) is not valid: expected a secret of at least 16 characters (unset disables POST /events)',
   });
+});
+
+t.test('a DATABASE_URL that is not a PostgreSQL URL is refused, its password never echoed', async (t) => {
+  t.equal(loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' }).databaseUrl, 'postgres://postgres@127.0.0.1:5432/test');
+  t.equal(loadConfig({ DATABASE_URL: '' }).databaseUrl, null, 'empty: SQLite');
+  t.throws(() => loadConfig({ DATABASE_URL: 'mysql://admin:hunter2hunter2@db/leadhooks' }), {
+    message: 'DATABASE_URL="mysql://admin:***@db/leadhooks" is not valid: expected a PostgreSQL URL, such as postgres://user:password@host:5432/leadhooks (unset: SQLite at DATABASE_PATH)',
+  });
+  t.throws(() => loadConfig({ DATABASE_URL: 'leadhooks' }), /^DATABASE_URL=\(value hidden\) is not valid/, 'not a URL');
+  t.throws(() => loadConfig({ DATABASE_URL: 'mysql://db/x?password=hunter2' }), { message: /^DATABASE_URL="mysql:\/\/db\/x\?password=\*\*\*" is not valid/ });
+  t.throws(() => loadConfig({ DATABASE_URL: 'hunter2 is my password' }), { message: /^DATABASE_URL=\(value hidden\) is not valid/ });
 });
 
 t.test('sizes', async (t) => {

@@ -1,6 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { HttpError, MESSAGES } from '../http/http-error.js';
+import { HttpError } from '../http/http-error.js';
+import { MESSAGES } from '../http/messages.js';
 import type { Client, Store } from '../store/store.js';
 import { hashApiKey } from './api-keys.js';
 
@@ -15,10 +16,11 @@ declare module 'fastify' {
 
 const sha256 = (value: string) => hash('sha256', value, 'buffer');
 
-export const PUBLISHING_DISABLED = 'Publishing is disabled: the server has no PUBLISHER_TOKEN';
-
-/** The handlers of openapi.yaml's security schemes, by scheme name. */
-export function createSecurityHandlers(store: Store, publisherToken: string | null) {
+/**
+ * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name
+ * (src/routes/operations.ts puts each operation's first in its chain).
+ */
+export function createAuthenticators(store: Store, publisherToken: string | null) {
   // Digests of equal length, so the comparison takes the same time whatever was sent.
   const expected = publisherToken === null ? null : sha256(publisherToken);
 
@@ -35,10 +37,10 @@ export function createSecurityHandlers(store: Store, publisherToken: string | nu
     },
 
     async publisherToken(request: FastifyRequest): Promise<void> {
-      if (expected === null) throw new HttpError(401, PUBLISHING_DISABLED);
+      if (expected === null) throw new HttpError(401, MESSAGES.publishingDisabled);
       const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
       if (!match || !timingSafeEqual(sha256(match[1]!), expected)) {
-        throw new HttpError(401, 'Invalid publisher token');
+        throw new HttpError(401, MESSAGES.invalidPublisherToken);
       }
     },
   };

@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
 import { generateApiKey } from '../auth/api-keys.js';
 import { loadConfig } from '../config.js';
-import { createSqliteStore } from '../store/sqlite/index.js';
-import { EVENT_NAMES, publishEvent } from '../delivery/publish-event.js';
-import type { EventName, Store } from '../store/store.js';
+import { openStore } from '../store/open-store.js';
+import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';
+import { publishEvent } from '../delivery/publish-event.js';
+import type { Store } from '../store/store.js';
+import { runMoveCommand } from './move-command.js';
 
 export const USAGE = `Usage: leadhooks <command> [--json]
 
@@ -14,15 +16,21 @@ Commands:
   key list [clientId]         list keys by prefix and creation time (never the key itself)
   key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
   event emit <clientId> <type> --data '<json>'
-                              publish a lead event (lead_create or lead_update) to the
+                              publish a lead event (${EVENT_NAMES.join(' or ')}) to the
                               client's subscribed webhooks; a running worker delivers it
+  migrate-to-postgres --from <sqlite file> --to <postgres url>
+                              copy a SQLite database (clients, keys, webhooks with their ids,
+                              events, deliveries and their attempts) into an empty PostgreSQL
+                              database, in one transaction; stop the service first
 
 Options:
   --json                      machine-readable output
   --data <json>               the lead, a JSON object (event emit)
+  --from <file>, --to <url>   the SQLite file and the PostgreSQL database (migrate-to-postgres)
   -h, --help                  this text
 
-The database is DATABASE_PATH (default ./data/leadhooks.db), as for the server.`;
+The database is the server's: PostgreSQL at DATABASE_URL when it is set, otherwise the SQLite
+file DATABASE_PATH (default ./data/leadhooks.db).`;
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -119,6 +127,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         data: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
       },
     });
   } catch (error) {
@@ -127,13 +137,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [group, action, ...args] = positionals;
+  if (group === 'migrate-to-postgres' && action === undefined && !values.help) {
+    return runMoveCommand({ from: values.from, to: values.to, json: values.json }, io);
+  }
   const command = COMMANDS[`${group} ${action}`];
   if (values.help || !command) {
     (values.help ? io.out : io.err)(USAGE);
     return values.help ? 0 : 2;
   }
 
-  const store = createSqliteStore(loadConfig(io.env).databasePath);
+  const store = await openStore(loadConfig(io.env));
   try {
     const output = await command(store, args, { data: values.data });
     io.out(values.json ? JSON.stringify(output.json) : output.text);

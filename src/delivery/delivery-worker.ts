@@ -9,8 +9,8 @@ const LEASE_MARGIN_MS = 5_000;
 /** In flight at once to one webhook, so a slow receiver holds a few slots and not all of them. */
 const PER_WEBHOOK_IN_FLIGHT = 8;
 
-/** The sleep before the next claim: shortened to end at `dueAt` when that is still to come. */
-function sleepUntil(dueAt: number, sleep: number): number {
+/** How long to sleep before the next claim: `sleep`, cut short to end at `dueAt` if that comes first. */
+function sleepBefore(dueAt: number, sleep: number): number {
   const wait = dueAt - Date.now();
   return wait > 0 ? Math.min(sleep, wait) : sleep;
 }
@@ -49,6 +49,7 @@ export function createDeliveryWorker(
   let claiming = false;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+  let unsubscribe = () => {};
 
   function wake(delayMs: number) {
     if (!running) return;
@@ -69,7 +70,7 @@ export function createDeliveryWorker(
       // A read first: claiming is a write (a transaction, an fsync), not worth making for nothing.
       const due = free > 0 ? await store.deliveries.nextDueAt() : undefined;
       if (due !== undefined && due > Date.now()) {
-        sleep = sleepUntil(due, sleep);
+        sleep = sleepBefore(due, sleep);
       } else if (due !== undefined) {
         const now = Date.now();
         const jobs = await store.deliveries.claimDue({
@@ -86,7 +87,7 @@ export function createDeliveryWorker(
           // Due deliveries left behind belong to webhooks at their in-flight cap: the attempts
           // finishing wake the worker, so only sleep until the next delivery not yet due.
           const next = await store.deliveries.nextDueAt();
-          if (next !== undefined) sleep = sleepUntil(next, sleep);
+          if (next !== undefined) sleep = sleepBefore(next, sleep);
         }
       }
     } catch (error) {
@@ -141,6 +142,8 @@ export function createDeliveryWorker(
     start() {
       if (running) return;
       running = true;
+      // Publications by other processes wake the worker at once where the store can tell.
+      unsubscribe = store.onNewWork(() => wake(0));
       wake(0);
     },
     notify() {
@@ -148,6 +151,7 @@ export function createDeliveryWorker(
     },
     async stop() {
       running = false;
+      unsubscribe();
       clearTimeout(timer);
       while (claiming) await new Promise((resolve) => setTimeout(resolve, 5));
       await Promise.allSettled([...attempts]);

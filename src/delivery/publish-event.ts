@@ -1,7 +1,6 @@
 import { pooledRandomBytes } from '../random-bytes.js';
-import type { EventName, Store } from '../store/store.js';
-
-export const EVENT_NAMES: readonly EventName[] = ['lead_create', 'lead_update'];
+import type { EventName } from '../../generated/spec-lists.js';
+import type { Store } from '../store/store.js';
 
 /**
  * Stores a lead event with one delivery per subscribed webhook (the outbox), for the API and the

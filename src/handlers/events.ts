@@ -1,5 +1,6 @@
 import { publishEvent } from '../delivery/publish-event.js';
-import { HttpError, MESSAGES } from '../http/http-error.js';
+import { HttpError } from '../http/http-error.js';
+import { MESSAGES } from '../http/messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 

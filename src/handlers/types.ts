@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/openapi.js';
+import type { OPERATION_SECURITY } from '../../generated/spec-lists.js';
 import type { Client } from '../store/store.js';
 
 // Handler types derived from the generated `operations`: one handler per operationId, taking the
@@ -30,8 +31,10 @@ export type Success<K extends OperationId> = {
   [S in keyof Responses<K> & SuccessStatus]: { status: S; body: JsonContent<Responses<K>[S]> };
 }[keyof Responses<K> & SuccessStatus];
 
-/** Operations not authenticated by an API key (the publisher's, the health checks): no client. */
-type ClientlessOperation = 'publishEvent' | 'getHealth' | 'getReadiness';
+/** Operations not secured by an API key in openapi.yaml (the publisher's, the health checks): no client. */
+type ClientlessOperation = {
+  [K in OperationId]: (typeof OPERATION_SECURITY)[K] extends 'apiKey' ? never : K;
+}[OperationId];
 
 export type OperationRequest<K extends OperationId> = {
   params: PathParams<K>;
@@ -48,3 +51,16 @@ export type OperationRequest<K extends OperationId> = {
 export type Handler<K extends OperationId> = (request: OperationRequest<K>) => Promise<Success<K>>;
 
 export type Handlers = { [K in OperationId]: Handler<K> };
+
+/**
+ * What every handler is at run time: each was type-checked against its own operation where it
+ * was written; the route binding (src/routes/operations.ts) passes the request as Fastify has it,
+ * validated against openapi.yaml (client is null for operations not secured by a key).
+ */
+export type RuntimeHandler = (request: {
+  client: Client | null;
+  params: unknown;
+  query: unknown;
+  body: unknown;
+  log: FastifyBaseLogger;
+}) => Promise<{ status: number; body: unknown }>;

@@ -1,13 +1,14 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody, HttpError, MESSAGES } from './http-error.js';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { StoreUnavailableError } from '../store/store.js';
+import { errorBody, HttpError } from './http-error.js';
 import { operationIdOf } from '../spec.js';
-import { inputErrorMessage } from './input-errors.js';
+import { inputErrorMessage, MESSAGES } from './messages.js';
 
 // Every error leaves here, in the contract's one shape: {"error": string} and no other field.
 // Fastify's own errors (parse, size, media type, validation, routing) included.
-
 
 const partOf = (request: FastifyRequest, part: string | undefined): unknown =>
   part === 'body' ? request.body : part === 'params' ? request.params : part === 'querystring' ? request.query : undefined;
@@ -37,9 +38,16 @@ function clientMessage(error: FastifyError, request: FastifyRequest, status: num
   }
 }
 
+/** How long a client is told to wait when the database does not answer. */
+const RETRY_AFTER_UNAVAILABLE_S = '5';
+
 function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   // A path or method we do not serve is 404, even when its body could not be read.
   if (request.is404) return reply.code(404).send(errorBody(MESSAGES.notFound));
+  if ((error as Error) instanceof StoreUnavailableError) {
+    request.log.warn({ err: error }, 'the database does not answer');
+    return reply.code(503).header('retry-after', RETRY_AFTER_UNAVAILABLE_S).send(errorBody(MESSAGES.databaseUnavailable));
+  }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
   // An HttpError's message is meant for the client at any status; anything else at 5xx is masked.
   if (status >= 500 && !(error instanceof HttpError)) {
@@ -49,32 +57,36 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   return reply.code(status).send(errorBody(clientMessage(error, request, status)));
 }
 
-export function installErrorHandling(
-  app: FastifyInstance,
-  onNotFound: (request: FastifyRequest, reply: FastifyReply) => void = () => {},
-): void {
-  app.setErrorHandler(sendError);
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404);
-    onNotFound(request, reply);
-    return reply.send(errorBody(MESSAGES.notFound));
-  });
+/**
+ * The one error handler and the not-found handler, and the refusal of requests that arrive while
+ * the server closes. Needs the metrics plugin: unmatched requests are counted as they are answered.
+ */
+export const errorHandlingPlugin = fp(
+  async (app) => {
+    app.setErrorHandler(sendError);
+    app.setNotFoundHandler((request, reply) => {
+      reply.code(404);
+      app.metrics.observeUnmatched(request, reply);
+      return reply.send(errorBody(MESSAGES.notFound));
+    });
 
-  // While closing, a request that still arrives on an open keep-alive connection is refused
-  // here, in the contract's shape (Fastify's own 503 body has three fields).
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (closing) reply.code(503).header('connection', 'close').send(errorBody(MESSAGES.unavailable));
-    else done();
-  });
-}
+    // While closing, a request that still arrives on an open keep-alive connection is refused
+    // here, in the contract's shape (Fastify's own 503 body has three fields).
+    let closing = false;
+    app.addHook('preClose', async () => {
+      closing = true;
+    });
+    app.addHook('onRequest', (_request, reply, done) => {
+      if (closing) reply.code(503).header('connection', 'close').send(errorBody(MESSAGES.unavailable));
+      else done();
+    });
+  },
+  { name: 'error-handling', dependencies: ['metrics'] },
+);
 
 const CLIENT_ERRORS: Record<string, [number, string]> = {
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
-  HPE_HEADER_OVERFLOW: [431, 'Request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, MESSAGES.requestTimeout],
+  HPE_HEADER_OVERFLOW: [431, MESSAGES.headersTooLarge],
 };
 
 /**
@@ -83,7 +95,7 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
  */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, `${MESSAGES.badRequest}: malformed HTTP request`];
+  const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, MESSAGES.malformedRequest];
   const body = JSON.stringify(errorBody(message));
   if (socket.writable) {
     socket.write(

@@ -15,18 +15,3 @@ export interface ErrorBody {
 }
 
 export const errorBody = (message: string): ErrorBody => ({ error: message });
-
-export const MESSAGES = {
-  // The interface document's words for an unknown API client; 401 here (CONTRACT.md).
-  unauthorized: 'Client not found',
-  notFound: 'Not found',
-  internal: 'Internal server error',
-  tooLarge: 'Request body is too large',
-  unsupportedMediaType: 'Unsupported media type: send the body as application/json',
-  badRequest: 'Bad request',
-  unavailable: 'Service unavailable: the server is shutting down',
-  clientNotFound: 'Client not found',
-  webhookNotFound: 'Webhook not found',
-  webhookLimit: 'Webhook limit reached',
-  notReady: 'Not ready: the database does not answer',
-} as const;

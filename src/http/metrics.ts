@@ -1,13 +1,26 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { operationIdOf } from '../spec.js';
 import type { AttemptOutcome, Store } from '../store/store.js';
-import { appendRouteHook } from './route-hooks.js';
 
 export interface Metrics {
   /** Counts one delivery attempt by its outcome. */
   countAttempt(outcome: AttemptOutcome): void;
   /** Counts a request that matched no route (the not-found handler calls it as it answers). */
   observeUnmatched(request: FastifyRequest, reply: FastifyReply): void;
+  /**
+   * The onResponse hook that times the requests of one route. Each route gets its own, holding
+   * its series: a global hook would read the route's template through request.routeOptions,
+   * which Fastify builds anew on every call.
+   */
+  routeObserver(url: string): onResponseHookHandler;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
 }
 
 interface Series {
@@ -88,56 +101,64 @@ class RequestHistogram {
 /**
  * Prometheus metrics at GET /metrics (text exposition format, no key): requests by route and
  * status with their latency, delivery attempts by outcome, pending deliveries and the age of the
- * oldest one, and the process's own (memory, CPU, event loop).
+ * oldest one, and the process's own (memory, CPU, event loop). The operations' routes are timed
+ * by their pipeline (src/routes/operation-pipeline.ts); this times the others (docs, /metrics).
  */
-export function installMetrics(app: FastifyInstance, store: Store): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'leadhooks_' });
+export const metricsPlugin = fp<{ store: Store }>(
+  async (app, { store }) => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'leadhooks_' });
 
-  const requests = new RequestHistogram(
-    'leadhooks_http_request_duration_seconds',
-    'HTTP requests by method, route template and status, and how long they took.',
-    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  );
-  registry.registerMetric(requests as never);
-  const attempts = new Counter({
-    name: 'leadhooks_delivery_attempts_total',
-    help: 'Delivery attempts made by this process, by outcome (succeeded, retrying, failed, gone).',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const pending = new Gauge({
-    name: 'leadhooks_deliveries_pending',
-    help: 'Deliveries waiting for an attempt or a retry.',
-    registers: [registry],
-  });
-  const oldestAge = new Gauge({
-    name: 'leadhooks_oldest_pending_delivery_age_seconds',
-    help: 'How long ago the oldest pending delivery was created; 0 when none is pending.',
-    registers: [registry],
-  });
+    const requests = new RequestHistogram(
+      'leadhooks_http_request_duration_seconds',
+      'HTTP requests by method, route template and status, and how long they took.',
+      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    );
+    registry.registerMetric(requests as never);
+    const attempts = new Counter({
+      name: 'leadhooks_delivery_attempts_total',
+      help: 'Delivery attempts made by this process, by outcome (succeeded, retrying, failed, gone).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    });
+    const pending = new Gauge({
+      name: 'leadhooks_deliveries_pending',
+      help: 'Deliveries waiting for an attempt or a retry.',
+      registers: [registry],
+    });
+    const oldestAge = new Gauge({
+      name: 'leadhooks_oldest_pending_delivery_age_seconds',
+      help: 'How long ago the oldest pending delivery was created; 0 when none is pending.',
+      registers: [registry],
+    });
 
-  // Each route gets its own onResponse hook holding its series: a global hook would read the
-  // route's template through request.routeOptions, which Fastify builds anew on every call.
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const series = requests.route(route.url);
-    const observe: onResponseHookHandler = (request, reply, done) => {
-      series(request.method, reply.statusCode).observe(reply.elapsedTime / 1000);
-      done();
+    const routeObserver = (url: string): onResponseHookHandler => {
+      const series = requests.route(url);
+      return (request, reply, done) => {
+        series(request.method, reply.statusCode).observe(reply.elapsedTime / 1000);
+        done();
+      };
     };
-    appendRouteHook(route, 'onResponse', observe);
-  });
-  const unmatched = requests.route('unmatched');
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    // One query for both backlog gauges, per scrape.
-    const { count, oldestCreatedAt } = await store.deliveries.pendingStats();
-    pending.set(count);
-    oldestAge.set(oldestCreatedAt === undefined ? 0 : (Date.now() - oldestCreatedAt) / 1000);
-    return reply.type(registry.contentType).send(await registry.metrics());
-  });
+    const unmatched = requests.route('unmatched');
+    app.decorate('metrics', {
+      countAttempt: (outcome) => attempts.inc({ outcome }),
+      observeUnmatched: (request, reply) => unmatched(request.method, reply.statusCode).observe(reply.elapsedTime / 1000),
+      routeObserver,
+    } satisfies Metrics);
 
-  return {
-    countAttempt: (outcome) => attempts.inc({ outcome }),
-    observeUnmatched: (request, reply) => unmatched(request.method, reply.statusCode).observe(reply.elapsedTime / 1000),
-  };
-}
+    app.addHook('onRoute', (route: RouteOptions) => {
+      if (operationIdOf(route) !== undefined) return;
+      // Behind whatever the plugin that made the route gave it (none of today's give one).
+      const own = route.onResponse === undefined ? [] : [route.onResponse].flat();
+      route.onResponse = [...own, routeObserver(route.url)];
+    });
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+      // One query for both backlog gauges, per scrape.
+      const { count, oldestCreatedAt } = await store.deliveries.pendingStats();
+      pending.set(count);
+      oldestAge.set(oldestCreatedAt === undefined ? 0 : (Date.now() - oldestCreatedAt) / 1000);
+      return reply.type(registry.contentType).send(await registry.metrics());
+    });
+  },
+  { name: 'metrics' },
+);

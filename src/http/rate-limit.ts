@@ -1,11 +1,17 @@
-import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import type { RateLimit } from '../config.js';
-import { operationIdOf } from '../spec.js';
 import { HttpError } from './http-error.js';
-import { appendRouteHook } from './route-hooks.js';
+import { rateLimited } from './messages.js';
 
 /** How often windows that have run out are dropped, at most (and at least once a minute). */
 const MAX_SWEEP_INTERVAL_MS = 60_000;
+
+export interface RateLimiter {
+  /** The onRequest hook, placed behind authentication: it counts by the key's hash. */
+  limit: onRequestHookHandler;
+  /** Stops the sweep of windows that have run out. */
+  close(): void;
+}
 
 /**
  * The per-key rate limit of the client API (RATE_LIMIT_PER_KEY): a fixed window per API key,
@@ -13,10 +19,10 @@ const MAX_SWEEP_INTERVAL_MS = 60_000;
  * after authentication, so only requests with a valid key count, and one key's flood never uses
  * up another's allowance. Every response of a limited operation carries x-ratelimit-limit,
  * x-ratelimit-remaining and x-ratelimit-reset (seconds); a refused one also retry-after.
- * Install after the security hook: its onRoute hook appends the limiter behind authentication.
+ * Undefined when the limit is off.
  */
-export function installRateLimit(app: FastifyInstance, limit: RateLimit | null, schemes: ReadonlyMap<string, string | null>): void {
-  if (limit === null) return;
+export function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
+  if (limit === null) return undefined;
   const { max, windowMs } = limit;
   const window = limit.text.split('/')[1]!.trim();
   // By the key's hash, from authentication: the table never holds a usable key.
@@ -26,30 +32,27 @@ export function installRateLimit(app: FastifyInstance, limit: RateLimit | null, 
     for (const [key, entry] of windows) if (entry.resetAt <= now) windows.delete(key);
   }, Math.min(windowMs, MAX_SWEEP_INTERVAL_MS));
   sweep.unref();
-  app.addHook('onClose', async () => clearInterval(sweep));
 
-  const limiter: onRequestHookHandler = (request, reply, done) => {
-    const key = request.apiKeyHash ?? '';
-    const now = Date.now();
-    let entry = windows.get(key);
-    if (entry === undefined || entry.resetAt <= now) {
-      entry = { count: 0, resetAt: now + windowMs };
-      windows.set(key, entry);
-    }
-    entry.count++;
-    const resetSeconds = Math.ceil((entry.resetAt - now) / 1000);
-    reply.headers({
-      'x-ratelimit-limit': max,
-      'x-ratelimit-remaining': Math.max(0, max - entry.count),
-      'x-ratelimit-reset': resetSeconds,
-    });
-    if (entry.count <= max) return done();
-    reply.header('retry-after', resetSeconds);
-    done(new HttpError(429, `Rate limit exceeded: ${max} requests per ${window}; retry in ${resetSeconds} seconds`));
+  return {
+    limit(request, reply, done) {
+      const key = request.apiKeyHash ?? '';
+      const now = Date.now();
+      let entry = windows.get(key);
+      if (entry === undefined || entry.resetAt <= now) {
+        entry = { count: 0, resetAt: now + windowMs };
+        windows.set(key, entry);
+      }
+      entry.count++;
+      const resetSeconds = Math.ceil((entry.resetAt - now) / 1000);
+      reply.headers({
+        'x-ratelimit-limit': max,
+        'x-ratelimit-remaining': Math.max(0, max - entry.count),
+        'x-ratelimit-reset': resetSeconds,
+      });
+      if (entry.count <= max) return done();
+      reply.header('retry-after', resetSeconds);
+      done(new HttpError(429, rateLimited(max, window, resetSeconds)));
+    },
+    close: () => clearInterval(sweep),
   };
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const operationId = operationIdOf(route);
-    if (!operationId || schemes.get(operationId) !== 'apiKey') return;
-    appendRouteHook(route, 'onRequest', limiter);
-  });
 }

@@ -9,6 +9,21 @@ import type { FastifySchemaCompiler } from 'fastify';
 // openapi.yaml is OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
 const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
 
+/**
+ * `format: http-url` (a webhook's URL): the schema's pattern checks the shape; the WHATWG URL
+ * parser, which delivery uses too, decides whether there is a host.
+ */
+export function isHttpUrl(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+ajv.addFormat('date-time', true); // only in responses; never validated on the way in
+
 const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
 
 interface ObjectSchema {

@@ -1,7 +1,19 @@
 // The storage interface. Everything the service keeps goes through it, asynchronously, so a
 // PostgreSQL store can stand beside the embedded SQLite one. No HTTP concepts in here.
 
-export type EventName = 'lead_create' | 'lead_update';
+import type { EventName } from '../../generated/spec-lists.js';
+
+// Event names come from openapi.yaml (components.schemas.EventName), through `npm run generate`.
+export type { EventName };
+
+/**
+ * The database could not be reached (refused, lost or timed-out connections): the operation did
+ * not take effect, or its commit was not confirmed. Nothing it did was acknowledged; trying again
+ * later is the answer. The store recovers by itself when the database is back.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
 
 export interface Client {
   id: number;
@@ -114,8 +126,19 @@ export interface WebhookRepository {
   create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
   /** Deletes one of the client's active webhooks; false when it has none with this id. */
   delete(clientId: number, id: number): Promise<boolean>;
-  /** The client's active webhooks with their delivery health, oldest first. */
-  list(clientId: number): Promise<WebhookSummary[]>;
+  /** Up to `limit` of the client's active webhooks with ids above `after`, with their delivery health, oldest first. */
+  list(clientId: number, page: { limit: number; after?: number }): Promise<WebhookSummary[]>;
+}
+
+/** What one batch of pruning deleted, and where the next batch goes on from. */
+export interface PruneBatch {
+  events: number;
+  deliveries: number;
+  attempts: number;
+  /** Pass to the next call to go on after the events this one visited. */
+  cursor: number;
+  /** False once the oldest events left are newer than the cut-off. */
+  more: boolean;
 }
 
 export interface EventRepository {
@@ -124,6 +147,13 @@ export interface EventRepository {
    * its type, in one transaction. Undefined when the client does not exist.
    */
   publish(event: NewEvent): Promise<{ deliveries: number } | undefined>;
+  /**
+   * Retention: visits up to `limit` events, oldest first, after `cursor` (0 to start), and
+   * deletes those created before `before` (ISO 8601) whose deliveries are all settled, together
+   * with their deliveries and attempts. An event with a delivery still pending is kept, whatever
+   * its age. One short transaction per call.
+   */
+  prune(before: string, limit: number, cursor: number): Promise<PruneBatch>;
 }
 
 export interface DeliveryRepository {
@@ -160,6 +190,13 @@ export interface Store {
   webhooks: WebhookRepository;
   events: EventRepository;
   deliveries: DeliveryRepository;
+  /**
+   * Calls `listener` when deliveries may have been published by another process (PostgreSQL:
+   * LISTEN/NOTIFY), so that an idle worker looks at once. A hint, never a guarantee: workers
+   * still poll, and a store whose writers all share the worker's process (SQLite, where the
+   * server wakes its own worker) never calls it. Returns the function that stops the calls.
+   */
+  onNewWork(listener: () => void): () => void;
   /** Resolves when the database answers a query and its writes can still be made durable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,35 +1,30 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Test } from 'tap';
 import { generateApiKey } from '../../src/auth/api-keys.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
-import { assertMatchesSpec } from './contract.js';
+import { assertMatchesSpec } from '../../support/contract.js';
+import { databaseAt, testDatabase, type TestDatabase } from './stores.js';
 
-/** A fresh directory for one test file's database files, removed at teardown. */
-export function tempDir(t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'leadhooks-test-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+export { tempDir } from './temp-dir.js';
 
 /**
- * The app exactly as the server builds it (same buildApp, same configuration loader), on its
- * own SQLite file. `env` overrides configuration variables.
+ * The app exactly as the server builds it (same buildApp, same configuration loader), on a
+ * fresh database of its own: a SQLite file, or a PostgreSQL database in the PostgreSQL half of
+ * the suite (test/helpers/stores.ts). `env` overrides configuration variables; one that names a
+ * database (DATABASE_PATH, DATABASE_URL) puts the app on it, beside another app, say.
  */
 export async function buildTestApp(
   t: Test,
   env: Record<string, string> = {},
   options: AppOptions = {},
-): Promise<{ app: FastifyInstance; databasePath: string }> {
-  const databasePath = env.DATABASE_PATH ?? join(tempDir(t), 'leadhooks.db');
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_PATH: databasePath });
+): Promise<{ app: FastifyInstance; db: TestDatabase; databasePath: string }> {
+  const db = env.DATABASE_URL || env.DATABASE_PATH ? databaseAt(t, env) : await testDatabase(t);
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, ...db.env });
   const app = await buildApp(config, options);
   t.teardown(() => app.close());
-  return { app, databasePath };
+  return { app, db, databasePath: db.env.DATABASE_PATH ?? '' };
 }
 
 /** A client with one API key, made the way `leadhooks client create` makes it. */
@@ -39,10 +34,17 @@ export async function createClient(app: FastifyInstance, name = 'Acme Realty') {
   return { clientId: client.id, name: client.name, apiKey, keyPrefix: key.prefix };
 }
 
-/** A client made by the real CLI (`leadhooks client create --json`) on a database file. */
-export async function cliCreateClient(databasePath: string, name = 'Acme Realty'): Promise<{ clientId: number; apiKey: string }> {
+/**
+ * A client made by the real CLI (`leadhooks client create --json`) on a database: a SQLite file's
+ * path, or the variables that select a database (TestDatabase.env).
+ */
+export async function cliCreateClient(
+  database: string | Record<string, string>,
+  name = 'Acme Realty',
+): Promise<{ clientId: number; apiKey: string }> {
+  const env = typeof database === 'string' ? { DATABASE_PATH: database } : database;
   let out = '';
-  await runCli(['client', 'create', name, '--json'], { env: { DATABASE_PATH: databasePath }, out: (line) => (out = line), err: () => {} });
+  await runCli(['client', 'create', name, '--json'], { env, out: (line) => (out = line), err: () => {} });
   return JSON.parse(out);
 }
 
@@ -62,6 +64,7 @@ export async function send(app: FastifyInstance, options: InjectOptions): Promis
     url: String(options.url),
     status: res.statusCode,
     contentType: res.headers['content-type'] as string | undefined,
+    headers: res.headers,
     body: res.body,
   });
   let json: unknown;

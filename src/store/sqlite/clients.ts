@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, Client, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
-import type { Durable } from './group-commit.js';
-import type { Db } from './open-database.js';
+import type { SyncedWrite } from './engine/durable-writer.js';
+import type { Db } from './engine/open-database.js';
 import { createKeyInserter } from './keys.js';
 
 interface ClientRow {
@@ -15,7 +15,7 @@ const toClient = (row: ClientRow): Client => ({
   createdAt: row.created_at,
 });
 
-export function createClientRepository(db: Db, durable: Durable): ClientRepository {
+export function createClientRepository(db: Db, synced: SyncedWrite): ClientRepository {
   const insert = db.prepare<[string, string], ClientRow>(
     'INSERT INTO clients (name, created_at) VALUES (?, ?) RETURNING id, name, created_at',
   );
@@ -23,7 +23,7 @@ export function createClientRepository(db: Db, durable: Durable): ClientReposito
   const all = db.prepare<[], ClientRow & { active_keys: number; active_webhooks: number }>(`
     SELECT c.id, c.name, c.created_at,
       (SELECT count(*) FROM api_keys k WHERE k.client_id = c.id AND k.revoked_at IS NULL) AS active_keys,
-      (SELECT count(*) FROM webhooks w WHERE w.client_id = c.id AND w.deleted_at IS NULL) AS active_webhooks
+      c.active_webhooks
     FROM clients c ORDER BY c.id`);
 
   const createWithKey = db.transaction((name: string, key: NewApiKey) => {
@@ -35,7 +35,7 @@ export function createClientRepository(db: Db, durable: Durable): ClientReposito
 
   return {
     async create(name, key) {
-      return durable(() => createWithKey(name, key));
+      return synced(() => createWithKey(name, key));
     },
     async list(): Promise<ClientSummary[]> {
       return all.all().map((row) => ({

@@ -1,37 +1,11 @@
-import type { AttemptRecord, DeliveryAttempt, DeliveryJob, DeliveryRepository, EventName } from '../store.js';
-import type { GroupCommit } from './group-commit.js';
-import type { Db } from './open-database.js';
+import { FINAL_STATE, toJob, type AttemptRow, type JobRow } from '../rows.js';
+import type { AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
+import type { GroupedWrite } from './engine/durable-writer.js';
+import type { Db } from './engine/open-database.js';
 import { cancelPendingDeliveries } from './webhooks.js';
 
-interface JobRow {
-  id: number;
-  event_id: string;
-  webhook_id: number;
-  attempts: number;
-  url: string;
-  secret: string;
-  payload: string;
-}
 
-interface AttemptRow {
-  id: number;
-  event_id: string;
-  type: EventName;
-  attempted_at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  outcome: DeliveryAttempt['outcome'];
-}
-
-const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
-  succeeded: 'succeeded',
-  failed: 'failed',
-  gone: 'failed',
-  retrying: null,
-};
-
-export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRepository {
+export function createDeliveryRepository(db: Db, grouped: GroupedWrite): DeliveryRepository {
   const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
@@ -39,14 +13,17 @@ export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRe
     SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
     WHERE d.state = 'pending' AND d.next_attempt_at <= ?
     ORDER BY d.next_attempt_at, d.id LIMIT ?`);
-  // When the earliest are mostly one webhook's backlog: the earliest few of every webhook, so
+  // When the earliest are mostly one webhook's backlog, the webhooks with pending deliveries are
+  // visited in turn (each from where the last claim stopped), taking each one's earliest due, so
   // that a receiver with a long queue cannot keep the others waiting behind it.
-  const dueFairly = db.prepare<[number, number, number], JobRow>(`
-    SELECT ${JOB_COLUMNS} FROM (
-      SELECT id, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS rank, next_attempt_at
-      FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?
-    ) f JOIN deliveries d ON d.id = f.id ${JOB_JOINS}
-    WHERE f.rank <= ? ORDER BY f.next_attempt_at, f.id LIMIT ?`);
+  const nextPendingWebhook = db.prepare<[number], { webhook_id: number }>(
+    "SELECT webhook_id FROM deliveries WHERE state = 'pending' AND webhook_id > ? ORDER BY webhook_id LIMIT 1",
+  );
+  const dueForWebhook = db.prepare<[number, number, number], JobRow>(`
+    SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
+    WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ?
+    ORDER BY d.next_attempt_at, d.id LIMIT ?`);
+  let lastVisited = 0;
   const lease = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?');
   const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string]>(`
     INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome)
@@ -73,40 +50,57 @@ export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRe
     FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
     WHERE a.webhook_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?`);
 
-  /** Up to `limit` of `rows`, no webhook past `perWebhook` in flight. */
-  function pick(rows: JobRow[], request: Parameters<DeliveryRepository['claimDue']>[0]): JobRow[] {
-    const taken = new Map(request.inFlight);
-    const picked: JobRow[] = [];
+  type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
+
+  /** Adds to `picked` from `rows`, up to `limit`, no webhook past `perWebhook` in flight. */
+  function pick(rows: JobRow[], picked: JobRow[], taken: Map<number, number>, request: ClaimRequest): void {
+    const already = new Set(picked.map((row) => row.id));
     for (const row of rows) {
-      if (picked.length === request.limit) break;
+      if (picked.length === request.limit) return;
       const count = taken.get(row.webhook_id) ?? 0;
-      if (count >= request.perWebhook) continue;
+      if (count >= request.perWebhook || already.has(row.id)) continue;
       taken.set(row.webhook_id, count + 1);
       picked.push(row);
     }
-    return picked;
+  }
+
+  /** Visits up to `maxVisits` webhooks with pending deliveries, round the ring from the last one visited. */
+  function pickRoundWebhooks(picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, maxVisits: number): void {
+    const start = lastVisited;
+    let webhook = start;
+    let wrapped = false;
+    for (let visits = 0; picked.length < request.limit && visits < maxVisits; ) {
+      const next = nextPendingWebhook.get(webhook);
+      if (next === undefined) {
+        if (wrapped || start === 0) break;
+        wrapped = true;
+        webhook = 0;
+        continue;
+      }
+      webhook = next.webhook_id;
+      if (wrapped && webhook > start) break;
+      visits++;
+      if ((taken.get(webhook) ?? 0) < request.perWebhook) {
+        pick(dueForWebhook.all(webhook, request.now, request.perWebhook), picked, taken, request);
+      }
+    }
+    lastVisited = webhook;
   }
 
   // Run through the group commit, whose transactions are IMMEDIATE: the read and the lease happen
   // under the write lock, so two worker processes on one database never claim the same delivery.
-  const claim = (request: Parameters<DeliveryRepository['claimDue']>[0]): DeliveryJob[] => {
-    const { now, limit, leaseUntil, perWebhook } = request;
+  const claim = (request: ClaimRequest): DeliveryJob[] => {
+    const { now, limit, leaseUntil } = request;
     const window = Math.max(limit * 4, 16);
     const earliest = due.all(now, window);
-    let picked = pick(earliest, request);
+    const picked: JobRow[] = [];
+    const taken = new Map(request.inFlight);
+    pick(earliest, picked, taken, request);
     // The window was full yet could not fill the slots: webhooks at their cap crowd it.
-    if (picked.length < limit && earliest.length === window) picked = pick(dueFairly.all(now, perWebhook, window), request);
+    if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window);
     return picked.map((row) => {
       lease.run(leaseUntil, row.id);
-      return {
-        deliveryId: row.id,
-        eventId: row.event_id,
-        webhookId: row.webhook_id,
-        url: row.url,
-        secret: row.secret,
-        payload: row.payload,
-        attempts: row.attempts,
-      };
+      return toJob(row);
     });
   };
 
@@ -128,10 +122,10 @@ export function createDeliveryRepository(db: Db, write: GroupCommit): DeliveryRe
 
   return {
     async claimDue(request) {
-      return write(() => claim(request));
+      return grouped(() => claim(request));
     },
     async recordAttempt(job, attempt) {
-      await write(() => record(job, attempt));
+      await grouped(() => record(job, attempt));
     },
     async nextDueAt() {
       return earliest.get()?.at ?? undefined;

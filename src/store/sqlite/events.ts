@@ -1,8 +1,8 @@
-import type { EventRepository, NewEvent } from '../store.js';
-import type { GroupCommit } from './group-commit.js';
-import type { Db } from './open-database.js';
+import type { EventRepository, NewEvent, PruneBatch } from '../store.js';
+import type { GroupedWrite } from './engine/durable-writer.js';
+import type { Db } from './engine/open-database.js';
 
-export function createEventRepository(db: Db, write: GroupCommit): EventRepository {
+export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
   const insertEvent = db.prepare<[string, number, string, string, string]>(
     'INSERT INTO events (id, client_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -22,9 +22,42 @@ export function createEventRepository(db: Db, write: GroupCommit): EventReposito
     return { deliveries: changes };
   };
 
+  // Events are visited in rowid order, which is the order they were committed in, so the walk
+  // stops at the first event younger than the cut-off and each batch reads only what it visits:
+  // its cost does not grow with the table.
+  const oldest = db.prepare<[number, number], { seq: number; id: string; created_at: string }>(
+    'SELECT rowid AS seq, id, created_at FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?',
+  );
+  const hasPending = db.prepare<[string], { one: number }>(
+    "SELECT 1 AS one FROM deliveries WHERE event_id = ? AND state = 'pending' LIMIT 1",
+  );
+  const deleteAttempts = db.prepare<[string]>(
+    'DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id = ?)',
+  );
+  const deleteDeliveries = db.prepare<[string]>('DELETE FROM deliveries WHERE event_id = ?');
+  const deleteEvent = db.prepare<[string]>('DELETE FROM events WHERE id = ?');
+
+  const prune = (before: string, limit: number, cursor: number): PruneBatch => {
+    const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
+    const rows = oldest.all(cursor, limit);
+    for (const row of rows) {
+      if (row.created_at >= before) return batch;
+      batch.cursor = row.seq;
+      if (hasPending.get(row.id)) continue;
+      batch.attempts += deleteAttempts.run(row.id).changes;
+      batch.deliveries += deleteDeliveries.run(row.id).changes;
+      batch.events += deleteEvent.run(row.id).changes;
+    }
+    batch.more = rows.length === limit;
+    return batch;
+  };
+
   return {
     async publish(event) {
-      return write(() => publish(event));
+      return grouped(() => publish(event));
+    },
+    async prune(before, limit, cursor) {
+      return grouped(() => prune(before, limit, cursor));
     },
   };
 }

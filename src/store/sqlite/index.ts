@@ -1,29 +1,32 @@
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
+import { createDurableWriter } from './engine/durable-writer.js';
+import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from './events.js';
-import { createGroupCommit } from './group-commit.js';
 import { createKeyRepository } from './keys.js';
-import { openDatabase } from './open-database.js';
 import { createWebhookRepository } from './webhooks.js';
 
 /** The embedded store: one SQLite file, created and migrated on first use. */
 export function createSqliteStore(path: string): Store {
   const db = openDatabase(path);
-  const { write, durable, assertHealthy, close: closeGroupCommit } = createGroupCommit(db);
+  const writer = createDurableWriter(db);
   const selectOne = db.prepare('SELECT 1');
   return {
-    clients: createClientRepository(db, durable),
-    keys: createKeyRepository(db, durable),
-    webhooks: createWebhookRepository(db, write),
-    events: createEventRepository(db, write),
-    deliveries: createDeliveryRepository(db, write),
+    clients: createClientRepository(db, writer.synced),
+    keys: createKeyRepository(db, writer.synced),
+    webhooks: createWebhookRepository(db, writer.grouped),
+    events: createEventRepository(db, writer.grouped),
+    deliveries: createDeliveryRepository(db, writer.grouped),
+    onNewWork() {
+      return () => {};
+    },
     async ping() {
-      assertHealthy();
+      writer.assertHealthy();
       selectOne.get();
     },
     async close() {
-      await closeGroupCommit();
+      await writer.close();
       if (db.open) db.close();
     },
   };

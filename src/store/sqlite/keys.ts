@@ -1,24 +1,8 @@
+import { KEY_COLUMNS, toKey, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, Client, KeyRepository, NewApiKey } from '../store.js';
-import type { Durable } from './group-commit.js';
-import type { Db } from './open-database.js';
+import type { SyncedWrite } from './engine/durable-writer.js';
+import type { Db } from './engine/open-database.js';
 
-interface KeyRow {
-  id: number;
-  client_id: number;
-  prefix: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-const KEY_COLUMNS = 'id, client_id, prefix, created_at, revoked_at';
-
-const toKey = (row: KeyRow): ApiKeyRecord => ({
-  id: row.id,
-  clientId: row.client_id,
-  prefix: row.prefix,
-  createdAt: row.created_at,
-  revokedAt: row.revoked_at,
-});
 
 /** Inserts a key; used by the client repository too, for a client's first key. */
 export function createKeyInserter(db: Db) {
@@ -28,7 +12,7 @@ export function createKeyInserter(db: Db) {
   return (clientId: number, key: NewApiKey, now: string): ApiKeyRecord => toKey(insert.get(clientId, key.prefix, key.hash, now)!);
 }
 
-export function createKeyRepository(db: Db, durable: Durable): KeyRepository {
+export function createKeyRepository(db: Db, synced: SyncedWrite): KeyRepository {
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
   const listAll = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`);
   const listByClient = db.prepare<[number], KeyRow>(
@@ -65,14 +49,16 @@ export function createKeyRepository(db: Db, durable: Durable): KeyRepository {
   return {
     async create(clientId, key) {
       if (!clientExists.get(clientId)) return undefined;
-      return durable(() => insertKey(clientId, key, new Date().toISOString()));
+      return synced(() => insertKey(clientId, key, new Date().toISOString()));
     },
     async list(clientId) {
       const rows = clientId === undefined ? listAll.all() : listByClient.all(clientId);
       return rows.map(toKey);
     },
     async revoke(idOrPrefix) {
-      const revoked = durable(() => revoke.immediate(idOrPrefix)); // reads, then writes: see events.ts
+      // IMMEDIATE: the lookup by prefix and the update run under the write lock, so a concurrent
+      // revocation by another process (the CLI) cannot slip between them.
+      const revoked = synced(() => revoke.immediate(idOrPrefix));
       if (revoked) cache.clear();
       return revoked;
     },

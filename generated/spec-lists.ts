@@ -1,0 +1,24 @@
+/**
+ * GENERATED from openapi.yaml by `npm run generate`. Do not edit by hand:
+ * change openapi.yaml, then run `npm run generate`. CI fails when this file is stale.
+ */
+
+import type { operations } from './openapi.js';
+
+/** The lead events, as `components.schemas.EventName` lists them. */
+export const EVENT_NAMES = ["lead_create","lead_update"] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export type SecurityScheme = "apiKey" | "publisherToken";
+
+/** Each operation's security scheme; null for a public operation. */
+export const OPERATION_SECURITY = {
+  getAbout: "apiKey",
+  listWebhooks: "apiKey",
+  createWebhook: "apiKey",
+  deleteWebhook: "apiKey",
+  listWebhookDeliveries: "apiKey",
+  getHealth: null,
+  getReadiness: null,
+  publishEvent: "publisherToken",
+} as const satisfies Record<keyof operations, SecurityScheme | null>;

@@ -1,0 +1,77 @@
+// BENCHMARKS.md and benchmarks.svg from a full run. Everything above the notes marker is
+// generated; the notes below it are written by hand and kept from one run to the next.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../src/package-info.js';
+import type { BenchOptions } from './bench-options.js';
+import { THROTTLE_MARGIN } from './measures/bare-fastify.js';
+import { count, say } from './progress.js';
+import { ratioChart } from './ratio-chart.js';
+import { growthTable, measurementsTable, targetsTable } from './report-tables.js';
+import type { judge, Results } from './targets.js';
+
+const NOTES_MARKER = '<!-- notes: written by hand, kept by npm run bench -->';
+
+export interface RunFacts {
+  generator: string;
+  loadBefore: string;
+  loadAfter: string;
+  minutes: number;
+}
+
+export function writeBenchmarksReport(options: BenchOptions, results: Results, judged: ReturnType<typeof judge>, facts: RunFacts): void {
+  const machine = `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
+  const date = new Date().toISOString().slice(0, 10);
+  const { small, bigClients } = results;
+  const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
+  writeFileSync(join(PACKAGE_ROOT, 'benchmarks.svg'), ratioChart(judged.bars));
+  const target = join(PACKAGE_ROOT, 'BENCHMARKS.md');
+  const previous = existsSync(target) ? readFileSync(target, 'utf8') : '';
+  const notes = previous.includes(NOTES_MARKER) ? previous.slice(previous.indexOf(NOTES_MARKER)) : `${NOTES_MARKER}\n`;
+  writeFileSync(
+    target,
+    `# Benchmarks
+
+Produced by \`${process.env.BENCH_LOG_LEVEL ? `BENCH_LOG_LEVEL=${logLevel} ` : ''}${options.command}\` on ${date}, on ${machine},
+in ${facts.minutes.toFixed(1)} minutes; load average ${facts.loadBefore} before the run, ${facts.loadAfter} after it.
+
+Each server runs as its own process on loopback; the load generator, ${facts.generator}, sends
+requests prepared before the run (keys and bodies in turn from a list), ${options.connections} connections,
+${options.warmupSeconds} s of warm-up, then ${options.seconds} s measured. Beside each figure stand the CPU the server and the
+load generator used over it (100% = one core). The run first measures bare Fastify answering one
+fixed request, the most this machine gives at that moment; a baseline more than
+${THROTTLE_MARGIN * 100}% below it is taken as held back (by the load generator or the machine), and no ratio is
+taken against it.
+
+leadhooks runs as \`npm start\` runs it (\`dist/src/server.js\`), with \`LOG_LEVEL=${logLevel}\`, every 201, 202
+and 204 durable (it waits for the fsync of the WAL holding its commit: README, "Durability"), the
+rate limit and the webhook cap in the request path (raised by configuration so as not to refuse
+the load). The small case is ${count(small.clients)} clients holding ${count(small.held.start)} webhooks each, in turn, on a database of
+${count(results.apiWebhooks)} webhooks; it grows to ${count(bigClients.clients)} clients holding ${count(bigClients.held.start)} each on the same database, and to the
+same ${count(small.clients)} clients on a database of ${count(results.grownWebhooks)}. DELETE removes the webhooks POST made, then
+seeded ones down to 90% of what the clients held. Deliveries go to receivers in a process of their own; the rate is timed between the
+receiver's ${count(options.drainWindow.from)}th and ${count(options.drainWindow.to)}th delivery after a server with its worker starts on a
+filled outbox.
+
+## Targets
+
+${targetsTable(judged.targets)}
+
+## Growth
+
+${growthTable(judged.growth)}
+
+Webhooks held per client over the POST and DELETE runs (POST adds, DELETE removes):
+${[results.small, results.bigClients, results.bigDatabase].map((o) => `${o.label}: ${count(o.held.start)} at the start, ${count(o.held.afterCreate)} after POST, ${count(o.held.afterDelete)} after DELETE`).join('; ')}.
+
+## Figures
+
+${measurementsTable(results)}
+
+![Throughput ratios](benchmarks.svg)
+
+${notes}`,
+  );
+  say('wrote BENCHMARKS.md and benchmarks.svg');
+}

@@ -1,0 +1,139 @@
+// Delivery to local receivers: how fast the worker drains an outbox (a shallow one, and one with
+// a million pending deliveries), and the time from publishing an event (202) to its arrival.
+import autocannon from 'autocannon';
+import type { BenchContext } from '../bench-context.js';
+import { cpuSeconds } from '../process-stats.js';
+import { publisherHeaders } from '../prepared-requests.js';
+import { count, say } from '../progress.js';
+import type { Receiver } from '../receiver-process.js';
+import { copyDatabase } from '../seeded-database-cache.js';
+import { deliveryGroups, pointWebhooksAt, type DeliveryDatabaseLayout } from '../seed-database.js';
+import { LEADHOOKS_SERVER, leadhooksEnv, startServer, type RunningServer } from '../server-process.js';
+
+export interface Drain {
+  label: string;
+  pending: number;
+  /** Deliveries per second between the receiver's window.from-th and window.to-th delivery. */
+  rate: number;
+  serverCores: number;
+  receiverCores: number;
+}
+
+export interface PublishLatency {
+  rate: number;
+  published: number;
+  delivered: number;
+  p50Ms: number;
+  p99Ms: number;
+  generatorCores: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitForDeliveries(receiver: Receiver, target: number, label: string, timeoutMs = 180_000): Promise<void> {
+  const started = Date.now();
+  let shown = started;
+  for (;;) {
+    const delivered = await receiver.count();
+    if (delivered >= target) return;
+    if (Date.now() - started > timeoutMs) throw new Error(`${label}: ${delivered} of ${target} deliveries after ${timeoutMs / 1000} s`);
+    if (Date.now() - shown >= 1000) {
+      say(`  ${label}: ${count(delivered)}/${count(target)} delivered`);
+      shown = Date.now();
+    }
+    await sleep(50);
+  }
+}
+
+/**
+ * Starts a server with its worker on a copy of a seeded outbox and times the receiver's deliveries
+ * between the two marks of the window; `then` runs on the same server before it stops.
+ */
+export async function measureDrain(
+  ctx: BenchContext,
+  label: string,
+  cachedPath: string,
+  layout: DeliveryDatabaseLayout,
+  receiver: Receiver,
+  then?: (server: RunningServer) => Promise<void>,
+): Promise<Drain> {
+  const { from, to } = ctx.options.drainWindow;
+  const pending = layout.pendingEvents * layout.drain.hooksEach;
+  const path = copyDatabase(cachedPath, ctx.dir, label.replace(/\W+/g, '-'));
+  pointWebhooksAt(path, receiver.port);
+  await receiver.reset();
+  say(`deliveries, ${label}: ${count(pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
+  const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv(path, { ALLOW_PRIVATE_TARGETS: 'true' }), '/healthz');
+  try {
+    await waitForDeliveries(receiver, from, label);
+    const serverCpu = cpuSeconds(server.pid);
+    const receiverCpu = cpuSeconds(receiver.pid);
+    const wall = performance.now();
+    await waitForDeliveries(receiver, to, label);
+    const seconds = (performance.now() - wall) / 1000;
+    const [first, last] = await receiver.arrivals([from, to]);
+    const rate = (to - from) / ((last! - first!) / 1000);
+    const drain: Drain = {
+      label,
+      pending,
+      rate,
+      serverCores: (cpuSeconds(server.pid) - serverCpu) / seconds,
+      receiverCores: (cpuSeconds(receiver.pid) - receiverCpu) / seconds,
+    };
+    say(
+      `deliveries, ${label}: ${Math.round(rate)}/s; CPU: server ${Math.round(drain.serverCores * 100)}%, receiver ${Math.round(drain.receiverCores * 100)}%`,
+    );
+    if (then) {
+      await waitForDeliveries(receiver, pending, label);
+      await then(server);
+    }
+    return drain;
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * Events published at a steady rate, each stamped with its send time, to clients with one
+ * webhook each; the receiver takes the time of arrival. The rate is low, so autocannon building
+ * each request (to stamp it) is no bottleneck; its CPU is shown all the same.
+ */
+export async function measurePublishLatency(ctx: BenchContext, server: RunningServer, layout: DeliveryDatabaseLayout, receiver: Receiver): Promise<PublishLatency> {
+  const { latency } = deliveryGroups(layout);
+  const rate = ctx.options.publishRate;
+  const seconds = ctx.options.seconds;
+  await receiver.reset();
+  say(`publish → receiver: ${rate} events/s for ${seconds} s`);
+  let n = 0;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const result = await autocannon({
+    url: `${server.origin}/events`,
+    connections: 10,
+    overallRate: rate,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => ({
+          ...req,
+          headers: publisherHeaders,
+          body: JSON.stringify({ clientId: latency.first + (n++ % latency.size), type: 'lead_update', data: { n, sentAt: Date.now() } }),
+        }),
+      },
+    ],
+  });
+  const cpu = process.cpuUsage(cpuBefore);
+  const generatorCores = (cpu.user + cpu.system) / 1e6 / ((performance.now() - started) / 1000);
+  if (result.non2xx + result.errors + result.timeouts > 0) throw new Error(`publishing: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  // Requests still in flight as autocannon stopped may have been accepted too: their deliveries
+  // count as well, so wait a little beyond the accepted ones.
+  const published = result.requests.total;
+  await waitForDeliveries(receiver, published, 'publish → receiver', 30_000);
+  await sleep(500);
+  const latencies = (await receiver.latencies()).sort((a, b) => a - b);
+  const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  const measured = { rate, published, delivered: latencies.length, p50Ms: p(0.5), p99Ms: p(0.99), generatorCores };
+  say(`publish → receiver: ${published} events accepted, ${latencies.length} delivered, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms; load generator CPU ${Math.round(generatorCores * 100)}%`);
+  return measured;
+}

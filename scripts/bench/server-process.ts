@@ -1,0 +1,85 @@
+// Servers under test, each in a process of its own on loopback: bare Fastify, leadhooks as
+// `npm start` runs it, and the webhook receivers.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../../src/package-info.js';
+
+export const LEADHOOKS_SERVER = join(PACKAGE_ROOT, 'dist/src/server.js');
+export const BARE_FASTIFY_SERVER = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
+export const PUBLISHER_TOKEN = 'bench-publisher-token-0123456789';
+
+/** `npm run build`: the servers run from dist/, as `npm start` runs them. */
+export function buildLeadhooks(): void {
+  const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
+
+export interface RunningServer {
+  origin: string;
+  pid: number;
+  /** From spawn to the first answered request, in ms. */
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+  });
+}
+
+/** leadhooks' environment for a database: durable as always, the limits out of the load's way. */
+export function leadhooksEnv(databasePath: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_PATH: databasePath,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    PUBLISHER_TOKEN,
+    // Still in the request path, raised so that they never refuse the load.
+    RATE_LIMIT_PER_KEY: '100000000/1m',
+    MAX_WEBHOOKS_PER_CLIENT: '999999',
+    ...extra,
+  };
+}
+
+/** Starts a server process and waits until `readyPath` answers; the time that took is its start. */
+export async function startServer(script: string, env: Record<string, string>, readyPath: string): Promise<RunningServer> {
+  const port = await freePort();
+  // BENCH_PROFILE_DIR=<dir>: each server writes a V8 CPU profile there (open in Chrome DevTools).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const started = performance.now();
+  const child: ChildProcess = spawn(process.execPath, [...profile, script], {
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    if (performance.now() - started > 60_000) throw new Error(`${script} did not answer ${readyPath} within 60 s`);
+    try {
+      const res = await fetch(origin + readyPath);
+      await res.arrayBuffer();
+      break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+  const startMs = performance.now() - started;
+  return {
+    origin,
+    pid: child.pid!,
+    startMs,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

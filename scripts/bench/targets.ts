@@ -1,0 +1,137 @@
+// The targets leadhooks is held to, judged against a run's figures. A ratio to a throttled
+// baseline is refused rather than judged: it would flatter leadhooks.
+import type { BareFastify, Baseline } from './measures/bare-fastify.js';
+import type { ApiOperations } from './measures/api-operations.js';
+import type { Drain, PublishLatency } from './measures/delivery.js';
+import type { Measured } from './measure-load.js';
+import { count } from './progress.js';
+
+export interface Results {
+  bare: BareFastify;
+  /** The small case: clients holding few webhooks, on the smaller database. */
+  small: ApiOperations;
+  /** The same database, clients holding many webhooks. */
+  bigClients: ApiOperations;
+  /** The small clients again, on the database grown tenfold. */
+  bigDatabase: ApiOperations;
+  startEmptyMs: number;
+  startGrownMs: number;
+  /** Active webhooks in the two databases when the run began. */
+  apiWebhooks: number;
+  grownWebhooks: number;
+  shallow: Drain;
+  deep: Drain;
+  latency: PublishLatency;
+}
+
+export type Verdict = 'yes' | 'no' | 'refused' | 'not judged';
+
+export interface TargetRow {
+  target: string;
+  measured: string;
+  verdict: Verdict;
+}
+
+export interface GrowthRow {
+  measure: string;
+  small: string;
+  grown: string;
+  /** Grown over small: throughput (higher is better), or time (lower is better). */
+  ratio: number;
+  target: string;
+  verdict: Verdict;
+}
+
+/** A throughput ratio to bare Fastify, for the chart. */
+export interface RatioBar {
+  label: string;
+  ratio: number | undefined;
+  target: number;
+  verdict: Verdict;
+}
+
+const rps = (m: Measured) => `${count(m.rps)} req/s`;
+const within = 0.1;
+
+export function judge(results: Results, smoke: boolean) {
+  const verdict = (met: boolean): Verdict => (smoke ? 'not judged' : met ? 'yes' : 'no');
+  const targets: TargetRow[] = [];
+  const bars: RatioBar[] = [];
+
+  const toBaseline = (label: string, m: Measured, baseline: Baseline, baselineName: string, target: number) => {
+    const ratio = m.rps / baseline.rps;
+    const row: TargetRow = baseline.refused
+      ? { target: `${label} / ${baselineName} ≥ ${target}`, measured: `refused: ${baseline.refused}`, verdict: 'refused' }
+      : {
+          target: `${label} / ${baselineName} ≥ ${target}`,
+          measured: `${ratio.toFixed(2)} (${rps(m)} / ${rps(baseline)})`,
+          verdict: verdict(ratio >= target),
+        };
+    targets.push(row);
+    bars.push({ label, ratio: baseline.refused ? undefined : ratio, target, verdict: row.verdict });
+  };
+
+  const { bare, small, bigClients, bigDatabase } = results;
+  toBaseline('GET /about', small.about, bare.get, 'bare GET', 0.85);
+  targets.push({ target: 'GET /about p99 at 50 connections ≤ 5 ms', measured: `${small.about.p99Ms.toFixed(1)} ms`, verdict: verdict(small.about.p99Ms <= 5) });
+  toBaseline('POST /webhook', small.create, bare.post, 'bare POST', 0.5);
+  toBaseline('DELETE /webhook/{id}', small.remove, bare.post, 'bare POST', 0.5);
+
+  const growth: GrowthRow[] = [];
+  const bigHeld = count(bigClients.held.start);
+  const smallHeld = count(small.held.start);
+  const throughputGrowth = (measure: string, smallCase: string, grownCase: string, a: number, b: number, unit: string, inTargets: boolean) => {
+    const ratio = b / a;
+    const row: GrowthRow = {
+      measure: `${measure}, ${grownCase}`,
+      small: `${count(a)}${unit}`,
+      grown: `${count(b)}${unit}`,
+      ratio,
+      target: `≥ ${1 - within} (within 10% of ${smallCase})`,
+      verdict: verdict(ratio >= 1 - within),
+    };
+    growth.push(row);
+    bars.push({ label: `${measure}, ${grownCase}`, ratio, target: 1 - within, verdict: row.verdict });
+    if (inTargets) targets.push({ target: `${measure}, ${grownCase}: within 10% of ${smallCase}`, measured: `${ratio.toFixed(2)} of it`, verdict: row.verdict });
+  };
+  for (const [measure, pick] of [
+    ['GET /about', (o: ApiOperations) => o.about],
+    ['POST /webhook', (o: ApiOperations) => o.create],
+    ['DELETE /webhook/{id}', (o: ApiOperations) => o.remove],
+  ] as const) {
+    throughputGrowth(measure, `${smallHeld} per client`, `${bigHeld} webhooks per client`, pick(small).rps, pick(bigClients).rps, ' req/s', true);
+    throughputGrowth(measure, `${count(results.apiWebhooks)} webhooks`, `${count(results.grownWebhooks)}-webhook database`, pick(small).rps, pick(bigDatabase).rps, ' req/s', true);
+  }
+  if (small.listing && bigClients.listing) {
+    const all = bigClients.listing.paginated ? 'paginated' : `returns all ${count(bigClients.listing.listed)}, no pagination`;
+    throughputGrowth('GET /webhook', `${smallHeld} per client`, `${bigHeld} webhooks per client (${all})`, small.listing.rps, bigClients.listing.rps, ' req/s', false);
+  }
+
+  targets.push({ target: 'deliveries/s to local receivers ≥ 5,000', measured: `${count(results.shallow.rate)}/s`, verdict: verdict(results.shallow.rate >= 5000) });
+  targets.push({
+    target: `publish (202) → receiver p99 at ${results.latency.rate} events/s ≤ 20 ms`,
+    measured: `${results.latency.p99Ms} ms (p50 ${results.latency.p50Ms} ms)`,
+    verdict: verdict(results.latency.p99Ms <= 20),
+  });
+  throughputGrowth('deliveries/s', `${count(results.shallow.pending)} pending`, `${count(results.deep.pending)} pending`, results.shallow.rate, results.deep.rate, '/s', true);
+
+  const rssRatio = small.peakRssMb / bare.peakRssMb;
+  targets.push({
+    target: "peak RSS of the server / bare Fastify's under the same load ≤ 1.6",
+    measured: `${rssRatio.toFixed(2)} (${small.peakRssMb.toFixed(0)} MB / ${bare.peakRssMb.toFixed(0)} MB)`,
+    verdict: verdict(rssRatio <= 1.6),
+  });
+
+  const startRatio = results.startGrownMs / results.startEmptyMs;
+  const startRow: GrowthRow = {
+    measure: `start to listening, ${count(results.grownWebhooks)} webhooks`,
+    small: `${results.startEmptyMs.toFixed(0)} ms`,
+    grown: `${results.startGrownMs.toFixed(0)} ms`,
+    ratio: startRatio,
+    target: `≤ ${1 + within} (within 10% of an empty database)`,
+    verdict: verdict(startRatio <= 1 + within),
+  };
+  growth.push(startRow);
+  targets.push({ target: `start to listening with ${count(results.grownWebhooks)} webhooks: within 10% of an empty database`, measured: `${startRatio.toFixed(2)} of it`, verdict: startRow.verdict });
+  return { targets, growth, bars };
+}

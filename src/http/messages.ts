@@ -1,0 +1,112 @@
+import type { FastifySchemaValidationError } from 'fastify';
+import type { operations } from '../../generated/openapi.js';
+import { EVENT_NAMES } from '../../generated/spec-lists.js';
+
+// Every word the API says to a client, in one place. The interface document fixes three of them
+// (`Client not found`, `Missing data`, `Webhook ID is undefined`); README's "The API" lists the
+// rest with the status each goes with.
+
+export const MESSAGES = {
+  // The interface document's words for an unknown API client; 401 here.
+  unauthorized: 'Client not found',
+  notFound: 'Not found',
+  internal: 'Internal server error',
+  tooLarge: 'Request body is too large',
+  unsupportedMediaType: 'Unsupported media type: send the body as application/json',
+  badRequest: 'Bad request',
+  malformedRequest: 'Bad request: malformed HTTP request',
+  requestTimeout: 'Request timeout',
+  headersTooLarge: 'Request headers are too large',
+  unavailable: 'Service unavailable: the server is shutting down',
+  clientNotFound: 'Client not found',
+  webhookNotFound: 'Webhook not found',
+  webhookLimit: 'Webhook limit reached',
+  notReady: 'Not ready: the database does not answer',
+  databaseUnavailable: 'Service unavailable: the database does not answer',
+  publishingDisabled: 'Publishing is disabled: the server has no PUBLISHER_TOKEN',
+  invalidPublisherToken: 'Invalid publisher token',
+  missingData: 'Missing data',
+  undefinedHookId: 'Webhook ID is undefined',
+  invalidUrl: 'Invalid data: url must be an absolute http or https URL',
+} as const;
+
+export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
+  `Rate limit exceeded: ${max} requests per ${window}; retry in ${retryInSeconds} seconds`;
+
+// Bad input: each operation has its own words (the interface document's for the first three).
+// A validation failure, or a body that could not be parsed at all, is turned into them here;
+// the schemas themselves live in openapi.yaml.
+
+type OperationId = keyof operations;
+type Issue = FastifySchemaValidationError | undefined;
+type RequestPart = 'body' | 'params' | 'querystring';
+type InputMessage = (data: unknown, issue: Issue) => string;
+
+const EVENT_LIST = EVENT_NAMES.join(', ');
+const INVALID = 'Invalid data: ';
+
+const isAbsent = (value: unknown): boolean =>
+  value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `/events/1` → ['events', '1'] */
+const fieldOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1) as [string?, string?];
+
+/**
+ * A JSON body with required fields: `Missing data` when there is no object or a required field is
+ * absent or empty, else `Invalid data: ` and what the field's describer says of the first issue.
+ */
+function jsonBody(required: string[], describe: Record<string, (issue: Issue, index?: string) => string>): InputMessage {
+  return (body, issue) => {
+    if (!isJsonObject(body) || required.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
+    const [field, index] = fieldOf(issue);
+    const describer = field === undefined ? undefined : describe[field];
+    return INVALID + (describer ? describer(issue, index) : `${field ?? 'body'} ${issue?.message ?? 'is not valid'}`);
+  };
+}
+
+const webhookBody = jsonBody(['url', 'events'], {
+  url: (issue) => (issue?.keyword === 'maxLength' ? 'url must be at most 2048 characters' : MESSAGES.invalidUrl.slice(INVALID.length)),
+  events: (issue, index) => {
+    if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
+    if (issue?.keyword === 'maxItems') return `events must hold at most ${issue.params.limit} names`;
+    return `events must be an array of ${EVENT_LIST}`;
+  },
+});
+
+const eventBody = jsonBody(['clientId', 'type', 'data'], {
+  clientId: () => 'clientId must be a positive integer',
+  type: () => `type must be one of ${EVENT_LIST}`,
+  data: () => 'data must be a JSON object',
+});
+
+const undefinedHookId: InputMessage = () => MESSAGES.undefinedHookId;
+
+const pageQuery: InputMessage = (_query, issue) => {
+  const [field] = fieldOf(issue);
+  return field === 'limit' ? `${INVALID}limit must be an integer from 1 to 100` : `${INVALID}${field ?? 'query'} must be a positive integer`;
+};
+
+const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, InputMessage>>>> = {
+  createWebhook: { body: webhookBody },
+  deleteWebhook: { params: undefinedHookId },
+  listWebhooks: { querystring: pageQuery },
+  listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
+  publishEvent: { body: eventBody },
+};
+
+/**
+ * The contract's message for bad input in one part of a request to an operation (a body that
+ * could not be parsed comes with no issue); undefined when the operation has none of its own.
+ */
+export function inputErrorMessage(
+  operationId: string | undefined,
+  part: string | undefined,
+  data: unknown,
+  issue?: FastifySchemaValidationError,
+): string | undefined {
+  if (!operationId || !part) return undefined;
+  return INPUT_MESSAGES[operationId as OperationId]?.[part as RequestPart]?.(data, issue);
+}

@@ -1,0 +1,23 @@
+// leadhooks supports the Node.js lines that are maintained: 22, 24 (recommended) and 26. Older
+// lines are refused at start with a clear message, before the SQLite binding (which needs 22 or
+// later) can fail with a native crash.
+
+export const OLDEST_SUPPORTED_NODE = 22;
+
+/** Undefined when `version` (as in `process.versions.node`) is supported, else why not. */
+export function unsupportedNode(version: string): string | undefined {
+  const major = Number(version.split('.')[0]);
+  if (major >= OLDEST_SUPPORTED_NODE) return undefined;
+  return (
+    `leadhooks needs Node.js ${OLDEST_SUPPORTED_NODE} or later (24 recommended); this is Node ${version}. ` +
+    'See "Quick start" in the README for getting a supported Node.'
+  );
+}
+
+/** Exits the process with the message when the running Node is not supported. */
+export function exitOnUnsupportedNode(): void {
+  const problem = unsupportedNode(process.versions.node);
+  if (problem === undefined) return;
+  console.error(problem);
+  process.exit(1);
+}

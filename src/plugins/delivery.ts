@@ -1,0 +1,39 @@
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { createDeliveryWorker } from '../delivery/delivery-worker.js';
+import { createPruner } from '../retention/pruner.js';
+import type { Store } from '../store/store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Tells the delivery worker of this process (if it runs one) that an event was published. */
+    notifyPublished(): void;
+  }
+}
+
+/**
+ * The work beside the API: the delivery worker, unless DELIVERY_WORKER=off (then src/worker.ts
+ * runs it elsewhere and finds new events by polling), and the retention pruner. Both start when
+ * the app is ready and stop, attempts in flight finished, before the store closes.
+ */
+export const deliveryPlugin = fp<{ store: Store; config: Config }>(
+  async (app, { store, config }) => {
+    const worker = config.deliveryWorker
+      ? createDeliveryWorker(store, config, app.log.child({ component: 'delivery' }), app.metrics.countAttempt)
+      : undefined;
+    const pruner = createPruner(store, config, app.log.child({ component: 'retention' }));
+    app.decorate('notifyPublished', () => worker?.notify());
+    app.addHook('onReady', async () => {
+      worker?.start();
+      pruner.start();
+    });
+    app.addHook('onClose', async () => {
+      await pruner.stop();
+      await worker?.stop();
+    });
+    if (config.publisherToken === null) {
+      app.log.warn('PUBLISHER_TOKEN is not set: POST /events refuses every request (publishing is disabled)');
+    }
+  },
+  { name: 'delivery', dependencies: ['metrics'] },
+);

@@ -1,0 +1,83 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import type { Store } from '../store/store.js';
+
+/** Events visited per transaction: a batch holds the write lock for a few milliseconds at most. */
+export const PRUNE_BATCH = 200;
+/** Between batches, so that the API's and the worker's writes get the lock in between. */
+const PAUSE_BETWEEN_BATCHES_MS = 10;
+
+export interface PruneTotals {
+  events: number;
+  deliveries: number;
+  attempts: number;
+}
+
+export interface Pruner {
+  /** Prunes now, then every `pruneInterval`. */
+  start(): void;
+  /** One whole pass: every batch until what is left is younger than the retention period. */
+  runOnce(): Promise<PruneTotals>;
+  /** Stops scheduling, and waits for the batch in flight. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Retention: delivered and failed events older than `retention` are deleted with their
+ * deliveries and attempts, in small batches (README, "Retention"). A delivery still pending is
+ * never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
+ * database only take turns.
+ */
+export function createPruner(
+  store: Store,
+  config: Pick<Config, 'retention' | 'pruneInterval'>,
+  log: FastifyBaseLogger,
+  now: () => number = Date.now,
+): Pruner {
+  let running = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pass: Promise<unknown> = Promise.resolve();
+
+  async function runOnce(): Promise<PruneTotals> {
+    const before = new Date(now() - config.retention).toISOString();
+    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0 };
+    let cursor = 0;
+    for (;;) {
+      const batch = await store.events.prune(before, PRUNE_BATCH, cursor);
+      totals.events += batch.events;
+      totals.deliveries += batch.deliveries;
+      totals.attempts += batch.attempts;
+      if (!batch.more || stopped) break;
+      cursor = batch.cursor;
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_BATCHES_MS));
+    }
+    if (totals.events > 0) log.info({ ...totals, before }, 'pruned history older than the retention period');
+    return totals;
+  }
+
+  function schedule(delayMs: number) {
+    if (!running) return;
+    timer = setTimeout(() => {
+      pass = runOnce()
+        .catch((error: unknown) => log.error({ err: error }, 'pruning failed; trying again at the next interval'))
+        .finally(() => schedule(config.pruneInterval));
+    }, delayMs);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      schedule(0);
+    },
+    runOnce,
+    async stop() {
+      running = false;
+      stopped = true;
+      clearTimeout(timer);
+      await pass;
+    },
+  };
+}

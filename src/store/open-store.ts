@@ -1,0 +1,25 @@
+import { maskDatabaseUrl, type Config } from '../config.js';
+import { createPostgresStore } from './postgres/index.js';
+import { createSqliteStore } from './sqlite/index.js';
+import type { Store } from './store.js';
+
+export type StoreConfig = Pick<
+  Config,
+  'databasePath' | 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeout' | 'databaseStatementTimeout'
+>;
+
+/**
+ * The one place that decides which store runs: the server, the delivery worker and the CLI all
+ * open theirs here, from the same configuration. DATABASE_URL selects PostgreSQL; without it,
+ * the SQLite file at DATABASE_PATH. Nothing above src/store/ knows which it is.
+ */
+export async function openStore(config: StoreConfig): Promise<Store> {
+  if (config.databaseUrl !== null) return createPostgresStore({ ...config, databaseUrl: config.databaseUrl });
+  return createSqliteStore(config.databasePath);
+}
+
+/** Which database the store runs on, for the start-up log line: never a password. */
+export function describeStore(config: StoreConfig): Record<string, string> {
+  if (config.databaseUrl === null) return { store: 'sqlite', databasePath: config.databasePath };
+  return { store: 'postgres', databaseUrl: maskDatabaseUrl(config.databaseUrl) ?? '(hidden)' };
+}

@@ -1,0 +1,149 @@
+import type pg from 'pg';
+import { toJob } from '../rows.js';
+import type { DeliveryJob, DeliveryRepository } from '../store.js';
+
+type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
+interface Candidate {
+  id: number;
+  webhook_id: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Claims due deliveries for one worker among several on one database, in the caller's
+ * transaction. Every row a claim reads is locked FOR UPDATE SKIP LOCKED, so two workers never
+ * wait for each other and never claim the same delivery. The in-flight cap per webhook counts
+ * the leases in the database, whichever worker holds them; the webhook's row is locked while a
+ * claim counts and leases its deliveries, so two claims cannot both fill the last slots.
+ */
+export function createClaimer() {
+  // Where the last claim behind a backlog stopped going round the webhooks (see ringFrom).
+  let lastVisited = 0;
+
+  /** Locks what it can of `webhooks` and returns the slots each has left under the cap. */
+  async function roomFor(db: pg.PoolClient, webhooks: number[], request: ClaimRequest): Promise<Map<number, number>> {
+    const room = new Map<number, number>();
+    if (webhooks.length === 0) return room;
+    // NO KEY UPDATE does not block the foreign-key checks of publications inserting deliveries.
+    const locked = await db.query<{ id: number }>(
+      'SELECT id FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
+      [webhooks],
+    );
+    if (locked.rows.length === 0) return room;
+    const ids = locked.rows.map((row) => row.id);
+    // A statement of its own, after the locks: its snapshot sees the leases of the claim that
+    // held a lock before this one took it.
+    const counts = await db.query<{ webhook_id: number; n: number }>(
+      `SELECT webhook_id, count(*) AS n FROM deliveries
+       WHERE webhook_id = ANY ($1::bigint[]) AND state = 'pending' AND leased_until > $2::timestamptz GROUP BY webhook_id`,
+      [ids, iso(request.now)],
+    );
+    const inDatabase = new Map(counts.rows.map((row) => [row.webhook_id, row.n]));
+    for (const id of ids) {
+      // This worker's own attempts are in the database too; its map covers a lease that ran out.
+      const inFlight = Math.max(inDatabase.get(id) ?? 0, request.inFlight.get(id) ?? 0);
+      room.set(id, request.perWebhook - inFlight);
+    }
+    return room;
+  }
+
+  /** Adds to `picked` from `rows`, up to the limit, each webhook within its room. */
+  function pick(rows: Candidate[], picked: Candidate[], room: Map<number, number>, limit: number): void {
+    const already = new Set(picked.map((row) => row.id));
+    for (const row of rows) {
+      if (picked.length === limit) return;
+      const left = room.get(row.webhook_id) ?? 0;
+      if (left <= 0 || already.has(row.id)) continue;
+      room.set(row.webhook_id, left - 1);
+      already.add(row.id);
+      picked.push(row);
+    }
+  }
+
+  /**
+   * Up to `count` webhooks with pending deliveries, in id order round the ring from after
+   * `start`: each one found through the pending-by-webhook index (a skip scan), so the cost does
+   * not depend on how deep any backlog is.
+   */
+  async function ringFrom(db: pg.PoolClient, start: number, count: number): Promise<number[]> {
+    const next = async (after: number, n: number) =>
+      (
+        await db.query<{ webhook_id: number }>(
+          `WITH RECURSIVE ring(webhook_id) AS (
+             (SELECT webhook_id FROM deliveries WHERE state = 'pending' AND webhook_id > $1 ORDER BY webhook_id LIMIT 1)
+             UNION ALL
+             SELECT (SELECT d.webhook_id FROM deliveries d
+                     WHERE d.state = 'pending' AND d.webhook_id > ring.webhook_id ORDER BY d.webhook_id LIMIT 1)
+             FROM ring WHERE ring.webhook_id IS NOT NULL
+           )
+           SELECT webhook_id FROM ring WHERE webhook_id IS NOT NULL LIMIT $2`,
+          [after, n],
+        )
+      ).rows.map((row) => row.webhook_id);
+    const ring = await next(start, count);
+    if (ring.length < count && start > 0) {
+      ring.push(...(await next(0, count - ring.length)).filter((id) => id <= start && !ring.includes(id)));
+    }
+    return ring;
+  }
+
+  /** Claims behind backlogs: the webhooks round the ring, each one's earliest due within its room. */
+  async function pickRoundWebhooks(db: pg.PoolClient, picked: Candidate[], request: ClaimRequest, maxVisits: number) {
+    const ring = await ringFrom(db, lastVisited, maxVisits);
+    if (ring.length === 0) return;
+    const room = await roomFor(db, ring, request);
+    const open = ring.filter((id) => (room.get(id) ?? 0) > 0);
+    const due = open.length === 0
+      ? []
+      : (
+          await db.query<Candidate>(
+            `SELECT d.id, d.webhook_id FROM unnest($1::bigint[], $2::int[]) AS w(id, room)
+             CROSS JOIN LATERAL (
+               SELECT id, webhook_id, next_attempt_at FROM deliveries
+               WHERE webhook_id = w.id AND state = 'pending' AND next_attempt_at <= $3::timestamptz
+               ORDER BY next_attempt_at, id LIMIT w.room FOR UPDATE SKIP LOCKED
+             ) AS d`,
+            [open, open.map((id) => room.get(id)!), iso(request.now)],
+          )
+        ).rows;
+    const byWebhook = new Map<number, Candidate[]>();
+    for (const row of due) byWebhook.set(row.webhook_id, [...(byWebhook.get(row.webhook_id) ?? []), row]);
+    for (const webhook of ring) {
+      lastVisited = webhook;
+      pick(byWebhook.get(webhook) ?? [], picked, room, request.limit);
+      if (picked.length === request.limit) break;
+    }
+  }
+
+  return async function claim(db: pg.PoolClient, request: ClaimRequest): Promise<DeliveryJob[]> {
+    const window = Math.max(request.limit * 4, 16);
+    // The usual case: the earliest due deliveries, skipping those another worker has locked.
+    const earliest = (
+      await db.query<Candidate>(
+        `SELECT id, webhook_id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1::timestamptz
+         ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [iso(request.now), window],
+      )
+    ).rows;
+    const room = await roomFor(db, [...new Set(earliest.map((row) => row.webhook_id))], request);
+    const picked: Candidate[] = [];
+    pick(earliest, picked, room, request.limit);
+    // The window was full yet could not fill the slots: webhooks at their cap crowd it.
+    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window);
+    if (picked.length === 0) return [];
+
+    const leaseUntil = iso(request.leaseUntil);
+    const { rows } = await db.query<{ id: number; event_id: string; webhook_id: number; attempts: number; url: string; secret: string; payload: string }>(
+      `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz
+       FROM webhooks w, events e
+       WHERE d.id = ANY ($1::bigint[]) AND w.id = d.webhook_id AND e.id = d.event_id
+       RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload`,
+      [picked.map((row) => row.id), leaseUntil],
+    );
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return picked.map((candidate) => {
+      return toJob(byId.get(candidate.id)!);
+    });
+  };
+}

@@ -1,0 +1,99 @@
+import type pg from 'pg';
+import { FINAL_STATE, type AttemptRow } from '../rows.js';
+import type { DeliveryRepository } from '../store.js';
+import { createClaimer } from './claim-due.js';
+import { inTransaction } from './transaction.js';
+import { CANCEL_PENDING } from './webhooks.js';
+
+
+export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
+  const claim = createClaimer();
+
+  return {
+    async claimDue(request) {
+      return inTransaction(pool, (db) => claim(db, request));
+    },
+
+    async recordAttempt(job, attempt) {
+      const finalState = FINAL_STATE[attempt.outcome];
+      // The attempt and the delivery's next state in one statement; the lease ends with it.
+      const record = (db: pg.Pool | pg.PoolClient) =>
+        db.query(
+          `WITH attempt AS (
+             INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome)
+             VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7)
+           )
+           UPDATE deliveries SET attempts = attempts + 1, leased_until = NULL,
+             state = coalesce($8::text, state),
+             completed_at = CASE WHEN $8::text IS NULL THEN completed_at ELSE $3::timestamptz END,
+             next_attempt_at = CASE WHEN $8::text IS NULL THEN $9::timestamptz ELSE next_attempt_at END
+           WHERE id = $1 AND state = 'pending'`,
+          [
+            job.deliveryId,
+            job.webhookId,
+            attempt.attemptedAt,
+            attempt.statusCode,
+            attempt.error,
+            Math.round(attempt.durationMs),
+            attempt.outcome,
+            finalState,
+            new Date(attempt.nextAttemptAt ?? Date.now()).toISOString(),
+          ],
+        );
+      if (attempt.outcome !== 'gone') {
+        await record(pool);
+        return;
+      }
+      // 410 Gone: the receiver is gone for good (REST Hooks); the webhook is detached with it.
+      await inTransaction(pool, async (db) => {
+        await record(db);
+        const now = new Date().toISOString();
+        await db.query('UPDATE webhooks SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL', [now, job.webhookId]);
+        await db.query(CANCEL_PENDING, [now, job.webhookId]);
+      });
+    },
+
+    async nextDueAt() {
+      const { rows } = await pool.query<{ at: string | null }>(
+        "SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending'",
+      );
+      return rows[0]?.at ? Date.parse(rows[0].at) : undefined;
+    },
+
+    async pendingStats() {
+      const { rows } = await pool.query<{ count: number; oldest: string | null }>(
+        "SELECT count(*) AS count, min(created_at) AS oldest FROM deliveries WHERE state = 'pending'",
+      );
+      const row = rows[0]!;
+      return { count: row.count, oldestCreatedAt: row.oldest === null ? undefined : Date.parse(row.oldest) };
+    },
+
+    async listAttempts(clientId, webhookId, { limit, before }) {
+      if (!Number.isSafeInteger(webhookId)) return undefined;
+      const { rows } = await pool.query<AttemptRow & { owned: boolean }>(
+        `SELECT true AS owned, a.id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome
+         FROM webhooks w
+         LEFT JOIN LATERAL (
+           SELECT * FROM delivery_attempts a WHERE a.webhook_id = w.id AND a.id < $3 ORDER BY a.id DESC LIMIT $4
+         ) AS a ON true
+         LEFT JOIN deliveries d ON d.id = a.delivery_id LEFT JOIN events e ON e.id = d.event_id
+         WHERE w.id = $1 AND w.client_id = $2 AND w.deleted_at IS NULL
+         ORDER BY a.id DESC`,
+        [webhookId, clientId, before ?? Number.MAX_SAFE_INTEGER, limit],
+      );
+      if (rows.length === 0) return undefined;
+      return rows
+        .filter((row) => row.id !== null)
+        .map((row) => ({
+          id: row.id,
+          eventId: row.event_id,
+          type: row.type,
+          attemptedAt: row.attempted_at,
+          statusCode: row.status_code,
+          error: row.error,
+          durationMs: row.duration_ms,
+          outcome: row.outcome,
+        }));
+    },
+  };
+}

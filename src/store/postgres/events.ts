@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import type { EventRepository, PruneBatch } from '../store.js';
+import { inTransaction } from './transaction.js';
+
+/** The channel a publication with deliveries notifies, so that idle workers look at once. */
+export const NEW_WORK_CHANNEL = 'leadhooks_new_work';
+
+export function createEventRepository(pool: pg.Pool): EventRepository {
+  return {
+    async publish(event) {
+      // One statement, so one transaction: the event, one pending delivery per active webhook of
+      // the client subscribed to its type, and (when there are deliveries) a notification that
+      // PostgreSQL sends to the listening workers when it commits.
+      const { rows } = await pool.query<{ events: number; deliveries: number }>(
+        `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
+         event AS (
+           INSERT INTO events (id, client_id, type, payload, created_at)
+           SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz FROM client RETURNING id
+         ), delivery AS (
+           INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
+           SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
+           JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND $3::text = ANY (w.events)
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,
+           (SELECT count(pg_notify('${NEW_WORK_CHANNEL}', '')) FROM (SELECT 1 FROM delivery LIMIT 1) AS any_delivery) AS notified`,
+        [event.id, event.clientId, event.type, event.payload, event.createdAt],
+      );
+      const row = rows[0]!;
+      return row.events === 0 ? undefined : { deliveries: row.deliveries };
+    },
+
+    async prune(before, limit, cursor): Promise<PruneBatch> {
+      // Events are visited in the order they were written (seq), from the cursor on: each batch
+      // reads only what it visits, so its cost does not grow with the table. The walk stops at
+      // the first event younger than the cut-off.
+      const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
+        `SELECT e.seq, e.id, e.created_at < $2::timestamptz AS old,
+           EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending') AS pending
+         FROM events e WHERE e.seq > $1 ORDER BY e.seq LIMIT $3`,
+        [cursor, before, limit],
+      );
+      const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
+      const doomed: string[] = [];
+      let younger = false;
+      for (const row of rows) {
+        if (!row.old) {
+          younger = true;
+          break;
+        }
+        batch.cursor = row.seq;
+        if (!row.pending) doomed.push(row.id);
+      }
+      batch.more = !younger && rows.length === limit;
+      if (doomed.length === 0) return batch;
+      await inTransaction(pool, async (db) => {
+        // Settled deliveries never become pending again, so what was settled when visited still is.
+        const attempts = await db.query(
+          'DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id = ANY ($1))',
+          [doomed],
+        );
+        const deliveries = await db.query('DELETE FROM deliveries WHERE event_id = ANY ($1)', [doomed]);
+        const events = await db.query('DELETE FROM events WHERE id = ANY ($1)', [doomed]);
+        batch.attempts = attempts.rowCount ?? 0;
+        batch.deliveries = deliveries.rowCount ?? 0;
+        batch.events = events.rowCount ?? 0;
+      });
+      return batch;
+    },
+  };
+}

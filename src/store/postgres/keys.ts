@@ -1,0 +1,68 @@
+import type pg from 'pg';
+import { KEY_COLUMNS, toKey, type KeyRow } from '../rows.js';
+import type { ApiKeyRecord, Client, KeyRepository, NewApiKey } from '../store.js';
+import { inTransaction, type Queryable } from './transaction.js';
+
+
+/** Inserts a key; used by the client repository too, for a client's first key. */
+export async function insertKey(db: Queryable, clientId: number, key: NewApiKey, now: string): Promise<ApiKeyRecord> {
+  const { rows } = await db.query<KeyRow>(
+    `INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING ${KEY_COLUMNS}`,
+    [clientId, key.prefix, key.hash, now],
+  );
+  return toKey(rows[0]!);
+}
+
+/**
+ * Keys on PostgreSQL. findClient asks the database on every request (one indexed lookup by
+ * hash, a prepared statement on each connection): a cache would have to ask the database
+ * whether a key was revoked anyway, since a revocation can come from any replica or from the
+ * CLI, and that question costs the same round trip as the lookup itself. So a key revoked
+ * anywhere is refused by every replica from the first request after the revocation commits.
+ */
+export function createKeyRepository(pool: pg.Pool): KeyRepository {
+  return {
+    async create(clientId, key) {
+      // The client row is locked for the insert: an unknown client is answered, not a foreign-key error.
+      return inTransaction(pool, async (db) => {
+        const { rowCount } = await db.query('SELECT 1 FROM clients WHERE id = $1 FOR KEY SHARE', [clientId]);
+        return rowCount === 0 ? undefined : insertKey(db, clientId, key, new Date().toISOString());
+      });
+    },
+    async list(clientId) {
+      const { rows } =
+        clientId === undefined
+          ? await pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`)
+          : await pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE client_id = $1 ORDER BY id`, [clientId]);
+      return rows.map(toKey);
+    },
+    async revoke(idOrPrefix) {
+      const now = new Date().toISOString();
+      if (/^\d+$/.test(idOrPrefix) && !Number.isSafeInteger(Number(idOrPrefix))) return undefined;
+      // A prefix names a key only when exactly one active key carries it.
+      const { rows } = /^\d+$/.test(idOrPrefix)
+        ? await pool.query<KeyRow>(
+            `UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+            [now, idOrPrefix],
+          )
+        : await pool.query<KeyRow>(
+            `UPDATE api_keys SET revoked_at = $1
+             WHERE id = (SELECT min(id) FROM api_keys WHERE prefix = $2 AND revoked_at IS NULL HAVING count(*) = 1)
+               AND revoked_at IS NULL
+             RETURNING ${KEY_COLUMNS}`,
+            [now, idOrPrefix],
+          );
+      return rows[0] && toKey(rows[0]);
+    },
+    async findClient(hash): Promise<Client | undefined> {
+      const { rows } = await pool.query<{ id: number; name: string; created_at: string }>({
+        name: 'find-client-by-key',
+        text: `SELECT c.id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
+               WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+        values: [hash],
+      });
+      const row = rows[0];
+      return row && { id: row.id, name: row.name, createdAt: row.created_at };
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type pg from 'pg';
+
+export type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/**
+ * A connection of the pool, held for `work`. While it is held the pool does not watch it: a
+ * connection that breaks between two statements emits an error no one would catch, which ends
+ * the process. Here it marks the connection broken (the next statement fails, and it is not
+ * given back to the pool).
+ */
+export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolClient, markBroken: (error: Error) => void) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const markBroken = (error: Error) => {
+    broken ??= error;
+  };
+  client.on('error', markBroken);
+  try {
+    return await work(client, markBroken);
+  } finally {
+    client.removeListener('error', markBroken);
+    client.release(broken);
+  }
+}
+
+/**
+ * Runs `work` in one transaction on one connection of the pool: committed when it resolves,
+ * rolled back when it throws. A connection whose ROLLBACK fails is broken and is not reused.
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withConnection(pool, async (client, markBroken) => {
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(markBroken);
+      throw error;
+    }
+  });
+}

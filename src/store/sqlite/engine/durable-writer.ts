@@ -1,0 +1,185 @@
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import type { Db } from './open-database.js';
+
+// Group commit. If every commit waited for its own fsync (synchronous=FULL), one commit per write
+// would cap writes at the disk's fsync rate. Writes that arrive together (in the same turn of the
+// event loop) are run instead in one transaction, each in its own savepoint so that one failing
+// write does not undo the others, and share one commit and one fsync. Each caller's promise
+// settles only after that fsync: an acknowledged write survives power loss, as with its own
+// synchronous=FULL commit.
+//
+// Nothing that waits for the disk runs on the main thread, where better-sqlite3 runs SQLite and
+// every request is served:
+// - The connection runs with synchronous=NORMAL (set where it is opened, open-database.ts), so a
+//   commit appends to the WAL without syncing it. After each batch
+//   commits, the WAL file is fdatasync'ed on libuv's thread pool while the main thread serves
+//   other requests; commits that land while an fsync runs share the next one.
+// - Checkpoints (copying the WAL into the database, with their two fsyncs) run on a worker
+//   thread with a connection of its own, once this connection has committed often enough for it
+//   to matter; until then SQLite's automatic checkpoint does it.
+// Writes made outside the group commit (clients, keys) go through `synced`, which syncs the WAL
+// before returning.
+//
+// A failed fsync is final. The kernel may have dropped the pages it could not write and report
+// the next fsync as a success (PostgreSQL stops on it for that reason), so no later write could
+// be acknowledged as durable: every write after it fails, and the store reports itself unhealthy.
+
+interface Pending {
+  write: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  result?: { ok: true; value: unknown } | { ok: false; error: unknown };
+}
+
+/** Queues a write for the next group commit; resolves with its result once it is on disk. */
+export type GroupedWrite = <T>(write: () => T) => Promise<T>;
+/** Runs a write (a transaction, or one statement) now, and returns once it is on disk. */
+export type SyncedWrite = <T>(write: () => T) => T;
+
+export interface DurableWriter {
+  grouped: GroupedWrite;
+  synced: SyncedWrite;
+  /** Throws the fsync failure that stopped the store's writes, if one did. */
+  assertHealthy(): void;
+  /** Waits for the fsync in flight, stops the checkpointer, releases the WAL's descriptor. */
+  close(): Promise<void>;
+}
+
+/** Commits before the checkpoints move to their own thread: short-lived stores never start it. */
+const COMMITS_BEFORE_CHECKPOINTER = 200;
+
+export function createDurableWriter(db: Db): DurableWriter {
+  let queue: Pending[] = [];
+  const savepoint = db.prepare('SAVEPOINT grouped_write');
+  const release = db.prepare('RELEASE grouped_write');
+  const rollbackTo = db.prepare('ROLLBACK TO grouped_write');
+  const wal = db.memory ? undefined : walSync(db);
+  let commits = 0;
+  let checkpointer: Checkpointer | undefined;
+  let failure: unknown;
+
+  const commitBatch = db.transaction((batch: Pending[]) => {
+    for (const pending of batch) {
+      savepoint.run();
+      try {
+        pending.result = { ok: true, value: pending.write() };
+        release.run();
+      } catch (error) {
+        rollbackTo.run();
+        release.run();
+        pending.result = { ok: false, error };
+      }
+    }
+  });
+
+  function settle(batch: Pending[], error?: unknown) {
+    for (const pending of batch) {
+      const result = pending.result!;
+      if (error !== undefined) pending.reject(error);
+      else if (result.ok) pending.resolve(result.value);
+      else pending.reject(result.error);
+    }
+  }
+
+  function flush() {
+    const batch = queue;
+    queue = [];
+    if (failure !== undefined) {
+      for (const pending of batch) pending.reject(failure);
+      return;
+    }
+    try {
+      // IMMEDIATE: take the write lock first; other processes (a separate worker, the CLI) wait
+      // for it through busy_timeout instead of failing with SQLITE_BUSY.
+      commitBatch.immediate(batch);
+    } catch (error) {
+      // The commit itself failed: none of the writes happened.
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    if (!wal) return settle(batch);
+    wal.afterSync(batch);
+    if (++commits === COMMITS_BEFORE_CHECKPOINTER) checkpointer = startCheckpointer(db);
+  }
+
+  // Settles the batches once the WAL holding their commits is on disk; one fsync in flight.
+  function walSync(connection: Db) {
+    const walPath = `${connection.name}-wal`;
+    // The WAL exists from the first read under journal_mode=WAL and stays while this connection
+    // is open (SQLite deletes it only when the last connection closes). Sync its directory once,
+    // so that the file's own entry is durable too.
+    connection.prepare('PRAGMA user_version').get();
+    const fd = openSync(walPath, 'r+');
+    const dir = openSync(dirname(walPath), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+    let waiting: Pending[][] = [];
+    let syncing = false;
+    let idle: (() => void)[] = [];
+    let closed = false;
+    const start = () => {
+      const batches = waiting;
+      waiting = [];
+      syncing = true;
+      fdatasync(fd, (error) => {
+        syncing = false;
+        if (error) {
+          failure ??= error;
+          // Those committed since cannot be made durable either.
+          batches.push(...waiting);
+          waiting = [];
+        }
+        for (const batch of batches) settle(batch, failure);
+        if (waiting.length > 0) return start();
+        for (const done of idle) done();
+        idle = [];
+      });
+    };
+    return {
+      afterSync(batch: Pending[]) {
+        waiting.push(batch);
+        if (!syncing) start();
+      },
+      syncNow() {
+        try {
+          fdatasyncSync(fd);
+        } catch (error) {
+          failure ??= error;
+          throw error;
+        }
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        if (syncing) await new Promise<void>((done) => idle.push(done));
+        closeSync(fd);
+      },
+    };
+  }
+
+  return {
+    grouped: <T>(write: () => T) =>
+      new Promise<T>((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush);
+        queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      }),
+    synced: <T>(write: () => T): T => {
+      if (failure !== undefined) throw failure;
+      const result = write();
+      wal?.syncNow();
+      return result;
+    },
+    assertHealthy() {
+      if (failure !== undefined) throw failure;
+    },
+    async close() {
+      await checkpointer?.stop();
+      await wal?.close();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from '../migrations.js';
+
+export type Db = Database.Database;
+
+/** The size the WAL is cut back to after a checkpoint (https://sqlite.org/pragma.html#pragma_journal_size_limit). */
+export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Opens (creating on first use) the SQLite file and brings its schema up to date.
+ *
+ * Durability is decided here, once. WAL lets readers run beside the writer. Commits run with
+ * synchronous=NORMAL: in WAL mode a commit then appends to the WAL without waiting for the disk,
+ * and checkpoints still sync (https://sqlite.org/pragma.html#pragma_synchronous). What makes an
+ * acknowledged write survive power loss, as synchronous=FULL would, is durable-writer.ts: it
+ * fdatasyncs the WAL after each grouped commit, off the main thread, and settles no write before
+ * that; `synced` writes sync it before they return. A connection that writes without going
+ * through them is not durable.
+ */
+export function openDatabase(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  // Once a checkpoint has copied the whole WAL, the next write starts it over from the beginning
+  // and truncates the file to this size: a burst of writes does not leave a large WAL behind.
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const applied = db.pragma('user_version', { simple: true }) as number;
+  if (applied > MIGRATIONS.length) {
+    throw new Error(
+      `database schema version ${applied} is newer than this leadhooks (${MIGRATIONS.length}); upgrade leadhooks`,
+    );
+  }
+  MIGRATIONS.slice(applied).forEach((sql, i) => {
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${applied + i + 1}`);
+    })();
+  });
+}

@@ -1,0 +1,104 @@
+// Versioned schema migrations. The database's `user_version` is the number of migrations
+// applied; each runs in its own transaction at start. Append only: never edit a shipped one.
+
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE clients (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE api_keys (
+    id INTEGER PRIMARY KEY,
+    client_id INTEGER NOT NULL REFERENCES clients(id),
+    prefix TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+  );
+  CREATE INDEX api_keys_by_client ON api_keys(client_id);
+  CREATE INDEX api_keys_by_prefix ON api_keys(prefix);
+  -- AUTOINCREMENT: a deleted hookId is never handed out again.
+  CREATE TABLE webhooks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    client_id INTEGER NOT NULL REFERENCES clients(id),
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    deleted_at TEXT
+  );
+  CREATE INDEX webhooks_active_by_client ON webhooks(client_id) WHERE deleted_at IS NULL;
+  `,
+  // Events and their deliveries: the outbox. An event and its deliveries are written in one
+  // transaction; workers claim due deliveries by pushing next_attempt_at forward (a lease).
+  `
+  CREATE TABLE events (
+    id TEXT PRIMARY KEY,
+    client_id INTEGER NOT NULL REFERENCES clients(id),
+    type TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE deliveries (
+    id INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL REFERENCES events(id),
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+    state TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed', 'cancelled')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    completed_at TEXT
+  );
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE state = 'pending';
+  CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id) WHERE state = 'pending';
+  CREATE TABLE delivery_attempts (
+    id INTEGER PRIMARY KEY,
+    delivery_id INTEGER NOT NULL REFERENCES deliveries(id),
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+    attempted_at TEXT NOT NULL,
+    status_code INTEGER,
+    error TEXT,
+    duration_ms INTEGER NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('succeeded', 'retrying', 'failed', 'gone'))
+  );
+  CREATE INDEX delivery_attempts_by_webhook ON delivery_attempts(webhook_id, id);
+  `,
+  // A counter bumped by every key revocation, so that a server caching key lookups learns of a
+  // revocation made by another process (the CLI) on its next request.
+  `
+  CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  INSERT INTO meta (name, value) VALUES ('keys_version', 0);
+  `,
+  // Retention: old events are deleted with their deliveries and attempts. These indexes let
+  // those deletes (and the foreign-key checks they trigger) find the rows without a scan.
+  `
+  CREATE INDEX deliveries_by_event ON deliveries(event_id);
+  CREATE INDEX delivery_attempts_by_delivery ON delivery_attempts(delivery_id);
+  `,
+  // The webhook cap is checked on every creation: a count kept on the client row, maintained by
+  // triggers on every path that attaches or detaches a webhook (creation, deletion, a 410), so
+  // the check reads one row however many webhooks the client has.
+  `
+  ALTER TABLE clients ADD COLUMN active_webhooks INTEGER NOT NULL DEFAULT 0;
+  UPDATE clients SET active_webhooks =
+    (SELECT count(*) FROM webhooks w WHERE w.client_id = clients.id AND w.deleted_at IS NULL);
+  CREATE TRIGGER webhooks_count_attach AFTER INSERT ON webhooks WHEN NEW.deleted_at IS NULL
+  BEGIN
+    UPDATE clients SET active_webhooks = active_webhooks + 1 WHERE id = NEW.client_id;
+  END;
+  CREATE TRIGGER webhooks_count_detach AFTER UPDATE OF deleted_at ON webhooks
+  WHEN OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL
+  BEGIN
+    UPDATE clients SET active_webhooks = active_webhooks - 1 WHERE id = NEW.client_id;
+  END;
+  `,
+  // A worker that cannot fill its slots from the earliest due deliveries (one webhook's backlog
+  // crowds them) goes round the webhooks that have pending deliveries, taking each one's
+  // earliest due: this index answers both "the next webhook with pending deliveries" and "its
+  // earliest due", so that costs the same with a backlog of any depth.
+  `
+  DROP INDEX deliveries_by_webhook;
+  CREATE INDEX deliveries_pending_by_webhook ON deliveries(webhook_id, next_attempt_at) WHERE state = 'pending';
+  `,
+];

@@ -1,0 +1,170 @@
+import fc from 'fast-check';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
+import { loadConfig } from '../src/config.js';
+import { assertMatchesSpec } from './contract.js';
+
+// Random requests against the whole HTTP surface. Whatever arrives: never a 5xx, every error
+// body exactly {"error": string}, every response as openapi.yaml declares it, and another
+// client's data untouched. Used by test/e2e/fuzz.test.ts (fixed seed, bounded) and scripts/fuzz.ts.
+
+const PUBLISHER_TOKEN = 'fuzz-publisher-token-0123456789';
+
+const segment = fc.oneof(
+  fc.constantFrom('1', '0', '-1', 'undefined', 'null', '', '%', '%E0%A4%A', '..', '9007199254740993', '1e3', '0x10', '%00'),
+  fc.string({ maxLength: 20 }).map(encodeURIComponent),
+  fc.nat().map(String),
+);
+const query = fc.oneof(
+  fc.constant(''),
+  fc.tuple(fc.constantFrom('limit', 'before', 'x', '__proto__'), fc.string({ maxLength: 10 })).map(([k, v]) => `?${k}=${encodeURIComponent(v)}`),
+  fc.constantFrom('?limit=0', '?limit=101', '?limit=5&before=1', '?limit[]=1', '?before=abc'),
+);
+const path = fc.oneof(
+  fc.constantFrom('/about', '/webhook', '/events', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json'),
+  segment.map((s) => `/webhook/${s}`),
+  fc.tuple(segment, query).map(([s, q]) => `/webhook/${s}/deliveries${q}`),
+  fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`),
+);
+const method = fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD');
+// Mostly the operations themselves, with their own methods; sometimes anything at all.
+const operation = fc.oneof(
+  fc.constant(['GET', '/about']),
+  fc.constant(['POST', '/webhook']),
+  fc.constant(['GET', '/webhook']),
+  segment.map((s) => ['DELETE', `/webhook/${s}`]),
+  fc.tuple(segment, query).map(([s, q]) => ['GET', `/webhook/${s}/deliveries${q}`]),
+  fc.constant(['POST', '/events']),
+  fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
+);
+const request = fc.oneof({ weight: 4, arbitrary: operation }, { weight: 1, arbitrary: fc.tuple(method, path) });
+const contentType = fc.option(
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constant('application/json') },
+    fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=utf-16',
+      'application/vnd.api+json',
+      '',
+      ';;;',
+    ),
+    fc.string({ maxLength: 30 }),
+  ),
+  { nil: undefined },
+);
+const webhookLike = fc.record(
+  {
+    url: fc.oneof(fc.webUrl(), fc.string(), fc.constant(null), fc.integer(), fc.constant('http://[::1]:99999/')),
+    events: fc.oneof(
+      fc.array(fc.constantFrom('lead_create', 'lead_update', 'lead_delete', ''), { maxLength: 20 }),
+      fc.jsonValue(),
+    ),
+    clientId: fc.oneof(fc.integer(), fc.string()),
+    type: fc.constantFrom('lead_create', 'lead_update', 'x'),
+    data: fc.jsonValue(),
+  },
+  { requiredKeys: [] },
+);
+const validish = fc.oneof(
+  fc.record({ url: fc.webUrl(), events: fc.subarray(['lead_create', 'lead_update'], { minLength: 1 }) }),
+  fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object() }),
+);
+const body = fc.option(
+  fc.oneof(
+    { weight: 3, arbitrary: validish.map((b) => JSON.stringify(b)) },
+    webhookLike.map((b) => JSON.stringify(b)),
+    fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
+    fc.string({ maxLength: 200 }),
+    fc.nat({ max: 5000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
+    fc.nat({ max: 200_000 }).map((n) => JSON.stringify({ url: 'https://a.example/' + 'a'.repeat(n), events: ['lead_create'] })),
+    fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
+    fc.constantFrom(
+      '{"__proto__":{"polluted":true},"url":"https://a.example/h","events":["lead_create"]}',
+      '{"constructor":{"prototype":{"polluted":true}},"url":"https://a.example/h","events":["lead_create"]}',
+      '{"url":"https://a.example/\\ud800","events":["lead_create"]}',
+      Buffer.from([0x7b, 0x22, 0x75, 0x72, 0x6c, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    ),
+  ),
+  { nil: undefined },
+);
+const apiKey = (own: string) =>
+  fc.option(
+    fc.oneof({ weight: 4, arbitrary: fc.constant(own) }, fc.string({ maxLength: 60 }), fc.constant(`lh_${'A'.repeat(43)}`)),
+    { nil: undefined, freq: 8 },
+  );
+const authorization = fc.option(
+  fc.oneof(fc.constant(`Bearer ${PUBLISHER_TOKEN}`), fc.string({ maxLength: 60 }), fc.constant('Bearer ')),
+  { nil: undefined },
+);
+
+export interface FuzzResult {
+  runs: number;
+  statuses: Record<number, number>;
+}
+
+/**
+ * Builds an app on a database (the variables that select it: DATABASE_PATH or DATABASE_URL)
+ * with a victim and an attacker client, then fuzzes it.
+ */
+export async function fuzzHttpSurface(options: {
+  database: Record<string, string>;
+  runs: number;
+  seed: number;
+  onProgress?: (done: number) => void;
+}): Promise<FuzzResult> {
+  const config = loadConfig({
+    ...options.database,
+    LOG_LEVEL: 'silent',
+    PUBLISHER_TOKEN,
+    DELIVERY_WORKER: 'off',
+    RATE_LIMIT_PER_KEY: 'off',
+  });
+  const app: FastifyInstance = await buildApp(config);
+  try {
+    const victim = await app.store.clients.create('Victim', generateApiKey().stored);
+    const victimKey = generateApiKey();
+    await app.store.keys.create(victim.client.id, victimKey.stored);
+    await app.store.webhooks.create({ clientId: victim.client.id, url: 'https://victim.example/h', events: ['lead_create'], secret: 'whsec_dmljdGlt' }, 100);
+    const victimBefore = JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 }));
+    const attacker = generateApiKey();
+    await app.store.clients.create('Attacker', attacker.stored);
+
+    const statuses: Record<number, number> = {};
+    let done = 0;
+    await fc.assert(
+      fc.asyncProperty(request, apiKey(attacker.apiKey), authorization, contentType, body, async ([m, url], key, auth, type, payload) => {
+        const headers: Record<string, string> = {};
+        if (key !== undefined) headers['x-api-key'] = key;
+        if (auth !== undefined) headers.authorization = auth;
+        if (type !== undefined) headers['content-type'] = type;
+        const res = await app.inject({ method: m as 'GET', url, headers, ...(payload === undefined || m === 'GET' || m === 'HEAD' ? {} : { payload }) });
+        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+        if (res.statusCode >= 500) throw new Error(`${m} ${url} → ${res.statusCode} ${res.body.slice(0, 200)}`);
+        if (res.statusCode >= 400 && m !== 'HEAD') {
+          const parsed = JSON.parse(res.body);
+          if (Object.keys(parsed).join() !== 'error' || typeof parsed.error !== 'string') {
+            throw new Error(`${m} ${url} → ${res.statusCode} with body ${res.body.slice(0, 200)}`);
+          }
+        }
+        if (!url.startsWith('/documentation')) {
+          assertMatchesSpec({ method: m, url, status: res.statusCode, contentType: res.headers['content-type'] as string | undefined, headers: res.headers, body: res.body });
+        }
+        options.onProgress?.(++done);
+      }),
+      { seed: options.seed, numRuns: options.runs, endOnFailure: true },
+    );
+
+    if (JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 })) !== victimBefore) throw new Error("the victim's webhooks changed");
+    if (!(await app.store.keys.findClient(hashApiKey(victimKey.apiKey)))) throw new Error("the victim's key stopped working");
+    if (({} as Record<string, unknown>).polluted !== undefined) throw new Error('Object.prototype was polluted');
+    return { runs: options.runs, statuses };
+  } finally {
+    await app.close();
+  }
+}

@@ -1,0 +1,93 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { startServer } from '../../support/server-process.js';
+import { testDatabase } from '../helpers/stores.js';
+
+async function setup(t: Test) {
+  const db = await testDatabase(t);
+  return { db, ...(await cliCreateClient(db.env)) };
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown) {
+  const res = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+t.test('killed with deliveries pending, restarted: every accepted event is delivered', async (t) => {
+  const { db, apiKey, clientId } = await setup(t);
+  const env = {
+    ...DELIVERY_ENV,
+    ...db.env,
+    DELIVERY_TIMEOUT: '1s',
+    DELIVERY_CONCURRENCY: '2',
+    DELIVERY_RETRY_SCHEDULE: '1s,1s,1s',
+  };
+  // Two receivers that only count a delivery as done when they answered 2xx: a slow one (the
+  // deliveries in flight at the kill) and one that refuses everything until the restart (the
+  // deliveries waiting for their retry at the kill).
+  const done = { lead_create: new Set<string>(), lead_update: new Set<string>() };
+  let restarted = false;
+  const slow = await startReceiver(t, (_n, r) => {
+    done.lead_create.add(String(r.headers['webhook-id']));
+    return { status: 200, delayMs: 150 };
+  });
+  const gate = await startReceiver(t, (_n, r) => {
+    if (!restarted) return { status: 503 };
+    done.lead_update.add(String(r.headers['webhook-id']));
+    return { status: 200 };
+  });
+
+  const first = await startServer(t, env);
+  for (const [url, events] of [[slow.url, ['lead_create']], [gate.url, ['lead_update']]] as const) {
+    t.equal((await post(`${first.url}/webhook`, { 'x-api-key': apiKey }, { url, events })).status, 201);
+  }
+  const accepted = { lead_create: [] as string[], lead_update: [] as string[] };
+  for (let i = 0; i < 40; i++) {
+    const type = i % 2 === 0 ? 'lead_create' : 'lead_update';
+    const res = await post(`${first.url}/events`, { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }, { clientId, type, data: { i } });
+    t.equal(res.status, 202);
+    accepted[type].push(res.json.eventId);
+  }
+  first.child.kill('SIGKILL');
+  t.equal(await first.stop(), null, 'killed by SIGKILL, no clean shutdown');
+  t.ok(done.lead_create.size < 20, `the kill left lead_create deliveries undone (${20 - done.lead_create.size})`);
+  t.equal(done.lead_update.size, 0, 'and every lead_update delivery undone');
+
+  restarted = true;
+  const second = await startServer(t, env);
+  const deadline = Date.now() + 30_000;
+  while ((done.lead_create.size < 20 || done.lead_update.size < 20) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.same(accepted.lead_create.filter((id) => !done.lead_create.has(id)), [], 'every lead_create event was delivered');
+  t.same(accepted.lead_update.filter((id) => !done.lead_update.has(id)), [], 'every lead_update event was delivered');
+  await second.stop();
+});
+
+t.test('the worker runs alone beside a server started with DELIVERY_WORKER=off', async (t) => {
+  const { db, apiKey, clientId } = await setup(t);
+  const receiver = await startReceiver(t);
+  const env = { ...DELIVERY_ENV, ...db.env, DELIVERY_WORKER: 'off' };
+  const server = await startServer(t, env);
+  await post(`${server.url}/webhook`, { 'x-api-key': apiKey }, { url: receiver.url, events: ['lead_create'] });
+  const published = await post(`${server.url}/events`, { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }, { clientId, type: 'lead_create', data: { id: 1 } });
+  t.equal(published.json.deliveries, 1);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(receiver.received.length, 0, 'the server alone delivers nothing');
+
+  const worker = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../src/worker.ts', import.meta.url))], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: 'ignore',
+  });
+  t.teardown(() => worker.kill('SIGKILL'));
+  await receiver.waitFor(1, 15_000);
+  t.equal(receiver.received[0]!.headers['webhook-id'], published.json.eventId);
+  worker.kill('SIGTERM');
+  const [code] = await once(worker, 'exit');
+  t.equal(code, 0, 'the worker stops cleanly on SIGTERM');
+  await server.stop();
+});

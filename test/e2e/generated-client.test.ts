@@ -1,0 +1,97 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import t from 'tap';
+import { parse } from 'yaml';
+import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { consumerRoot, generateTypes, typeCheck, writeConsumer } from '../helpers/consumer-build.js';
+import { DATA_LINES } from '../helpers/consumer-program.js';
+import { checkedFetch } from '../../support/contract.js';
+import { startServer } from '../../support/server-process.js';
+
+// What a customer does: fetch the description a running server serves, generate types from it
+// with openapi-typescript, write a program with openapi-fetch, compile it (strict), run it.
+// If the description types a field so that valid input does not compile, this fails, and it
+// proves so by compiling the same program against the description with an old defect put back.
+
+interface Answer {
+  status: number;
+  body: any;
+}
+type Consumer = {
+  run(options: { baseUrl: string; apiKey: string; publisherToken: string; clientId: number; fetch: typeof checkedFetch }): Promise<Record<string, Answer[]>>;
+};
+
+const operationIds = (description: any): string[] =>
+  Object.values(description.paths).flatMap((item: any) => Object.values(item).map((operation: any) => operation.operationId));
+
+t.test('a client generated from the served description compiles as consumers write it, and gets the answers it describes', async (t) => {
+  const databasePath = join(tempDir(t), 'leadhooks.db');
+  const { clientId, apiKey } = await cliCreateClient(databasePath);
+  const server = await startServer(t, { DATABASE_PATH: databasePath, PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, DELIVERY_WORKER: 'off' });
+
+  const descriptionUrl = new URL('/openapi.yaml', server.url);
+  const served = await fetch(descriptionUrl);
+  t.equal(served.status, 200);
+  t.equal(served.headers.get('content-type'), 'application/yaml');
+  const text = await served.text();
+  const description = parse(text);
+
+  const root = consumerRoot(tempDir(t));
+  const consumer = typeCheck(writeConsumer(root, 'client', await generateTypes(text)));
+  t.strictSame(consumer.diagnostics, [], 'the consumer program compiles against the generated types');
+
+  // The defect this guards against: a free-form object declared `type: object` alone, which
+  // openapi-typescript types as Record<string, never>.
+  const lead = description.components.schemas.Lead;
+  t.equal(lead.additionalProperties, true);
+  const { additionalProperties: _, ...plainObject } = lead;
+  const defective = structuredClone(description);
+  defective.components.schemas.Lead = plainObject;
+  const broken = typeCheck(writeConsumer(root, 'defective', await generateTypes(defective)));
+  t.strictSame([...new Set(broken.diagnostics.map((d) => d.line))], DATA_LINES, 'every lead the program writes fails to compile');
+  for (const diagnostic of broken.diagnostics) {
+    t.equal(diagnostic.file, join(root, 'defective', 'consumer.ts'));
+    // 'undefined' where openapi-fetch's request types have mapped the body's `never` over.
+    t.match(diagnostic.message, /^Type '[^']+' is not assignable to type '(never|undefined)'\.$/);
+  }
+
+  // A relative `servers` entry resolves against where the description came from: this server.
+  const baseUrl = new URL(description.servers[0].url, descriptionUrl).href;
+  t.equal(baseUrl, `${server.url}/`);
+  if (baseUrl !== `${server.url}/`) return; // the program creates webhooks: never on another server
+
+  consumer.emit();
+  const program: Consumer = await import(pathToFileURL(join(root, 'client', 'consumer.js')).href);
+  const answers = await program.run({ baseUrl, apiKey, publisherToken: TEST_PUBLISHER_TOKEN, clientId, fetch: checkedFetch });
+  t.strictSame(Object.keys(answers).sort(), operationIds(description).sort(), 'the program calls every operation');
+
+  const secret = answers.createWebhook?.[0]?.body.secret;
+  t.match(secret, /^whsec_[A-Za-z0-9+/=]+$/);
+  const created = answers.listWebhooks?.[0]?.body.webhooks[0]?.created;
+  t.match(created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  const eventId = answers.publishEvent?.[0]?.body.eventId;
+  t.match(eventId, /^evt_[A-Za-z0-9]+$/);
+  t.strictSame(answers, {
+    getHealth: [{ status: 200, body: { status: 'ok' } }],
+    getReadiness: [{ status: 200, body: { status: 'ok' } }],
+    getAbout: [{ status: 200, body: { name: 'Acme Realty' } }],
+    createWebhook: [{ status: 201, body: { hookId: 1, id: 1, secret } }],
+    listWebhooks: [
+      {
+        status: 200,
+        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active' }], next: null },
+      },
+    ],
+    publishEvent: [
+      { status: 202, body: { eventId, deliveries: 1 } },
+      { status: 404, body: { error: 'Client not found' } },
+    ],
+    listWebhookDeliveries: [{ status: 200, body: { attempts: [], next: null } }],
+    deleteWebhook: [
+      { status: 204, body: undefined },
+      { status: 404, body: { error: 'Webhook not found' } },
+    ],
+  });
+
+  t.equal(await server.stop(), 0);
+});

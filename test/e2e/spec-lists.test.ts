@@ -1,0 +1,80 @@
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { tempDir } from '../helpers/app.js';
+import { startReceiver } from '../helpers/receiver.js';
+
+// openapi.yaml owns the lists the code needs (the event names, each operation's security):
+// `npm run generate` writes them to generated/spec-lists.ts. Adding an event type to
+// openapi.yaml and regenerating must be the only edit for it to be accepted, stored and
+// delivered. This test makes that edit in a copy of the project and runs the copy.
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TOKEN = 'spec-lists-publisher-token-0123';
+
+t.test('an event type added to openapi.yaml alone is accepted, stored and delivered after npm run generate', async (t) => {
+  const copy = join(tempDir(t), 'leadhooks');
+  for (const path of ['src', 'generated', 'scripts', 'openapi.yaml', 'package.json', 'tsconfig.json']) {
+    cpSync(join(ROOT, path), join(copy, path), { recursive: true });
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  const specPath = join(copy, 'openapi.yaml');
+  const spec = readFileSync(specPath, 'utf8');
+  const enumLine = 'enum: [lead_create, lead_update]';
+  t.ok(spec.includes(enumLine), "openapi.yaml's EventName lists the events");
+  writeFileSync(specPath, spec.replace(enumLine, 'enum: [lead_create, lead_update, lead_archive]'));
+
+  await run(process.execPath, ['scripts/generate.js'], { cwd: copy });
+  t.match(readFileSync(join(copy, 'generated/spec-lists.ts'), 'utf8'), /"lead_archive"/, 'the generated list has the new event');
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  await t.resolves(run(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: copy }), 'the copy compiles with no other edit');
+
+  const receiver = await startReceiver(t);
+  const env = { PATH: process.env.PATH, DATABASE_PATH: join(copy, 'lh.db'), PUBLISHER_TOKEN: TOKEN, ALLOW_PRIVATE_TARGETS: 'true', PORT: '0', LOG_LEVEL: 'info' };
+  const cli = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'client', 'create', 'Acme Realty', '--json'], { cwd: copy, env });
+  const { clientId, apiKey } = JSON.parse(cli.stdout);
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => server.kill('SIGKILL'));
+  let log = '';
+  server.stdout.setEncoding('utf8');
+  const address = await new Promise<string>((resolve, reject) => {
+    server.stdout.on('data', (chunk: string) => {
+      log += chunk;
+      const ready = /"address":"([^"]+)"[^\n]*"msg":"leadhooks is ready"/.exec(log);
+      if (ready) resolve(ready[1]!);
+    });
+    server.once('exit', (code) => reject(new Error(`the copy's server exited ${code}`)));
+  });
+
+  const created = await fetch(`${address}/webhook`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: receiver.url, events: ['lead_archive'] }),
+  });
+  t.equal(created.status, 201, 'a webhook subscribes to the new event');
+  const published = await fetch(`${address}/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId, type: 'lead_archive', data: { id: 7 } }),
+  });
+  t.equal(published.status, 202, 'the new event is accepted');
+  t.match(await published.json(), { deliveries: 1 }, 'and stored with a delivery to the subscribed webhook');
+  await receiver.waitFor(1);
+  t.match(JSON.parse(receiver.received[0]!.body), { type: 'lead_archive', data: { id: 7 } }, 'and delivered');
+
+  const unknown = await fetch(`${address}/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId, type: 'lead_unknown', data: {} }),
+  });
+  t.same(
+    [unknown.status, await unknown.json()],
+    [400, { error: 'Invalid data: type must be one of lead_create, lead_update, lead_archive' }],
+    'an event type not in the spec is still refused, named from the new list',
+  );
+});

@@ -1,0 +1,80 @@
+// The program a customer writes against leadhooks: types generated from the served openapi.yaml
+// (imported from ./openapi.js), openapi-fetch, and bodies written the way people write them. It
+// calls every operation and returns what each answered, by operationId.
+
+/** A lead as a consumer writes one: any fields, of any JSON type. */
+const LEAD = "{ id: 981, email: 'a@b.example', tags: ['x'] }";
+
+export const CONSUMER_PROGRAM = `import createClient from 'openapi-fetch';
+import type { components, paths } from './openapi.js';
+
+export interface Options {
+  baseUrl: string;
+  apiKey: string;
+  publisherToken: string;
+  clientId: number;
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** A receiver's fixture: a delivery, as the webhooks section of the description types it. */
+export const delivery: components['schemas']['LeadEvent'] = {
+  type: 'lead_create',
+  timestamp: '2026-11-22T09:31:00.000Z',
+  data: ${LEAD},
+};
+
+/** A server run with RATE_LIMIT_PER_KEY=off answers without any x-ratelimit-* header. */
+export const unlimited: paths['/about']['get']['responses'][200]['headers'] = {};
+
+const answer = (result: { response: Response; data?: unknown; error?: unknown }): Answer => ({
+  status: result.response.status,
+  body: result.data ?? result.error,
+});
+
+export async function run(options: Options): Promise<Record<string, Answer[]>> {
+  const { baseUrl, fetch } = options;
+  const anonymous = createClient<paths>({ baseUrl, fetch });
+  const client = createClient<paths>({ baseUrl, fetch, headers: { 'x-api-key': options.apiKey } });
+  const publisher = createClient<paths>({ baseUrl, fetch, headers: { authorization: 'Bearer ' + options.publisherToken } });
+
+  const health = await anonymous.GET('/healthz');
+  const readiness = await anonymous.GET('/readyz');
+  const about = await client.GET('/about');
+  const created = await client.POST('/webhook', {
+    body: { url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'] },
+  });
+  if (!created.data) throw new Error('the webhook was not created: ' + created.response.status);
+  const hookID = created.data.hookId;
+  const listed = await client.GET('/webhook');
+  const published = await publisher.POST('/events', {
+    body: { clientId: options.clientId, type: 'lead_create', data: ${LEAD} },
+  });
+  const unknownClient = await publisher.POST('/events', {
+    body: { clientId: 999, type: 'lead_update', data: { id: 982, score: 0.5, owner: null, address: { city: 'Lyon' } } },
+  });
+  const attempts = await client.GET('/webhook/{hookID}/deliveries', { params: { path: { hookID }, query: { limit: 5 } } });
+  const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
+  const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
+
+  return {
+    getHealth: [answer(health)],
+    getReadiness: [answer(readiness)],
+    getAbout: [answer(about)],
+    createWebhook: [answer(created)],
+    listWebhooks: [answer(listed)],
+    publishEvent: [answer(published), answer(unknownClient)],
+    listWebhookDeliveries: [answer(attempts)],
+    deleteWebhook: [answer(deleted), answer(deletedAgain)],
+  };
+}
+`;
+
+/** 1-based numbers of the program's lines that write a lead, where a mistyped lead shows. */
+export const DATA_LINES = CONSUMER_PROGRAM.split('\n')
+  .map((line, index) => (/\bdata: \{/.test(line) ? index + 1 : 0))
+  .filter((line) => line > 0);

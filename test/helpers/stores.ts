@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { Test } from 'tap';
+import { loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/store/open-store.js';
+import { tempDir } from './temp-dir.js';
+
+// Which store a test file runs on. Test files run on SQLite; test/postgres/ holds one small file
+// per file of the PostgreSQL half, which selects PostgreSQL and imports the same file. The half
+// runs when TEST_DATABASE_URL names a PostgreSQL server where databases may be created.
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+export const POSTGRES_HOW_TO = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test';
+
+let kind: StoreKind = 'sqlite';
+
+/** Runs this process's tests on PostgreSQL: called by the files of test/postgres/ before they import a test file. */
+export function usePostgres(): void {
+  if (!TEST_DATABASE_URL) throw new Error(`the PostgreSQL tests need a server: ${POSTGRES_HOW_TO}`);
+  kind = 'postgres';
+}
+
+export const storeKind = (): StoreKind => kind;
+
+/** For t.test options: skips a test that is about the other store only. */
+export const onlyOn = (only: StoreKind) => ({ skip: kind === only ? false : `${only} only` });
+
+export interface TestDatabase {
+  kind: StoreKind;
+  /** The configuration variables that select this database (DATABASE_PATH or DATABASE_URL). */
+  env: Record<string, string>;
+  /** Runs SQL written to mean the same on both stores; `?` placeholders, whole numbers read as numbers. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** A fresh, empty database of this process's store, removed at teardown. */
+export async function testDatabase(t: Test): Promise<TestDatabase> {
+  return kind === 'postgres' ? postgresDatabase(t) : sqliteDatabase(join(tempDir(t), 'leadhooks.db'));
+}
+
+/** The database that `env` already selects (another app on the same database), not removed at teardown. */
+export function databaseAt(t: Test, env: Record<string, string>): TestDatabase {
+  if (env.DATABASE_URL) return postgresAt(t, env.DATABASE_URL);
+  return sqliteDatabase(env.DATABASE_PATH!);
+}
+
+/** The SQLite file at `path`, opened for each query. */
+export function sqliteDatabase(path: string): TestDatabase {
+  return {
+    kind: 'sqlite',
+    env: { DATABASE_PATH: path },
+    async query<T>(sql: string, params: unknown[] = []) {
+      const db = new Database(path);
+      try {
+        const statement = db.prepare(sql);
+        return (statement.reader ? statement.all(...params) : (statement.run(...params), [])) as T[];
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+const INT8_AS_NUMBER = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format),
+} as pg.CustomTypesConfig;
+
+let admin: pg.Pool | undefined;
+let created = 0;
+
+/** A database of its own on the TEST_DATABASE_URL server, dropped (with its connections) at teardown. */
+export async function postgresDatabase(t: Test): Promise<TestDatabase> {
+  if (!admin) {
+    admin = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2, allowExitOnIdle: true });
+    admin.on('error', () => {});
+  }
+  const name = `leadhooks_test_${process.pid}_${++created}_${randomBytes(3).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_DATABASE_URL!);
+  url.pathname = `/${name}`;
+  t.teardown(() => admin!.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  return postgresAt(t, url.toString());
+}
+
+function postgresAt(t: Test, url: string): TestDatabase {
+  let pool: pg.Pool | undefined;
+  t.teardown(() => pool?.end());
+  return {
+    kind: 'postgres',
+    env: { DATABASE_URL: url },
+    async query<T>(sql: string, params: unknown[] = []) {
+      if (!pool) {
+        pool = new pg.Pool({ connectionString: url, max: 2, types: INT8_AS_NUMBER, allowExitOnIdle: true });
+        pool.on('error', () => {});
+      }
+      let n = 0;
+      const { rows } = await pool.query(sql.replace(/\?/g, () => `$${++n}`), params);
+      return rows as T[];
+    },
+  };
+}
+
+/** A store opened the way the server opens its own (openStore), on a fresh test database. */
+export async function openTestStore(t: Test, env: Record<string, string> = {}) {
+  const db = await testDatabase(t);
+  const store = await openStore(loadConfig({ ...env, ...db.env }));
+  t.teardown(() => store.close());
+  return { store, db };
+}

@@ -1,0 +1,96 @@
+import { join } from 'node:path';
+import t from 'tap';
+import { generateApiKey } from '../../src/auth/api-keys.js';
+import { runCli } from '../../src/cli/run-cli.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, tempDir } from '../helpers/app.js';
+import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { postgresDatabase, sqliteDatabase, usePostgres } from '../helpers/stores.js';
+
+usePostgres();
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, { env: {}, out: (line) => out.push(line), err: (line) => err.push(line) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+t.test('a SQLite deployment moves into an empty PostgreSQL database: the same keys, webhooks and pending deliveries', async (t) => {
+  // One machine's service, on SQLite: a receiver that is down, one that works, a deleted webhook.
+  const path = join(tempDir(t), 'leadhooks.db');
+  let downUp = false;
+  const ok = await startReceiver(t);
+  const down = await startReceiver(t, () => ({ status: downUp ? 200 : 503 }));
+  const before = await buildTestApp(t, { ...DELIVERY_ENV, DATABASE_PATH: path, DELIVERY_RETRY_SCHEDULE: '2s' });
+  const acme = await createClient(before.app, 'Acme Realty');
+  const bolt = await createClient(before.app, 'Bolt Homes');
+  const spare = generateApiKey();
+  await before.app.store.keys.create(acme.clientId, spare.stored);
+  await before.app.store.keys.revoke(bolt.keyPrefix);
+  const deleted = await createWebhook(before.app, acme.apiKey, { url: 'https://gone.example/h', events: ['lead_create'] });
+  const okHook = await createWebhook(before.app, acme.apiKey, { url: ok.url, events: ['lead_create'] });
+  const downHook = await createWebhook(before.app, acme.apiKey, { url: down.url, events: ['lead_create'] });
+  await send(before.app, { method: 'DELETE', url: `/webhook/${deleted.json.hookId}`, headers: { 'x-api-key': acme.apiKey } });
+  const events: string[] = [];
+  for (let i = 0; i < 3; i++) events.push((await publish(before.app, { clientId: acme.clientId, type: 'lead_create', data: { i } })).json.eventId);
+  await ok.waitFor(3);
+  await down.waitFor(3);
+  await sleep(100);
+  await before.app.close(); // the service is stopped before it moves
+  const source = sqliteDatabase(path);
+  t.same(await source.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"), [{ n: 3 }], 'three deliveries wait for their retry');
+
+  const target = await postgresDatabase(t);
+  const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
+  t.equal(moved.code, 0, moved.err);
+  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts.`);
+  t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
+  t.match(moved.err, /^deliveries: 6\/6$/m);
+  for (const table of ['clients', 'api_keys', 'webhooks', 'delivery_attempts']) {
+    const columns = table === 'webhooks' ? 'id, client_id, url, secret' : table === 'api_keys' ? 'id, client_id, prefix, key_hash' : 'id';
+    t.same(await target.query(`SELECT ${columns} FROM ${table} ORDER BY id`), await source.query(`SELECT ${columns} FROM ${table} ORDER BY id`), `${table}: the same rows`);
+  }
+  t.same(await target.query('SELECT id, active_webhooks FROM clients ORDER BY id'), [{ id: 1, active_webhooks: 2 }, { id: 2, active_webhooks: 0 }]);
+  t.same(
+    await target.query('SELECT event_id, webhook_id, state, attempts FROM deliveries ORDER BY id'),
+    await source.query('SELECT event_id, webhook_id, state, attempts FROM deliveries ORDER BY id'),
+  );
+
+  // The moved service, on PostgreSQL.
+  downUp = true;
+  const after = await buildTestApp(t, { ...DELIVERY_ENV, ...target.env });
+  const about = (apiKey: string) => send(after.app, { method: 'GET', url: '/about', headers: { 'x-api-key': apiKey } });
+  t.same((await about(acme.apiKey)).json, { name: 'Acme Realty' }, 'the same keys');
+  t.equal((await about(spare.apiKey)).status, 200);
+  t.equal((await about(bolt.apiKey)).status, 401, 'a revoked key stays revoked');
+  const list = await send(after.app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': acme.apiKey } });
+  t.same(list.json.webhooks.map((w: { hookId: number }) => w.hookId), [okHook.json.hookId, downHook.json.hookId], 'the same hookIds');
+  await down.waitFor(6, 15_000);
+  t.same(down.received.slice(3).map((r) => r.headers['webhook-id']).sort(), [...events].sort(), 'the pending deliveries are delivered from PostgreSQL');
+  await eventually(async () => ((await target.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"))[0]!.n === 0 ? true : undefined));
+  t.equal(ok.received.length, 3, 'nothing delivered twice');
+  const next = await createWebhook(after.app, acme.apiKey, { url: 'https://new.example/h', events: ['lead_update'] });
+  t.equal(next.json.hookId, downHook.json.hookId + 1, 'new hookIds follow the moved ones');
+
+  const again = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
+  t.equal(again.code, 1, 'a database that is not empty is refused');
+  t.equal(again.err, 'leadhooks: the PostgreSQL database is not empty (its clients table has rows): move into an empty database');
+  t.same(await target.query('SELECT count(*) AS n FROM clients'), [{ n: 2 }], 'and left as it was');
+});
+
+t.test('migrate-to-postgres refuses what it cannot move', async (t) => {
+  const target = await postgresDatabase(t);
+  const url = target.env.DATABASE_URL!;
+  const missing = await cli('migrate-to-postgres', '--from', join(tempDir(t), 'none.db'), '--to', url, '--json');
+  t.equal(missing.code, 1);
+  t.match(JSON.parse(missing.err), { error: /^cannot open the SQLite database .*none\.db: / });
+  t.equal((await cli('migrate-to-postgres', '--to', url)).code, 2, 'no --from');
+  const notPostgres = await cli('migrate-to-postgres', '--from', 'x.db', '--to', 'mysql://db/leadhooks');
+  t.equal(notPostgres.code, 2);
+  t.equal(notPostgres.err, 'leadhooks: --to must be a PostgreSQL URL, such as postgres://user:password@host:5432/leadhooks');
+  const path = join(tempDir(t), 'leadhooks.db');
+  t.equal(await runCli(['client', 'create', 'Acme'], { env: { DATABASE_PATH: path }, out: () => {}, err: () => {} }), 0);
+  const unreachable = await cli('migrate-to-postgres', '--from', path, '--to', 'postgres://postgres@127.0.0.1:1/leadhooks');
+  t.equal(unreachable.code, 1);
+  t.equal(unreachable.err, 'leadhooks: --to "postgres://postgres@127.0.0.1:1/leadhooks" is not usable: cannot connect to PostgreSQL (connect ECONNREFUSED 127.0.0.1:1)');
+});

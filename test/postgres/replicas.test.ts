@@ -1,0 +1,99 @@
+import t from 'tap';
+import { generateApiKey } from '../../src/auth/api-keys.js';
+import { runCli } from '../../src/cli/run-cli.js';
+import { loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/store/open-store.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send } from '../helpers/app.js';
+import { sleep, startReceiver } from '../helpers/receiver.js';
+import { openTestStore, usePostgres } from '../helpers/stores.js';
+
+// Several processes on one PostgreSQL database: API replicas, workers, the CLI.
+usePostgres();
+
+const quiet = { out: () => {}, err: () => {} };
+
+t.test('a key revoked through any process is refused by every replica from the next request', async (t) => {
+  const one = await buildTestApp(t);
+  const two = await buildTestApp(t, one.db.env);
+  const acme = await createClient(one.app);
+  const second = generateApiKey();
+  await one.app.store.keys.create(acme.clientId, second.stored);
+  const about = (app: typeof one.app, apiKey: string) => send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': apiKey } });
+  for (const app of [one.app, two.app, one.app, two.app]) t.equal((await about(app, acme.apiKey)).status, 200);
+
+  t.equal(await runCli(['key', 'revoke', acme.keyPrefix], { env: one.db.env, ...quiet }), 0, 'revoked by the CLI');
+  for (const [name, app] of [['one', one.app], ['two', two.app]] as const) {
+    const res = await about(app, acme.apiKey);
+    t.equal(res.status, 401, `replica ${name}, at once`);
+    t.same(res.json, { error: 'Client not found' });
+  }
+
+  t.equal((await about(one.app, second.apiKey)).status, 200);
+  t.ok(await two.app.store.keys.revoke(second.stored.prefix), 'revoked through replica two');
+  t.equal((await about(one.app, second.apiKey)).status, 401, 'replica one refuses it on its next request');
+});
+
+t.test('an idle worker is woken by a publication from another process (LISTEN/NOTIFY), and listens again after losing its connection', async (t) => {
+  // Polling once an hour: only a notification can bring the event in time.
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_POLL_INTERVAL: '1h' });
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  await sleep(300); // the worker's first look finds nothing and goes to sleep
+  const emit = () => runCli(['event', 'emit', String(acme.clientId), 'lead_create', '--data', '{"id":1}'], { env: db.env, ...quiet });
+
+  let published = Date.now();
+  t.equal(await emit(), 0);
+  await receiver.waitFor(1, 5_000);
+  t.ok(receiver.received[0]!.at - published < 2_000, `delivered ${receiver.received[0]!.at - published} ms after a publication by the CLI`);
+
+  const [cut] = await db.query<{ n: number }>(
+    "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+  );
+  t.equal(cut!.n, 1, 'the listening connection is cut');
+  await sleep(1_500); // it listens again after a second
+  published = Date.now();
+  t.equal(await emit(), 0);
+  await receiver.waitFor(2, 5_000);
+  t.ok(receiver.received[1]!.at - published < 2_000, `after the cut, delivered ${receiver.received[1]!.at - published} ms after publication`);
+});
+
+t.test('two workers on one database share each webhook in-flight cap, never claim one delivery twice, and serve every webhook', async (t) => {
+  const { store: first, db } = await openTestStore(t);
+  const second = await openStore(loadConfig(db.env));
+  t.teardown(() => second.close());
+  const { client } = await first.clients.create('Acme Realty', generateApiKey().stored);
+  const busy = await first.webhooks.create({ clientId: client.id, url: 'https://busy.example/', events: ['lead_create'], secret: 's' }, 10);
+  const quietHook = await first.webhooks.create({ clientId: client.id, url: 'https://quiet.example/', events: ['lead_update'], secret: 's' }, 10);
+  const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+  for (let i = 0; i < 150; i++) {
+    await first.events.publish({ id: `evt_${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: new Date(T0 + i).toISOString() });
+  }
+  await first.events.publish({ id: 'evt_quiet', clientId: client.id, type: 'lead_update', payload: '{}', createdAt: new Date(T0 + 500).toISOString() });
+
+  const now = T0 + 10_000;
+  const claim = (store: typeof first) => store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8 });
+  const seen = new Set<number>();
+  let busyInFlight = 0;
+  const jobsOf: Record<string, Awaited<ReturnType<typeof claim>>> = {};
+  for (let round = 0; round < 4; round++) {
+    const [a, b] = await Promise.all([claim(first), claim(second)]);
+    for (const job of [...a, ...b]) {
+      t.notOk(seen.has(job.deliveryId), `round ${round}: delivery ${job.deliveryId} claimed once`);
+      seen.add(job.deliveryId);
+      if (job.webhookId === busy!.id) busyInFlight++;
+      (jobsOf[job.webhookId] ??= []).push(job);
+    }
+    t.ok(busyInFlight <= 8, `round ${round}: the busy webhook has ${busyInFlight} in flight across both workers, no more than 8`);
+  }
+  t.equal(busyInFlight, 8, 'and it got its eight');
+  t.same(jobsOf[quietHook!.id]?.map((job) => job.eventId), ['evt_quiet'], 'the quiet webhook was served behind the backlog');
+  t.same(await db.query("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND leased_until > ?", [busy!.id, new Date(now).toISOString()]), [{ n: 8 }]);
+
+  // Three attempts finish: three slots open, whichever worker claims them.
+  for (const job of jobsOf[busy!.id]!.slice(0, 3)) {
+    await second.deliveries.recordAttempt(job, { attemptedAt: new Date(now).toISOString(), statusCode: 200, error: null, durationMs: 1, outcome: 'succeeded' });
+  }
+  const [a, b] = await Promise.all([claim(first), claim(second)]);
+  t.equal([...a, ...b].filter((job) => job.webhookId === busy!.id).length, 3, 'three more claimed, between them');
+});

@@ -1,0 +1,72 @@
+import t from 'tap';
+import { createHandlers } from '../../src/handlers/index.js';
+import { loadSpec } from '../../src/spec.js';
+import { buildTestApp, createClient } from '../helpers/app.js';
+
+const spec = loadSpec() as {
+  security: Array<Record<string, string[]>>;
+  paths: Record<string, Record<string, { operationId?: string; security?: Array<Record<string, string[]>> }>>;
+};
+const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, op]) => ({
+    path,
+    method: method.toUpperCase(),
+    operationId: op.operationId,
+    schemes: (op.security ?? spec.security).flatMap((requirement) => Object.keys(requirement)),
+  })),
+);
+
+t.test('every operation of openapi.yaml has an operationId and a handler', async (t) => {
+  const { app } = await buildTestApp(t);
+  const handlers = createHandlers(app.store, { maxWebhooksPerClient: 100 });
+  t.ok(operations.length >= 3);
+  for (const { operationId, method, path } of operations) {
+    t.type(operationId, 'string', `${method} ${path} has an operationId`);
+    t.type(handlers[operationId as keyof typeof handlers], 'function', `${operationId} has a handler`);
+  }
+  t.same(Object.keys(handlers).sort(), operations.map((o) => o.operationId).sort(), 'and no handler without an operation');
+});
+
+t.test('every operation is routed: none answers "not implemented" or an unrouted 404', async (t) => {
+  const { app } = await buildTestApp(t);
+  const acme = await createClient(app);
+  for (const { method, path, operationId } of operations) {
+    const res = await app.inject({ method: method as 'GET', url: path.replace(/\{[^}]+\}/g, '1'), headers: { 'x-api-key': acme.apiKey } });
+    t.not(res.statusCode, 500, String(operationId));
+    t.not(res.body, '{"error":"Not found"}', `${operationId} is routed`);
+  }
+});
+
+t.test('every operation refuses a request without its credentials, as openapi.yaml declares', async (t) => {
+  const { app } = await buildTestApp(t, { PUBLISHER_TOKEN: 'a-publisher-token-for-tests' });
+  const secured = operations.filter((o) => o.schemes.length > 0);
+  t.same(
+    operations.filter((o) => o.schemes.length === 0).map((o) => o.operationId),
+    ['getHealth', 'getReadiness'],
+    'only the health checks are public',
+  );
+  for (const { method, path, operationId, schemes } of secured) {
+    t.equal(schemes.length, 1, `${operationId} declares one security scheme`);
+    const res = await app.inject({ method: method as 'GET', url: path.replace(/\{[^}]+\}/g, '1') });
+    t.equal(res.statusCode, 401, `${operationId} without ${schemes[0]}`);
+    t.same(res.json(), { error: schemes[0] === 'apiKey' ? 'Client not found' : 'Invalid publisher token' }, operationId!);
+  }
+});
+
+t.test('the docs are served from the same openapi.yaml, without a key', async (t) => {
+  const { app } = await buildTestApp(t);
+  const json = await app.inject({ method: 'GET', url: '/openapi.json' });
+  t.equal(json.statusCode, 200);
+  t.same(json.json(), spec, '/openapi.json is openapi.yaml');
+
+  const yaml = await app.inject({ method: 'GET', url: '/openapi.yaml' });
+  t.equal(yaml.statusCode, 200);
+  t.match(yaml.headers['content-type'], /yaml/);
+  t.match(yaml.body, /operationId: createWebhook/);
+
+  const ui = await app.inject({ method: 'GET', url: '/documentation/' });
+  t.equal(ui.statusCode, 200);
+  t.match(ui.body, /swagger-ui/i);
+  const uiJson = await app.inject({ method: 'GET', url: '/documentation/json' });
+  t.same(uiJson.json(), spec);
+});

@@ -1,0 +1,270 @@
+import t from 'tap';
+import { generateApiKey } from '../../src/auth/api-keys.js';
+import type { AttemptRecord, Store } from '../../src/store/store.js';
+import { openTestStore } from '../helpers/stores.js';
+
+// The store interface's contract, method by method: what each returns and what it leaves in the
+// database. The same file runs on SQLite and, through test/postgres/, on PostgreSQL.
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const hook = (clientId: number, events: ('lead_create' | 'lead_update')[] = ['lead_create'], url = 'https://h.example/x') => ({
+  clientId,
+  url,
+  events,
+  secret: 'whsec_contract',
+});
+
+async function withClient(store: Store, name = 'Acme Realty') {
+  const key = generateApiKey();
+  const { client, key: record } = await store.clients.create(name, key.stored);
+  return { client, key, record };
+}
+
+const attempt = (outcome: AttemptRecord['outcome'], extra: Partial<AttemptRecord> = {}): AttemptRecord => ({
+  attemptedAt: at(50),
+  statusCode: outcome === 'succeeded' ? 200 : outcome === 'gone' ? 410 : 500,
+  error: null,
+  durationMs: 12,
+  outcome,
+  ...extra,
+});
+
+t.test('clients.create makes a client with its first key; clients.list counts active keys and webhooks', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client, key, record } = await withClient(store);
+  t.match(client, { id: 1, name: 'Acme Realty', createdAt: ISO });
+  t.same(record, { id: 1, clientId: 1, prefix: key.stored.prefix, createdAt: client.createdAt, revokedAt: null });
+  t.same(await db.query('SELECT client_id, prefix, key_hash FROM api_keys'), [{ client_id: 1, prefix: key.stored.prefix, key_hash: key.stored.hash }]);
+
+  const bolt = await withClient(store, 'Bolt Homes');
+  await store.keys.create(bolt.client.id, generateApiKey().stored);
+  await store.keys.revoke(bolt.key.stored.prefix);
+  await store.webhooks.create(hook(client.id), 10);
+  await store.webhooks.create(hook(client.id), 10);
+  t.same(await store.clients.list(), [
+    { id: 1, name: 'Acme Realty', createdAt: client.createdAt, activeKeys: 1, activeWebhooks: 2 },
+    { id: 2, name: 'Bolt Homes', createdAt: bolt.client.createdAt, activeKeys: 1, activeWebhooks: 0 },
+  ]);
+});
+
+t.test('keys: create for a known client only, list by client, revoke by id or unique prefix, findClient', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const second = generateApiKey();
+  t.equal(await store.keys.create(99, second.stored), undefined, 'no such client');
+  const added = await store.keys.create(acme.client.id, second.stored);
+  t.match(added, { id: 3, clientId: acme.client.id, prefix: second.stored.prefix, createdAt: ISO, revokedAt: null });
+
+  t.same((await store.keys.list()).map((k) => [k.id, k.clientId]), [[1, 1], [2, 2], [3, 1]]);
+  t.same((await store.keys.list(acme.client.id)).map((k) => k.id), [1, 3]);
+  t.same(await store.keys.list(42), []);
+
+  t.same(await store.keys.findClient(second.stored.hash), acme.client);
+  t.same(await store.keys.findClient(bolt.key.stored.hash), bolt.client);
+  t.equal(await store.keys.findClient(generateApiKey().stored.hash), undefined, 'an unknown hash');
+
+  const byId = await store.keys.revoke('3');
+  t.match(byId, { id: 3, clientId: 1, revokedAt: ISO });
+  t.equal(await store.keys.findClient(second.stored.hash), undefined, 'a revoked key finds no client');
+  t.equal(await store.keys.revoke('3'), undefined, 'already revoked');
+  t.equal(await store.keys.revoke('99999999999999999999'), undefined, 'an id past any key');
+  t.match(await store.keys.revoke(acme.key.stored.prefix), { id: 1 }, 'by prefix');
+  t.equal(await store.keys.revoke('lh_nothere'), undefined, 'an unknown prefix');
+  t.same(await db.query('SELECT id FROM api_keys WHERE revoked_at IS NULL'), [{ id: 2 }]);
+
+  // Two active keys sharing a display prefix: the prefix names neither.
+  const twin = { prefix: bolt.key.stored.prefix, hash: generateApiKey().stored.hash };
+  await store.keys.create(bolt.client.id, twin);
+  t.equal(await store.keys.revoke(bolt.key.stored.prefix), undefined, 'an ambiguous prefix revokes nothing');
+  t.same(await db.query('SELECT id FROM api_keys WHERE revoked_at IS NULL ORDER BY id'), [{ id: 2 }, { id: 4 }]);
+});
+
+t.test('webhooks: create under the cap, list with health, delete once and only its own', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const first = await store.webhooks.create(hook(acme.client.id, ['lead_update', 'lead_create'], 'https://a.example/1'), 2);
+  t.match(first, { id: 1, clientId: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], secret: 'whsec_contract', createdAt: ISO });
+  t.ok(await store.webhooks.create(hook(acme.client.id), 2));
+  t.equal(await store.webhooks.create(hook(acme.client.id), 2), undefined, 'at the cap');
+  const made = await Promise.all(Array.from({ length: 6 }, () => store.webhooks.create(hook(bolt.client.id), 4)));
+  t.equal(made.filter(Boolean).length, 4, 'six concurrent creations against a cap of four: four made');
+
+  t.same(await store.webhooks.list(acme.client.id, { limit: 1000 }), [
+    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active' },
+    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active' },
+  ]);
+  t.equal(await store.webhooks.delete(bolt.client.id, 1), false, "another client's webhook");
+  t.equal(await store.webhooks.delete(acme.client.id, 1), true);
+  t.equal(await store.webhooks.delete(acme.client.id, 1), false, 'deleted once');
+  t.equal(await store.webhooks.delete(acme.client.id, 9007199254740991), false, 'the largest id the API accepts');
+  t.same((await store.webhooks.list(acme.client.id, { limit: 1000 })).map((w) => w.id), [2]);
+  t.same(
+    await db.query('SELECT id, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END AS deleted FROM webhooks WHERE client_id = ? ORDER BY id', [acme.client.id]),
+    [{ id: 1, deleted: 1 }, { id: 2, deleted: 0 }],
+  );
+  const next = await store.webhooks.create(hook(acme.client.id), 2);
+  t.ok(next!.id > Math.max(...made.filter((w) => w !== undefined).map((w) => w.id)), 'a deleted id is never handed out again');
+});
+
+t.test('the kept webhook count follows creations, deletions and a 410 detach', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const counted = () =>
+    db.query(`SELECT c.id, c.active_webhooks AS kept,
+      (SELECT count(*) FROM webhooks w WHERE w.client_id = c.id AND w.deleted_at IS NULL) AS actual FROM clients c ORDER BY c.id`);
+  const acme = await withClient(store);
+  const ids = [];
+  for (let i = 0; i < 4; i++) ids.push((await store.webhooks.create(hook(acme.client.id), 10))!.id);
+  await store.webhooks.delete(acme.client.id, ids[0]!);
+  await store.webhooks.delete(acme.client.id, ids[0]!);
+  t.same(await counted(), [{ id: 1, kept: 3, actual: 3 }]);
+  await store.events.publish({ id: 'evt_gone', clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
+  const jobs = await store.deliveries.claimDue({ now: T0 + 1000, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 });
+  await store.deliveries.recordAttempt(jobs[0]!, attempt('gone'));
+  t.same(await counted(), [{ id: 1, kept: 2, actual: 2 }], 'a 410 detach is counted');
+  t.same((await store.webhooks.list(acme.client.id, { limit: 1000 })).length, 2);
+  t.same(
+    await db.query("SELECT webhook_id, state FROM deliveries WHERE state <> 'succeeded' ORDER BY id"),
+    [{ webhook_id: jobs[0]!.webhookId, state: 'failed' }, ...ids.slice(1).filter((id) => id !== jobs[0]!.webhookId).map((id) => ({ webhook_id: id, state: 'pending' }))],
+  );
+});
+
+t.test('events.publish stores the event and one pending delivery per subscribed, attached webhook', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const creates = await store.webhooks.create(hook(acme.client.id, ['lead_create']), 10);
+  const both = await store.webhooks.create(hook(acme.client.id, ['lead_update', 'lead_create']), 10);
+  await store.webhooks.create(hook(acme.client.id, ['lead_update']), 10);
+  const removed = await store.webhooks.create(hook(acme.client.id, ['lead_create']), 10);
+  await store.webhooks.delete(acme.client.id, removed!.id);
+  await store.webhooks.create(hook(bolt.client.id, ['lead_create']), 10);
+
+  const payload = '{"type":"lead_create","timestamp":"2026-01-01T00:00:00.000Z","data":{"b":1,  "a":[2]}}';
+  t.same(await store.events.publish({ id: 'evt_1', clientId: acme.client.id, type: 'lead_create', payload, createdAt: at(0) }), { deliveries: 2 });
+  t.same(await store.events.publish({ id: 'evt_2', clientId: 42, type: 'lead_create', payload, createdAt: at(0) }), undefined, 'no such client');
+  t.same(await db.query('SELECT id, client_id, type, payload FROM events'), [{ id: 'evt_1', client_id: 1, type: 'lead_create', payload }], 'the payload byte for byte');
+  t.same(
+    await db.query('SELECT event_id, webhook_id, state, attempts FROM deliveries ORDER BY webhook_id'),
+    [
+      { event_id: 'evt_1', webhook_id: creates!.id, state: 'pending', attempts: 0 },
+      { event_id: 'evt_1', webhook_id: both!.id, state: 'pending', attempts: 0 },
+    ],
+  );
+  t.equal(await store.deliveries.nextDueAt(), T0, 'due at once');
+  t.same(await store.deliveries.pendingStats(), { count: 2, oldestCreatedAt: T0 });
+});
+
+t.test('deliveries: claim leases, recordAttempt moves on, listAttempts pages newest first', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const webhook = await store.webhooks.create(hook(acme.client.id), 10);
+  t.same(await store.deliveries.nextDueAt(), undefined, 'nothing pending');
+  t.same(await store.deliveries.pendingStats(), { count: 0, oldestCreatedAt: undefined });
+  for (let i = 0; i < 3; i++) {
+    await store.events.publish({ id: `evt_${i}`, clientId: acme.client.id, type: 'lead_create', payload: `{"i":${i}}`, createdAt: at(i) });
+  }
+  t.same(await store.deliveries.claimDue({ now: T0 - 1, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 }), [], 'nothing due yet');
+
+  const jobs = await store.deliveries.claimDue({ now: T0 + 10, limit: 2, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 });
+  t.same(jobs.map((j) => ({ ...j, deliveryId: typeof j.deliveryId })), [
+    { deliveryId: 'number', eventId: 'evt_0', webhookId: webhook!.id, url: webhook!.url, secret: 'whsec_contract', payload: '{"i":0}', attempts: 0 },
+    { deliveryId: 'number', eventId: 'evt_1', webhookId: webhook!.id, url: webhook!.url, secret: 'whsec_contract', payload: '{"i":1}', attempts: 0 },
+  ], 'the earliest due first, with what an attempt needs');
+  t.equal(await store.deliveries.nextDueAt(), T0 + 2, 'the leased ones are not due before their lease ends');
+  const again = await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 });
+  t.same(again.map((j) => j.eventId), ['evt_2'], 'a leased delivery is not claimed twice');
+  const expired = await store.deliveries.claimDue({ now: T0 + 60_000, limit: 10, leaseUntil: T0 + 120_000, inFlight: new Map(), perWebhook: 8 });
+  t.same(expired.map((j) => j.eventId).sort(), ['evt_0', 'evt_1', 'evt_2'], 'an expired lease makes the delivery due again');
+
+  await store.deliveries.recordAttempt(jobs[0]!, attempt('retrying', { statusCode: 503, nextAttemptAt: T0 + 300_000 }));
+  await store.deliveries.recordAttempt(jobs[1]!, attempt('succeeded', { attemptedAt: at(60) }));
+  await store.deliveries.recordAttempt(again[0]!, attempt('failed', { statusCode: null, error: 'timeout after 300 ms', attemptedAt: at(70) }));
+  t.same(
+    await db.query('SELECT e.id AS event, d.state, d.attempts, CASE WHEN d.completed_at IS NULL THEN 0 ELSE 1 END AS completed FROM deliveries d JOIN events e ON e.id = d.event_id ORDER BY e.id'),
+    [
+      { event: 'evt_0', state: 'pending', attempts: 1, completed: 0 },
+      { event: 'evt_1', state: 'succeeded', attempts: 1, completed: 1 },
+      { event: 'evt_2', state: 'failed', attempts: 1, completed: 1 },
+    ],
+  );
+  t.equal(await store.deliveries.nextDueAt(), T0 + 300_000, 'the retry is due when the policy said');
+  t.same(await store.deliveries.pendingStats(), { count: 1, oldestCreatedAt: T0 });
+  await store.deliveries.recordAttempt(jobs[1]!, attempt('failed'));
+  t.same(await db.query("SELECT state, attempts FROM deliveries WHERE event_id = 'evt_1'"), [{ state: 'succeeded', attempts: 1 }], 'a settled delivery stays settled');
+
+  const all = await store.deliveries.listAttempts(acme.client.id, webhook!.id, { limit: 10 });
+  t.same(all!.map((a) => [a.eventId, a.type, a.statusCode, a.error, a.durationMs, a.outcome, a.attemptedAt]), [
+    ['evt_1', 'lead_create', 500, null, 12, 'failed', at(50)],
+    ['evt_2', 'lead_create', null, 'timeout after 300 ms', 12, 'failed', at(70)],
+    ['evt_1', 'lead_create', 200, null, 12, 'succeeded', at(60)],
+    ['evt_0', 'lead_create', 503, null, 12, 'retrying', at(50)],
+  ]);
+  const page = await store.deliveries.listAttempts(acme.client.id, webhook!.id, { limit: 2, before: all![1]!.id });
+  t.same(page!.map((a) => a.id), [all![2]!.id, all![3]!.id], 'before a cursor');
+  t.equal(await store.deliveries.listAttempts(bolt.client.id, webhook!.id, { limit: 10 }), undefined, "another client's webhook");
+  t.equal(await store.deliveries.listAttempts(acme.client.id, 999, { limit: 10 }), undefined, 'no such webhook');
+  t.equal(await store.webhooks.list(acme.client.id, { limit: 1000 }).then((list) => list[0]!.status), 'failing', 'the last attempt failed');
+});
+
+t.test('claims keep each webhook within its in-flight cap and reach every webhook behind a backlog', async (t) => {
+  const { store } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const ids: number[] = [];
+  for (let i = 0; i < 20; i++) ids.push((await store.webhooks.create(hook(client.id, [i === 0 ? 'lead_create' : 'lead_update'], `https://h${i}.example/`), 100))!.id);
+  // The first webhook's backlog first (longer than a claim's window), then events for all the others.
+  for (let i = 0; i < 100; i++) await store.events.publish({ id: `evt_c${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
+  for (let i = 0; i < 50; i++) await store.events.publish({ id: `evt_u${i}`, clientId: client.id, type: 'lead_update', payload: '{}', createdAt: at(100 + i) });
+
+  const now = T0 + 10_000;
+  const inFlight = new Map<number, number>();
+  const served = new Set<number>();
+  for (let round = 0; round < 3; round++) {
+    const jobs = await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight, perWebhook: 8 });
+    t.equal(jobs.length, 16, `claim ${round + 1}: every slot filled`);
+    for (const job of jobs) {
+      inFlight.set(job.webhookId, (inFlight.get(job.webhookId) ?? 0) + 1);
+      served.add(job.webhookId);
+    }
+    for (const [webhook, n] of inFlight) t.ok(n <= 8, `claim ${round + 1}: webhook ${webhook} within its in-flight cap`);
+  }
+  t.ok(served.has(ids[0]!), 'the backlogged webhook got its share');
+  // Claim 1: 8 of the backlog, 8 of the next webhook round; claims 2 and 3: two more webhooks each.
+  t.equal(served.size, 1 + 5, `the others were reached in turn: ${served.size} webhooks served by three claims of 16`);
+});
+
+t.test('events.prune deletes settled history older than the cut-off in batches, keeping pending events', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const settling = await store.webhooks.create(hook(client.id, ['lead_create']), 10);
+  await store.webhooks.create(hook(client.id, ['lead_update']), 10);
+  // Five old events, the second still pending, then two younger than the cut-off.
+  const types = ['lead_create', 'lead_update', 'lead_create', 'lead_create', 'lead_create', 'lead_create', 'lead_create'] as const;
+  for (const [i, type] of types.entries()) await store.events.publish({ id: `evt_${i}`, clientId: client.id, type, payload: '{}', createdAt: at(i < 5 ? i : 10_000 + i) });
+  const jobs = await store.deliveries.claimDue({ now: T0 + 20_000, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map([[settling!.id + 1, 100]]), perWebhook: 100 });
+  for (const job of jobs) await store.deliveries.recordAttempt(job, attempt('succeeded'));
+
+  const before = at(5_000);
+  const first = await store.events.prune(before, 2, 0);
+  t.same(first, { events: 1, deliveries: 1, attempts: 1, cursor: first.cursor, more: true }, 'evt_0 deleted, evt_1 pending and kept');
+  const second = await store.events.prune(before, 2, first.cursor);
+  t.same(second, { events: 2, deliveries: 2, attempts: 2, cursor: second.cursor, more: true });
+  t.ok(second.cursor > first.cursor);
+  const third = await store.events.prune(before, 2, second.cursor);
+  t.same(third, { events: 1, deliveries: 1, attempts: 1, cursor: third.cursor, more: false }, 'the walk stops at the first younger event');
+  const last = await store.events.prune(before, 2, third.cursor);
+  t.same(last, { events: 0, deliveries: 0, attempts: 0, cursor: third.cursor, more: false });
+  t.same((await db.query('SELECT id FROM events ORDER BY id')).map((r) => r.id), ['evt_1', 'evt_5', 'evt_6']);
+  t.same(await db.query('SELECT count(*) AS n FROM delivery_attempts'), [{ n: 2 }]);
+});
+
+t.test('ping answers while the store is open, and not after close', async (t) => {
+  const { store } = await openTestStore(t);
+  await t.resolves(store.ping());
+  await store.close();
+  await t.rejects(store.ping());
+});
