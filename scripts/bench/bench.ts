@@ -1,7 +1,11 @@
-// npm run bench: leadhooks against bare Fastify, each server in its own process on loopback, and
-// leadhooks against itself as clients and databases grow. Writes BENCHMARKS.md and
+// npm run bench: leadhooks against bare Fastify, each server in its own process on loopback,
+// leadhooks against itself as clients and databases grow, and the same API operations and
+// deliveries on PostgreSQL (with one and with three worker processes). Writes BENCHMARKS.md and
 // benchmarks.svg unless --smoke. See bench-options.ts for the arguments.
 //   BENCH_LOG_LEVEL sets the servers' LOG_LEVEL (default info); BENCH_PROFILE_DIR profiles them.
+//   BENCH_DATABASE_URL: the PostgreSQL server to create the bench's databases on (default:
+//   TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres); none answering, the
+//   PostgreSQL measures are skipped with a line saying so.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,16 +13,17 @@ import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
 import type { BenchContext } from './bench-context.js';
 import { parseOptions } from './bench-options.js';
 import { writeBenchmarksReport } from './benchmarks-report.js';
-import { totalWebhooks } from './database-queries.js';
+import { postgresServer, sqliteDatabase } from './bench-database.js';
 import { chooseLoadGenerator } from './load-generator.js';
 import { measureApiOperations } from './measures/api-operations.js';
 import { measureBareFastify } from './measures/bare-fastify.js';
 import { measureDrain, measurePublishLatency, type PublishLatency } from './measures/delivery.js';
+import { measurePostgres } from './measures/postgres.js';
 import { measureStartUp } from './measures/start-up.js';
 import { loadAverage } from './process-stats.js';
 import { elapsedSeconds, say } from './progress.js';
 import { startReceiver } from './receiver-process.js';
-import { growthTable, measurementsTable, targetsTable } from './report-tables.js';
+import { growthTable, measurementsTable, storesTable, targetsTable } from './report-tables.js';
 import { cachedDatabase, copyDatabase } from './seeded-database-cache.js';
 import { apiGroups, seedApiDatabase, seedDeliveryDatabase } from './seed-database.js';
 import { buildLeadhooks } from './server-process.js';
@@ -50,28 +55,33 @@ async function main() {
     const emptyPath = join(dir, 'empty.db');
     openDatabase(emptyPath).close();
     const grownPath = copyDatabase(grownCached, dir, options.apiGrown.name);
-    const grownWebhooks = totalWebhooks(grownPath);
+    const grown = sqliteDatabase(grownPath);
+    const grownWebhooks = await grown.totalWebhooks();
     const startEmptyMs = await measureStartUp('empty database', emptyPath, options.startProbes);
     const startGrownMs = await measureStartUp(`${grownWebhooks.toLocaleString('en-US')} webhooks`, grownPath, options.startProbes);
 
-    const apiPath = copyDatabase(apiCached, dir, options.api.name);
-    const apiWebhooks = totalWebhooks(apiPath);
+    const api = sqliteDatabase(copyDatabase(apiCached, dir, options.api.name));
+    const apiWebhooks = await api.totalWebhooks();
     const heldSmall = options.api.layout.small.hooksEach;
     const heldBig = options.api.layout.big.hooksEach;
-    const small = await measureApiOperations(ctx, `${heldSmall} webhooks per client`, apiPath, groups.small, true);
-    const bigClients = await measureApiOperations(ctx, `${heldBig.toLocaleString('en-US')} webhooks per client`, apiPath, groups.big, true);
-    const bigDatabase = await measureApiOperations(ctx, `${heldSmall} per client, ${grownWebhooks.toLocaleString('en-US')}-webhook database`, grownPath, groups.small, false);
+    const small = await measureApiOperations(ctx, `${heldSmall} webhooks per client`, api, groups.small, true);
+    const bigClients = await measureApiOperations(ctx, `${heldBig.toLocaleString('en-US')} webhooks per client`, api, groups.big, true);
+    const bigDatabase = await measureApiOperations(ctx, `${heldSmall} per client, ${grownWebhooks.toLocaleString('en-US')}-webhook database`, grown, groups.small, false);
 
     const receiver = await startReceiver();
     let latency: PublishLatency | undefined;
     try {
-      const shallow = await measureDrain(ctx, 'shallow outbox', shallowCached, options.shallowOutbox.layout, receiver, async (server) => {
-        latency = await measurePublishLatency(ctx, server, options.shallowOutbox.layout, receiver);
+      const outbox = (cached: string, name: string) => sqliteDatabase(copyDatabase(cached, dir, name));
+      const shallow = await measureDrain(ctx, 'shallow outbox', outbox(shallowCached, 'shallow-outbox'), options.shallowOutbox.layout, receiver, {
+        then: async (server) => {
+          latency = await measurePublishLatency(ctx, server, options.shallowOutbox.layout, receiver);
+        },
       });
-      const deep = await measureDrain(ctx, 'deep outbox', deepCached, options.deepOutbox.layout, receiver);
-      const results = { bare, small, bigClients, bigDatabase, startEmptyMs, startGrownMs, apiWebhooks, grownWebhooks, shallow, deep, latency: latency! };
+      const deep = await measureDrain(ctx, 'deep outbox', outbox(deepCached, 'deep-outbox'), options.deepOutbox.layout, receiver);
+      const postgres = await measurePostgres(ctx, await postgresServer(), { apiCached, shallowCached, groups, receiver });
+      const results = { bare, small, bigClients, bigDatabase, startEmptyMs, startGrownMs, apiWebhooks, grownWebhooks, shallow, deep, latency: latency!, postgres };
       const judged = judge(results, options.smoke);
-      console.log(`\n## Targets\n\n${targetsTable(judged.targets)}\n\n## Growth\n\n${growthTable(judged.growth)}\n\n## Figures\n\n${measurementsTable(results)}\n`);
+      console.log(`\n## Targets\n\n${targetsTable(judged.targets)}\n\n## Growth\n\n${growthTable(judged.growth)}\n\n## SQLite and PostgreSQL\n\n${storesTable(results)}\n\n## Figures\n\n${measurementsTable(results)}\n`);
       const loadAfter = loadAverage();
       say(`done in ${(elapsedSeconds() / 60).toFixed(1)} minutes; load average ${loadBefore} before, ${loadAfter} after`);
       if (!options.smoke) writeBenchmarksReport(options, results, judged, { generator: generator.name, loadBefore, loadAfter, minutes: elapsedSeconds() / 60 });

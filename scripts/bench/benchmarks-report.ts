@@ -8,7 +8,7 @@ import type { BenchOptions } from './bench-options.js';
 import { THROTTLE_MARGIN } from './measures/bare-fastify.js';
 import { count, say } from './progress.js';
 import { ratioChart } from './ratio-chart.js';
-import { growthTable, measurementsTable, targetsTable } from './report-tables.js';
+import { growthTable, measurementsTable, storesTable, targetsTable } from './report-tables.js';
 import type { judge, Results } from './targets.js';
 
 const NOTES_MARKER = '<!-- notes: written by hand, kept by npm run bench -->';
@@ -64,6 +64,17 @@ ${growthTable(judged.growth)}
 
 Webhooks held per client over the POST and DELETE runs (POST adds, DELETE removes):
 ${[results.small, results.bigClients, results.bigDatabase].map((o) => `${o.label}: ${count(o.held.start)} at the start, ${count(o.held.afterCreate)} after POST, ${count(o.held.afterDelete)} after DELETE`).join('; ')}.
+
+## SQLite and PostgreSQL
+
+The small case again with PostgreSQL 15 as the store (\`DATABASE_URL\`), on the same rows moved into a
+fresh database by the code of \`leadhooks migrate-to-postgres\`, the same requests and load; and the
+shallow outbox, moved the same way, drained by one and then by three worker processes
+(\`npm run worker\`) sharing the database, as a deployment of several machines runs them. The
+PostgreSQL server runs on the same machine, with its defaults (\`synchronous_commit=on\`: every
+acknowledged write is flushed to its WAL); its own CPU is not in the server column.
+
+${storesTable(results)}
 
 ## Figures
 

@@ -45,7 +45,7 @@ try {
   const databasePath = copyDatabase(cachedDatabase(api.name, api.layout, seedApiDatabase), dir, 'compare');
   const servers: Record<Load['server'], RunningServer> = {
     bare: await startServer(BARE_FASTIFY_SERVER, {}, '/'),
-    leadhooks: await startServer(LEADHOOKS_SERVER, leadhooksEnv(databasePath), '/healthz'),
+    leadhooks: await startServer(LEADHOOKS_SERVER, leadhooksEnv({ DATABASE_PATH: databasePath }), '/healthz'),
   };
   for (let round = 1; round <= rounds; round++) {
     say(`round ${round} of ${rounds}, load average ${loadAverage()}`);

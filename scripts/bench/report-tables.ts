@@ -3,6 +3,7 @@
 import type { Measured } from './measure-load.js';
 import { generatorSaturated } from './measure-load.js';
 import { count } from './progress.js';
+import type { Drain } from './measures/delivery.js';
 import type { GrowthRow, Results, TargetRow, Verdict } from './targets.js';
 
 const VERDICT: Record<Verdict, string> = { yes: 'yes', no: '**no**', refused: '**refused**', 'not judged': '–' };
@@ -38,11 +39,12 @@ export function measurementsTable(results: Results): string {
     percent(m.generatorCores) + (generatorSaturated(m) ? ' (saturated)' : ''),
     m.peakRssMb.toFixed(0),
   ];
-  const { bare, small, bigClients, bigDatabase, shallow, deep, latency } = results;
-  const api = [small, bigClients, bigDatabase].flatMap((o) => [o.about, ...(o.listing ? [o.listing] : []), o.create, o.remove]);
+  const { bare, small, bigClients, bigDatabase, shallow, deep, latency, postgres } = results;
+  const pg = 'skipped' in postgres ? undefined : postgres;
+  const api = [small, bigClients, bigDatabase, ...(pg ? [pg.small] : [])].flatMap((o) => [o.about, ...(o.listing ? [o.listing] : []), o.create, o.remove]);
   const rows = [bare.get.ceiling, bare.post.ceiling, bare.get, bare.post, ...api].map(row);
-  for (const drain of [shallow, deep]) {
-    rows.push([`deliveries/s, ${count(drain.pending)} pending`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
+  for (const drain of [shallow, deep, ...(pg?.drains ?? [])]) {
+    rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
   }
   rows.push([
     `publish → receiver at ${latency.rate} events/s (${count(latency.published)} accepted, ${count(latency.delivered)} delivered)`,
@@ -54,8 +56,39 @@ export function measurementsTable(results: Results): string {
     '',
   ]);
   return table(
-    ['measure', 'req/s', 'p50 ms', 'p99 ms', 'server CPU', 'load generator CPU', 'peak RSS MB'],
+    ['measure', 'req/s', 'p50 ms', 'p99 ms', 'server (or workers) CPU', 'load generator CPU', 'peak RSS MB'],
     ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
     rows,
   );
+}
+
+function drainName(drain: Drain): string {
+  const by = drain.workers === 0 ? "the server's own worker" : `${drain.workers} worker process${drain.workers > 1 ? 'es' : ''}`;
+  return `${count(drain.pending)} pending, ${drain.store}, ${by}`;
+}
+
+/**
+ * What PostgreSQL costs against SQLite on the same rows and the same requests, and how delivery
+ * scales with worker processes; or the line saying why PostgreSQL was not measured.
+ */
+export function storesTable(results: Results): string {
+  const { postgres, small, shallow } = results;
+  if ('skipped' in postgres) return `PostgreSQL was not measured: ${postgres.skipped}.`;
+  const rows: string[][] = [];
+  const pick = [
+    ['GET /about', (o: typeof small) => o.about],
+    ['GET /webhook', (o: typeof small) => o.listing],
+    ['POST /webhook (durable)', (o: typeof small) => o.create],
+    ['DELETE /webhook/{id} (durable)', (o: typeof small) => o.remove],
+  ] as const;
+  for (const [name, of] of pick) {
+    const a = of(small);
+    const b = of(postgres.small);
+    if (!a || !b) continue;
+    rows.push([`${name}, ${count(small.held.start)} webhooks per client`, `${count(a.rps)} req/s, p99 ${a.p99Ms.toFixed(1)} ms`, `${count(b.rps)} req/s, p99 ${b.p99Ms.toFixed(1)} ms`, (b.rps / a.rps).toFixed(2)]);
+  }
+  for (const drain of postgres.drains) {
+    rows.push([`deliveries/s, ${drainName(drain).replace(`, ${drain.store}`, '')} on PostgreSQL`, `${count(shallow.rate)}/s (the server's own worker)`, `${count(drain.rate)}/s`, (drain.rate / shallow.rate).toFixed(2)]);
+  }
+  return table(['measure', 'SQLite', 'PostgreSQL', 'PostgreSQL / SQLite'], ['l', 'r', 'r', 'r'], rows);
 }

@@ -16,7 +16,8 @@ const SEEDER_SCHEMA_VERSION = 3;
 /** Rows per statement, so that progress can be shown inside the one transaction. */
 const CHUNK = 100_000;
 /** Stands for the receiver's port in delivery databases, which are seeded before it listens. */
-const RECEIVER_PORT = '{receiver-port}';
+/** Stands for the receiver's port in the seeded webhooks' URLs until a run points them at it. */
+export const RECEIVER_PORT = '{receiver-port}';
 
 /** Clients with consecutive ids, each holding the same number of webhooks. */
 export interface ClientGroup {
@@ -177,9 +178,3 @@ export function seedDeliveryDatabase(path: string, name: string, layout: Deliver
   migrateForward(path);
 }
 
-/** Points a delivery database's webhooks at the receiver, now that it listens. */
-export function pointWebhooksAt(path: string, port: number): void {
-  const db = new Database(path);
-  db.prepare('UPDATE webhooks SET url = replace(url, ?, ?)').run(RECEIVER_PORT, String(port));
-  db.close();
-}

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 
 export const LEADHOOKS_SERVER = join(PACKAGE_ROOT, 'dist/src/server.js');
+export const LEADHOOKS_WORKER = join(PACKAGE_ROOT, 'dist/src/worker.js');
 export const BARE_FASTIFY_SERVER = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
 export const PUBLISHER_TOKEN = 'bench-publisher-token-0123456789';
 
@@ -35,10 +36,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** leadhooks' environment for a database: durable as always, the limits out of the load's way. */
-export function leadhooksEnv(databasePath: string, extra: Record<string, string> = {}): Record<string, string> {
+/**
+ * leadhooks' environment for a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`): durable as
+ * always, the limits out of the load's way.
+ */
+export function leadhooksEnv(database: Record<string, string>, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    DATABASE_PATH: databasePath,
+    ...database,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     PUBLISHER_TOKEN,
     // Still in the request path, raised so that they never refuse the load.
@@ -80,6 +84,35 @@ export async function startServer(script: string, env: Record<string, string>, r
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
+    },
+  };
+}
+
+/** `n` delivery workers (`npm run worker`) on one database; a worker that exits early fails the run. */
+export function startWorkers(n: number, env: Record<string, string>): { pids: number[]; stop(): Promise<void> } {
+  let stopping = false;
+  const children = Array.from({ length: n }, () => {
+    const child = spawn(process.execPath, [LEADHOOKS_WORKER], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.once('exit', (code) => {
+      if (!stopping) {
+        console.error(`a delivery worker exited with ${code} during the run`);
+        process.exit(1);
+      }
+    });
+    return child;
+  });
+  return {
+    pids: children.map((c) => c.pid!),
+    async stop() {
+      stopping = true;
+      await Promise.all(
+        children.map((child) => {
+          if (child.exitCode !== null) return undefined;
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGTERM');
+          return exited;
+        }),
+      );
     },
   };
 }

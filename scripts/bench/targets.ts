@@ -3,6 +3,7 @@
 import type { BareFastify, Baseline } from './measures/bare-fastify.js';
 import type { ApiOperations } from './measures/api-operations.js';
 import type { Drain, PublishLatency } from './measures/delivery.js';
+import type { PostgresResults } from './measures/postgres.js';
 import type { Measured } from './measure-load.js';
 import { count } from './progress.js';
 
@@ -22,6 +23,8 @@ export interface Results {
   shallow: Drain;
   deep: Drain;
   latency: PublishLatency;
+  /** The small case and the shallow outbox again on PostgreSQL, or why they were not measured. */
+  postgres: PostgresResults;
 }
 
 export type Verdict = 'yes' | 'no' | 'refused' | 'not judged';

@@ -1,7 +1,7 @@
 // GET /about, GET /webhook (the listing), durable POST /webhook and DELETE /webhook/{id} for one
 // group of clients on one database, against leadhooks as `npm start` runs it.
 import type { BenchContext } from '../bench-context.js';
-import { activeWebhooks, heldWebhooks } from '../database-queries.js';
+import type { BenchDatabase } from '../bench-database.js';
 import { measureLoad, type Measured } from '../measure-load.js';
 import { createWebhookRequests, deleteWebhookRequests, getRequests } from '../prepared-requests.js';
 import { count, say } from '../progress.js';
@@ -43,17 +43,17 @@ async function probeListing(origin: string, group: ClientGroup, held: number) {
 export async function measureApiOperations(
   ctx: BenchContext,
   label: string,
-  databasePath: string,
+  database: BenchDatabase,
   group: ClientGroup,
   withListing: boolean,
 ): Promise<ApiOperations> {
   const { generator, durations, options } = ctx;
-  const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv(databasePath), '/healthz');
+  const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv(database.env), '/healthz');
   const target = { pid: server.pid, idlePath: '/healthz' };
   const load = (name: string, spec: Omit<Parameters<typeof measureLoad>[3], 'origin' | 'connections'>) =>
     measureLoad(`${name}, ${label}`, generator, target, { origin: server.origin, connections: options.connections, ...spec }, durations);
   try {
-    const start = heldWebhooks(databasePath, group);
+    const start = await database.heldWebhooks(group);
     say(`${label}: ${count(group.size)} clients in turn, holding ${count(start)} webhooks each`);
     const about = await load('GET /about', { requests: getRequests(group, '/about') });
 
@@ -68,15 +68,15 @@ export async function measureApiOperations(
     }
 
     const create = await load('POST /webhook', { requests: createWebhookRequests(group) });
-    const afterCreate = heldWebhooks(databasePath, group);
+    const afterCreate = await database.heldWebhooks(group);
     // The webhooks POST just made go first, then seeded ones, but never below 90% of what the
     // clients held at the start: the figure is for clients holding that many. A run that gets
     // through them all is timed over the time it was sending.
     const floor = Math.ceil(0.9 * start * group.size);
-    const deletable = activeWebhooks(databasePath, group);
+    const deletable = await database.activeWebhooks(group);
     const supply = deletable.slice(0, Math.max(0, deletable.length - floor));
     const remove = await load('DELETE /webhook/{id}', { requests: deleteWebhookRequests(supply), once: true });
-    const afterDelete = heldWebhooks(databasePath, group);
+    const afterDelete = await database.heldWebhooks(group);
     say(`${label}: webhooks held per client: ${count(start)} at the start, ${count(afterCreate)} after POST, ${count(afterDelete)} after DELETE`);
     return { label, clients: group.size, about, ...(listing ? { listing } : {}), create, remove, held: { start, afterCreate, afterDelete }, peakRssMb: remove.peakRssMb };
   } finally {

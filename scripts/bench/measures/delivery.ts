@@ -6,12 +6,15 @@ import { cpuSeconds } from '../process-stats.js';
 import { publisherHeaders } from '../prepared-requests.js';
 import { count, say } from '../progress.js';
 import type { Receiver } from '../receiver-process.js';
-import { copyDatabase } from '../seeded-database-cache.js';
-import { deliveryGroups, pointWebhooksAt, type DeliveryDatabaseLayout } from '../seed-database.js';
-import { LEADHOOKS_SERVER, leadhooksEnv, startServer, type RunningServer } from '../server-process.js';
+import type { BenchDatabase } from '../bench-database.js';
+import { deliveryGroups, type DeliveryDatabaseLayout } from '../seed-database.js';
+import { LEADHOOKS_SERVER, leadhooksEnv, startServer, startWorkers, type RunningServer } from '../server-process.js';
 
 export interface Drain {
   label: string;
+  store: BenchDatabase['store'];
+  /** Worker processes beside the API (`npm run worker`); 0: the server's own worker. */
+  workers: number;
   pending: number;
   /** Deliveries per second between the receiver's window.from-th and window.to-th delivery. */
   rate: number;
@@ -46,27 +49,32 @@ async function waitForDeliveries(receiver: Receiver, target: number, label: stri
 }
 
 /**
- * Starts a server with its worker on a copy of a seeded outbox and times the receiver's deliveries
- * between the two marks of the window; `then` runs on the same server before it stops.
+ * Delivers a seeded outbox (a private copy) to the receiver and times the receiver's deliveries
+ * between the two marks of the window: by a server with its own worker (`workers: 0`, as
+ * `npm start` runs), or by `workers` worker processes (`npm run worker`) sharing the database.
+ * `then` runs on the server, once everything is delivered, before it stops.
  */
 export async function measureDrain(
   ctx: BenchContext,
   label: string,
-  cachedPath: string,
+  database: BenchDatabase,
   layout: DeliveryDatabaseLayout,
   receiver: Receiver,
-  then?: (server: RunningServer) => Promise<void>,
+  { workers = 0, then }: { workers?: number; then?: (server: RunningServer) => Promise<void> } = {},
 ): Promise<Drain> {
   const { from, to } = ctx.options.drainWindow;
   const pending = layout.pendingEvents * layout.drain.hooksEach;
-  const path = copyDatabase(cachedPath, ctx.dir, label.replace(/\W+/g, '-'));
-  pointWebhooksAt(path, receiver.port);
+  await database.pointWebhooksAt(receiver.port);
   await receiver.reset();
-  say(`deliveries, ${label}: ${count(pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
-  const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv(path, { ALLOW_PRIVATE_TARGETS: 'true' }), '/healthz');
+  const by = workers === 0 ? 'the server\'s own worker' : `${workers} worker process${workers > 1 ? 'es' : ''}`;
+  say(`deliveries, ${label}: ${count(pending)} pending, delivered by ${by}; timing deliveries ${count(from)} to ${count(to)}`);
+  const env = leadhooksEnv(database.env, { ALLOW_PRIVATE_TARGETS: 'true' });
+  const deliverers = workers === 0 ? await startServer(LEADHOOKS_SERVER, env, '/healthz') : startWorkers(workers, env);
+  const pids = 'pids' in deliverers ? deliverers.pids : [deliverers.pid];
+  const cpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   try {
     await waitForDeliveries(receiver, from, label);
-    const serverCpu = cpuSeconds(server.pid);
+    const serverCpu = cpu();
     const receiverCpu = cpuSeconds(receiver.pid);
     const wall = performance.now();
     await waitForDeliveries(receiver, to, label);
@@ -75,21 +83,23 @@ export async function measureDrain(
     const rate = (to - from) / ((last! - first!) / 1000);
     const drain: Drain = {
       label,
+      store: database.store,
+      workers,
       pending,
       rate,
-      serverCores: (cpuSeconds(server.pid) - serverCpu) / seconds,
+      serverCores: (cpu() - serverCpu) / seconds,
       receiverCores: (cpuSeconds(receiver.pid) - receiverCpu) / seconds,
     };
     say(
-      `deliveries, ${label}: ${Math.round(rate)}/s; CPU: server ${Math.round(drain.serverCores * 100)}%, receiver ${Math.round(drain.receiverCores * 100)}%`,
+      `deliveries, ${label}: ${Math.round(rate)}/s; CPU: ${workers === 0 ? 'server' : 'workers'} ${Math.round(drain.serverCores * 100)}%, receiver ${Math.round(drain.receiverCores * 100)}%`,
     );
-    if (then) {
+    if (then && 'origin' in deliverers) {
       await waitForDeliveries(receiver, pending, label);
-      await then(server);
+      await then(deliverers);
     }
     return drain;
   } finally {
-    await server.stop();
+    await deliverers.stop();
   }
 }
 

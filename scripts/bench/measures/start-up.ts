@@ -6,7 +6,7 @@ import { LEADHOOKS_SERVER, leadhooksEnv, startServer } from '../server-process.j
 export async function measureStartUp(label: string, path: string, probes: number): Promise<number> {
   const starts: number[] = [];
   for (let i = 0; i < probes; i++) {
-    const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv(path), '/healthz');
+    const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv({ DATABASE_PATH: path }), '/healthz');
     starts.push(server.startMs);
     await server.stop();
   }
