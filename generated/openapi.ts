@@ -151,7 +151,24 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the client's recent events, for polling
+         * @description The calling client's events, newest first, a page at a time: pass the `next` of a page as
+         *     `before` to get the one after it. Each item is the body its webhooks receive (`type`,
+         *     `timestamp`, `data`, the very same values) with the event's `id`, which is the
+         *     `webhook-id` of its deliveries: deduplicate on it. Every event published for the client
+         *     is listed, whether or not a webhook was subscribed to it. Polling integrations (a Zapier
+         *     trigger's sample data) read it, and so can a client whose endpoint was down past the
+         *     retry schedule.
+         *
+         *     Events are kept for the server's retention period (`RETENTION`, 30 days by default), then
+         *     deleted, and gone from this list, once every delivery of the event is settled; an event
+         *     with a delivery still pending is kept, and listed, whatever its age.
+         *
+         *     This path's `POST` is the lead system's (publisher token); this `GET` takes the client's
+         *     API key, like every client operation.
+         */
+        get: operations["listEvents"];
         put?: never;
         /**
          * Publish a lead event
@@ -162,6 +179,32 @@ export type paths = {
          *     `data` is the lead, passed through as it is.
          */
         post: operations["publishEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event catalogue
+         * @description Every event type, with the JSON Schema (2020-12) of the body its deliveries carry and
+         *     examples of it, so that a client can build a sample or a field mapping without waiting
+         *     for a live event. It is served from the `webhooks` section of this description, each
+         *     schema made self-contained (no `$ref`). Items of `GET /events` are these bodies with the
+         *     event's `id` added.
+         *
+         *     Public, like this description itself: it needs no key, and counts against none.
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -200,7 +243,7 @@ export type webhooks = {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["LeadEvent"];
+                    "application/json": components["schemas"]["LeadCreateEvent"];
                 };
             };
             responses: {
@@ -255,7 +298,7 @@ export type webhooks = {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["LeadEvent"];
+                    "application/json": components["schemas"]["LeadUpdateEvent"];
                 };
             };
             responses: {
@@ -441,14 +484,76 @@ export type components = {
              */
             deliveries: number;
         };
+        /**
+         * Format: date-time
+         * @description When the event was published.
+         * @example 2026-11-22T09:31:00.000Z
+         */
+        EventTimestamp: string;
+        /** @description The body of a delivery, of any event type. */
         LeadEvent: {
             type: components["schemas"]["EventName"];
-            /**
-             * Format: date-time
-             * @description When the event was published.
-             */
-            timestamp: string;
+            timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+        };
+        /**
+         * lead_create
+         * @description The body of a `lead_create` delivery.
+         */
+        LeadCreateEvent: {
+            /** @constant */
+            type: "lead_create";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["Lead"];
+        };
+        /**
+         * lead_update
+         * @description The body of a `lead_update` delivery.
+         */
+        LeadUpdateEvent: {
+            /** @constant */
+            type: "lead_update";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["Lead"];
+        };
+        /**
+         * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
+         *     the same values) and the event's `id`.
+         */
+        RecentEvent: {
+            /**
+             * @description The event's id, sent as the `webhook-id` header of its deliveries.
+             * @example evt_5dc4603c2658ea0b1e706b843bb8f7fc
+             */
+            id: string;
+            type: components["schemas"]["EventName"];
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["Lead"];
+        };
+        EventPage: {
+            events: components["schemas"]["RecentEvent"][];
+            /** @description Pass as `before` for the next page; null on the last page. */
+            next: number | null;
+        };
+        EventType: {
+            type: components["schemas"]["EventName"];
+            /**
+             * @description What happened, in a few words.
+             * @example A lead was created
+             */
+            summary: string;
+            /**
+             * @description The JSON Schema (2020-12) of the body delivered for this type, self-contained (no
+             *     `$ref`): as the `webhooks` section of this description states it.
+             */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** @description Bodies of this type, as the `webhooks` section gives them. */
+            examples: components["schemas"]["LeadEvent"][];
+        };
+        EventTypeList: {
+            types: components["schemas"]["EventType"][];
         };
     };
     responses: {
@@ -863,6 +968,55 @@ export interface operations {
             };
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type. */
+                type?: components["schemas"]["EventName"];
+                /** @description Events per page. */
+                limit?: number;
+                /** @description The `next` cursor of the previous page. */
+                before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the client's events, newest first. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /**
+             * @description `Invalid data: ...` for a `type` that is not an event name, or a `limit` or `before`
+             *     out of range.
+             */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     publishEvent: {
         parameters: {
             query?: never;
@@ -946,6 +1100,27 @@ export interface operations {
                 };
             };
             503: components["responses"]["Unavailable"];
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event types, in the order of `EventName`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventTypeList"];
+                };
+            };
+            500: components["responses"]["InternalError"];
         };
     };
 }

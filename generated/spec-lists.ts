@@ -20,5 +20,7 @@ export const OPERATION_SECURITY = {
   listWebhookDeliveries: "apiKey",
   getHealth: null,
   getReadiness: null,
+  listEvents: "apiKey",
   publishEvent: "publisherToken",
+  listEventTypes: null,
 } as const satisfies Record<keyof operations, SecurityScheme | null>;

@@ -34,9 +34,27 @@ function securityByOperation() {
   return schemes;
 }
 
+/**
+ * Every event type needs its payload under `webhooks` (the event catalogue, GET /events/types,
+ * serves it): an entry named after it, whose body schema is there. Checked here so that a type
+ * added to EventName alone stops at the first step, not when the server starts.
+ */
+function checkWebhookEntries(events) {
+  for (const name of events) {
+    const body = spec.webhooks?.[name]?.post?.requestBody?.content?.['application/json'];
+    if (!body?.schema) {
+      throw new Error(
+        `openapi.yaml: event type ${name} has no payload under webhooks: add webhooks.${name}.post with its ` +
+          'requestBody (application/json schema and examples)',
+      );
+    }
+  }
+}
+
 function specLists() {
   const events = spec.components?.schemas?.EventName?.enum;
   if (!Array.isArray(events) || events.length === 0) throw new Error('openapi.yaml: components.schemas.EventName needs an enum');
+  checkWebhookEntries(events);
   const security = securityByOperation();
   const schemeNames = Object.keys(spec.components?.securitySchemes ?? {});
   return `${BANNER}import type { operations } from './openapi.js';

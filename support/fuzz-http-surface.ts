@@ -3,11 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
 import { loadConfig } from '../src/config.js';
+import { publishEvent } from '../src/delivery/publish-event.js';
 import { assertMatchesSpec } from './contract.js';
 
 // Random requests against the whole HTTP surface. Whatever arrives: never a 5xx, every error
 // body exactly {"error": string}, every response as openapi.yaml declares it, and another
-// client's data untouched. Used by test/e2e/fuzz.test.ts (fixed seed, bounded) and scripts/fuzz.ts.
+// client's data untouched and unseen. Used by test/e2e/fuzz.test.ts (fixed seed, bounded) and scripts/fuzz.ts.
 
 const PUBLISHER_TOKEN = 'fuzz-publisher-token-0123456789';
 
@@ -18,12 +19,13 @@ const segment = fc.oneof(
 );
 const query = fc.oneof(
   fc.constant(''),
-  fc.tuple(fc.constantFrom('limit', 'before', 'x', '__proto__'), fc.string({ maxLength: 10 })).map(([k, v]) => `?${k}=${encodeURIComponent(v)}`),
-  fc.constantFrom('?limit=0', '?limit=101', '?limit=5&before=1', '?limit[]=1', '?before=abc'),
+  fc.tuple(fc.constantFrom('limit', 'before', 'type', 'x', '__proto__'), fc.string({ maxLength: 10 })).map(([k, v]) => `?${k}=${encodeURIComponent(v)}`),
+  fc.constantFrom('?limit=0', '?limit=101', '?limit=5&before=1', '?limit[]=1', '?before=abc', '?type=lead_create&limit=2', '?type=lead_update&type=lead_create'),
 );
 const path = fc.oneof(
-  fc.constantFrom('/about', '/webhook', '/events', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json'),
+  fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json'),
   segment.map((s) => `/webhook/${s}`),
+  query.map((q) => `/events${q}`),
   fc.tuple(segment, query).map(([s, q]) => `/webhook/${s}/deliveries${q}`),
   fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`),
 );
@@ -36,6 +38,8 @@ const operation = fc.oneof(
   segment.map((s) => ['DELETE', `/webhook/${s}`]),
   fc.tuple(segment, query).map(([s, q]) => ['GET', `/webhook/${s}/deliveries${q}`]),
   fc.constant(['POST', '/events']),
+  query.map((q) => ['GET', `/events${q}`]),
+  fc.constant(['GET', '/events/types']),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
 );
 const request = fc.oneof({ weight: 4, arbitrary: operation }, { weight: 1, arbitrary: fc.tuple(method, path) });
@@ -132,6 +136,7 @@ export async function fuzzHttpSurface(options: {
     await app.store.keys.create(victim.client.id, victimKey.stored);
     await app.store.webhooks.create({ clientId: victim.client.id, url: 'https://victim.example/h', events: ['lead_create'], secret: 'whsec_dmljdGlt' }, 100);
     const victimBefore = JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 }));
+    const victimEvent = await publishEvent(app.store, { clientId: victim.client.id, type: 'lead_create', data: { id: 1 } });
     const attacker = generateApiKey();
     await app.store.clients.create('Attacker', attacker.stored);
 
@@ -145,6 +150,7 @@ export async function fuzzHttpSurface(options: {
         if (type !== undefined) headers['content-type'] = type;
         const res = await app.inject({ method: m as 'GET', url, headers, ...(payload === undefined || m === 'GET' || m === 'HEAD' ? {} : { payload }) });
         statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+        if (res.body.includes(victimEvent!.eventId)) throw new Error(`${m} ${url} → ${res.statusCode} shows the victim's event`);
         if (res.statusCode >= 500) throw new Error(`${m} ${url} → ${res.statusCode} ${res.body.slice(0, 200)}`);
         if (res.statusCode >= 400 && m !== 'HEAD') {
           const parsed = JSON.parse(res.body);

@@ -1,16 +1,42 @@
+import type { components } from '../../generated/openapi.js';
 import { publishEvent } from '../delivery/publish-event.js';
+import type { EventTypeEntry } from '../event-catalogue.js';
 import { HttpError } from '../http/http-error.js';
 import { MESSAGES } from '../http/messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 
-export function createEventHandlers(store: Store, onPublished: () => void): Pick<Handlers, 'publishEvent'> {
+type Delivered = components['schemas']['LeadEvent'];
+
+export function createEventHandlers(
+  store: Store,
+  onPublished: () => void,
+  catalogue: readonly EventTypeEntry[],
+): Pick<Handlers, 'publishEvent' | 'listEvents' | 'listEventTypes'> {
   return {
     async publishEvent({ body }) {
       const accepted = await publishEvent(store, { clientId: body.clientId, type: body.type, data: body.data });
       if (!accepted) throw new HttpError(404, MESSAGES.clientNotFound);
       if (accepted.deliveries > 0) onPublished();
       return { status: 202, body: accepted };
+    },
+
+    async listEvents({ client, query }) {
+      const limit = query.limit ?? 20;
+      const events = await store.events.list(client.id, { limit: limit + 1, type: query.type, before: query.before });
+      const page = events.slice(0, limit);
+      return {
+        status: 200,
+        body: {
+          // The stored body is the one every delivery sends; the listing adds the event's id.
+          events: page.map(({ id, payload }) => ({ id, ...(JSON.parse(payload) as Delivered) })),
+          next: events.length > limit ? page[page.length - 1]!.seq : null,
+        },
+      };
+    },
+
+    async listEventTypes() {
+      return { status: 200, body: { types: [...catalogue] } };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
@@ -6,6 +7,8 @@ import type { Handlers } from './types.js';
 import { createWebhookHandlers } from './webhooks.js';
 
 export interface HandlerOptions {
+  /** openapi.yaml, parsed: the event catalogue is read from it. */
+  spec: Record<string, unknown>;
   maxWebhooksPerClient: number;
   /** Called after an event with deliveries is stored (the worker looks at once). */
   onPublished?: () => void;
@@ -16,7 +19,7 @@ export function createHandlers(store: Store, options: HandlerOptions): Handlers 
   return {
     ...createAboutHandlers(),
     ...createWebhookHandlers(store, options.maxWebhooksPerClient),
-    ...createEventHandlers(store, options.onPublished ?? (() => {})),
+    ...createEventHandlers(store, options.onPublished ?? (() => {}), eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
   };
 }

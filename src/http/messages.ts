@@ -89,12 +89,16 @@ const pageQuery: InputMessage = (_query, issue) => {
   return field === 'limit' ? `${INVALID}limit must be an integer from 1 to 100` : `${INVALID}${field ?? 'query'} must be a positive integer`;
 };
 
+const eventsQuery: InputMessage = (query, issue) =>
+  fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : pageQuery(query, issue);
+
 const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, InputMessage>>>> = {
   createWebhook: { body: webhookBody },
   deleteWebhook: { params: undefinedHookId },
   listWebhooks: { querystring: pageQuery },
   listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
   publishEvent: { body: eventBody },
+  listEvents: { querystring: eventsQuery },
 };
 
 /**

@@ -68,7 +68,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     await app.register(openapiGlue, {
       specification: spec,
       serviceHandlers: bindHandlers(
-        createHandlers(store, { maxWebhooksPerClient: config.maxWebhooksPerClient, onPublished: () => app.notifyPublished() }),
+        createHandlers(store, { spec, maxWebhooksPerClient: config.maxWebhooksPerClient, onPublished: () => app.notifyPublished() }),
       ),
     });
   },

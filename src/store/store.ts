@@ -75,6 +75,15 @@ export interface NewEvent {
   createdAt: string;
 }
 
+/** An event as the client's listing reads it. */
+export interface StoredEvent {
+  /** The order events were written in: the listing's cursor. */
+  seq: number;
+  id: string;
+  /** The exact body every delivery of the event carries. */
+  payload: string;
+}
+
 /** A delivery a worker has claimed: everything needed to make one attempt. */
 export interface DeliveryJob {
   deliveryId: number;
@@ -147,6 +156,12 @@ export interface EventRepository {
    * its type, in one transaction. Undefined when the client does not exist.
    */
   publish(event: NewEvent): Promise<{ deliveries: number } | undefined>;
+  /**
+   * Up to `limit` of the client's events written before the one numbered `before` (all, without
+   * it), of type `type` only when given, newest first. Read through an index, whatever the
+   * number of events.
+   */
+  list(clientId: number, page: { limit: number; type?: EventName; before?: number }): Promise<StoredEvent[]>;
   /**
    * Retention: visits up to `limit` events, oldest first, after `cursor` (0 to start), and
    * deletes those created before `before` (ISO 8601) whose deliveries are all settled, together

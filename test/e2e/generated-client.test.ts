@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { consumerRoot, generateTypes, typeCheck, writeConsumer } from '../helpers/consumer-build.js';
 import { DATA_LINES } from '../helpers/consumer-program.js';
+import { eventCatalogue } from '../../src/event-catalogue.js';
 import { checkedFetch } from '../../support/contract.js';
 import { startServer } from '../../support/server-process.js';
 
@@ -71,6 +72,8 @@ t.test('a client generated from the served description compiles as consumers wri
   t.match(created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const eventId = answers.publishEvent?.[0]?.body.eventId;
   t.match(eventId, /^evt_[A-Za-z0-9]+$/);
+  const timestamp = answers.listEvents?.[0]?.body.events[0]?.timestamp;
+  t.match(timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   t.strictSame(answers, {
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
@@ -86,6 +89,10 @@ t.test('a client generated from the served description compiles as consumers wri
       { status: 202, body: { eventId, deliveries: 1 } },
       { status: 404, body: { error: 'Client not found' } },
     ],
+    listEvents: [
+      { status: 200, body: { events: [{ id: eventId, type: 'lead_create', timestamp, data: { id: 981, email: 'a@b.example', tags: ['x'] } }], next: null } },
+    ],
+    listEventTypes: [{ status: 200, body: { types: eventCatalogue(description) } }],
     listWebhookDeliveries: [{ status: 200, body: { attempts: [], next: null } }],
     deleteWebhook: [
       { status: 204, body: undefined },

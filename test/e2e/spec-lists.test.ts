@@ -10,14 +10,47 @@ import { startReceiver } from '../helpers/receiver.js';
 
 // openapi.yaml owns the lists the code needs (the event names, each operation's security):
 // `npm run generate` writes them to generated/spec-lists.ts. Adding an event type to
-// openapi.yaml and regenerating must be the only edit for it to be accepted, stored and
-// delivered. This test makes that edit in a copy of the project and runs the copy.
+// openapi.yaml (its name in EventName, its payload under webhooks) and regenerating must be the
+// only edit for it to be accepted, stored, delivered, listed and described in the event
+// catalogue. This test makes that edit in a copy of the project and runs the copy.
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'spec-lists-publisher-token-0123';
 
-t.test('an event type added to openapi.yaml alone is accepted, stored and delivered after npm run generate', async (t) => {
+// The new type's payload, as the webhooks section states one.
+const ARCHIVE_WEBHOOK = `  lead_archive:
+    post:
+      summary: A lead was archived
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [type, timestamp, data]
+              additionalProperties: false
+              properties:
+                type:
+                  type: string
+                  const: lead_archive
+                timestamp:
+                  $ref: '#/components/schemas/EventTimestamp'
+                data:
+                  $ref: '#/components/schemas/Lead'
+            examples:
+              archived:
+                value:
+                  type: lead_archive
+                  timestamp: '2026-11-22T10:00:00.000Z'
+                  data:
+                    id: 7
+      responses:
+        '200':
+          description: Received.
+`;
+
+t.test('an event type added to openapi.yaml alone is accepted, stored, delivered and catalogued after npm run generate', async (t) => {
   const copy = join(tempDir(t), 'leadhooks');
   for (const path of ['src', 'generated', 'scripts', 'openapi.yaml', 'package.json', 'tsconfig.json']) {
     cpSync(join(ROOT, path), join(copy, path), { recursive: true });
@@ -28,6 +61,13 @@ t.test('an event type added to openapi.yaml alone is accepted, stored and delive
   const enumLine = 'enum: [lead_create, lead_update]';
   t.ok(spec.includes(enumLine), "openapi.yaml's EventName lists the events");
   writeFileSync(specPath, spec.replace(enumLine, 'enum: [lead_create, lead_update, lead_archive]'));
+  const refused = await run(process.execPath, ['scripts/generate.js'], { cwd: copy }).then(
+    () => '',
+    (error: { stderr: string }) => error.stderr,
+  );
+  t.match(refused, /openapi\.yaml: event type lead_archive has no payload under webhooks/, 'a name without its payload under webhooks is refused');
+  t.ok(spec.includes('\ncomponents:\n'), 'openapi.yaml has its components after its webhooks');
+  writeFileSync(specPath, spec.replace(enumLine, 'enum: [lead_create, lead_update, lead_archive]').replace('\ncomponents:\n', `\n${ARCHIVE_WEBHOOK}components:\n`));
 
   await run(process.execPath, ['scripts/generate.js'], { cwd: copy });
   t.match(readFileSync(join(copy, 'generated/spec-lists.ts'), 'utf8'), /"lead_archive"/, 'the generated list has the new event');
@@ -65,7 +105,29 @@ t.test('an event type added to openapi.yaml alone is accepted, stored and delive
   t.equal(published.status, 202, 'the new event is accepted');
   t.match(await published.json(), { deliveries: 1 }, 'and stored with a delivery to the subscribed webhook');
   await receiver.waitFor(1);
-  t.match(JSON.parse(receiver.received[0]!.body), { type: 'lead_archive', data: { id: 7 } }, 'and delivered');
+  const delivered = receiver.received[0]!;
+  t.match(JSON.parse(delivered.body), { type: 'lead_archive', data: { id: 7 } }, 'and delivered');
+  const listed = await fetch(`${address}/events?type=lead_archive`, { headers: { 'x-api-key': apiKey } });
+  t.same(
+    await listed.json(),
+    { events: [{ id: delivered.headers['webhook-id'], ...JSON.parse(delivered.body) }], next: null },
+    'and listed by its type',
+  );
+  const catalogue = (await (await fetch(`${address}/events/types`)).json()) as { types: { type: string }[] };
+  t.same(
+    catalogue.types.map((entry: { type: string }) => entry.type),
+    ['lead_create', 'lead_update', 'lead_archive'],
+    'and in the catalogue',
+  );
+  t.match(
+    catalogue.types[2],
+    {
+      summary: 'A lead was archived',
+      schema: { properties: { type: { const: 'lead_archive' }, timestamp: { format: 'date-time' }, data: { additionalProperties: true } } },
+      examples: [{ type: 'lead_archive', data: { id: 7 } }],
+    },
+    'with the payload schema the copy gave it',
+  );
 
   const unknown = await fetch(`${address}/events`, {
     method: 'POST',

@@ -57,6 +57,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const unknownClient = await publisher.POST('/events', {
     body: { clientId: 999, type: 'lead_update', data: { id: 982, score: 0.5, owner: null, address: { city: 'Lyon' } } },
   });
+  const recent = await client.GET('/events', { params: { query: { type: 'lead_create', limit: 3 } } });
+  const catalogue = await anonymous.GET('/events/types');
   const attempts = await client.GET('/webhook/{hookID}/deliveries', { params: { path: { hookID }, query: { limit: 5 } } });
   const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
   const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
@@ -68,6 +70,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     createWebhook: [answer(created)],
     listWebhooks: [answer(listed)],
     publishEvent: [answer(published), answer(unknownClient)],
+    listEvents: [answer(recent)],
+    listEventTypes: [answer(catalogue)],
     listWebhookDeliveries: [answer(attempts)],
     deleteWebhook: [answer(deleted), answer(deletedAgain)],
   };

@@ -42,6 +42,8 @@ t.test('every answer to a request whose key was accepted carries the three x-rat
     [{ method: 'DELETE', url: '/webhook/9', headers: key }, 404, { error: 'Webhook not found' }],
     [{ method: 'DELETE', url: '/webhook/9', headers: json, payload: big }, 413, { error: 'Request body is too large' }],
     [{ method: 'DELETE', url: '/webhook/1', headers: key }, 204, undefined],
+    [{ method: 'GET', url: '/events?type=lead_create', headers: key }, 200, { events: [], next: null }],
+    [{ method: 'GET', url: '/events?type=lead_delete', headers: key }, 400, { error: 'Invalid data: type must be one of lead_create, lead_update' }],
   ];
   let remaining = 50;
   for (const [request, status, body] of cases) {
@@ -87,6 +89,8 @@ t.test('answers given without an accepted key, and other operations, carry none 
     [await publish(app, {}, 'wrong-token-0123456789'), 401, { error: 'Invalid publisher token' }],
     [await send(app, { method: 'GET', url: '/healthz', headers: { 'x-api-key': acme.apiKey } }), 200, { status: 'ok' }],
     [await send(app, { method: 'GET', url: '/readyz', headers: { 'x-api-key': acme.apiKey } }), 200, { status: 'ok' }],
+    [await send(app, { method: 'GET', url: '/events/types', headers: { 'x-api-key': acme.apiKey } }), 200, { types: Array }],
+    [await send(app, { method: 'GET', url: '/events' }), 401, { error: 'Client not found' }],
     [await send(app, { method: 'GET', url: '/nope', headers: { 'x-api-key': acme.apiKey } }), 404, { error: 'Not found' }],
   ];
   for (const [res, status, body] of none) {

@@ -158,6 +158,32 @@ t.test('events.publish stores the event and one pending delivery per subscribed,
   t.same(await store.deliveries.pendingStats(), { count: 2, oldestCreatedAt: T0 });
 });
 
+t.test("events.list reads one client's events newest first, of one type or all, before a cursor", async (t) => {
+  const { store } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const types = ['lead_create', 'lead_update', 'lead_create', 'lead_create', 'lead_update'] as const;
+  for (const [i, type] of types.entries()) {
+    const payload = `{"type":"${type}","timestamp":"${at(i)}","data":{"i":${i},  "é":"\\u2028"}}`;
+    await store.events.publish({ id: `evt_a${i}`, clientId: acme.client.id, type, payload, createdAt: at(i) });
+    await store.events.publish({ id: `evt_b${i}`, clientId: bolt.client.id, type, payload: '{}', createdAt: at(i) });
+  }
+  const all = await store.events.list(acme.client.id, { limit: 10 });
+  t.same(all.map((e) => e.id), ['evt_a4', 'evt_a3', 'evt_a2', 'evt_a1', 'evt_a0'], 'newest first, the client’s own only');
+  t.same(all[0]!.payload, `{"type":"lead_update","timestamp":"${at(4)}","data":{"i":4,  "é":"\\u2028"}}`, 'the payload byte for byte');
+  t.ok(all.every((e, i) => Number.isSafeInteger(e.seq) && (i === 0 || e.seq < all[i - 1]!.seq)), 'seq falls along the list');
+
+  const creates = await store.events.list(acme.client.id, { limit: 2, type: 'lead_create' });
+  t.same(creates.map((e) => e.id), ['evt_a3', 'evt_a2']);
+  const older = await store.events.list(acme.client.id, { limit: 2, type: 'lead_create', before: creates[1]!.seq });
+  t.same(older.map((e) => e.id), ['evt_a0'], 'before: strictly older ones');
+  t.same((await store.events.list(acme.client.id, { limit: 10, before: all[2]!.seq })).map((e) => e.id), ['evt_a1', 'evt_a0']);
+  t.same(await store.events.list(acme.client.id, { limit: 10, before: all[4]!.seq }), [], 'nothing before the first');
+  t.same(await store.events.list(999, { limit: 10 }), [], 'no such client: nothing');
+  const boltsBefore = await store.events.list(bolt.client.id, { limit: 10, before: all[0]!.seq });
+  t.ok(boltsBefore.every((e) => e.id.startsWith('evt_b')), "another client's cursor reads this client's events only");
+});
+
 t.test('deliveries: claim leases, recordAttempt moves on, listAttempts pages newest first', async (t) => {
   const { store, db } = await openTestStore(t);
   const acme = await withClient(store);

@@ -1,9 +1,19 @@
 import type pg from 'pg';
-import type { EventRepository, PruneBatch } from '../store.js';
+import type { EventRepository, PruneBatch, StoredEvent } from '../store.js';
 import { inTransaction } from './transaction.js';
 
 /** The channel a publication with deliveries notifies, so that idle workers look at once. */
 export const NEW_WORK_CHANNEL = 'leadhooks_new_work';
+
+// The client's listing, newest first by seq (the order of writing): events_by_client and
+// events_by_client_type (migrations.ts) hold each client's events in that order, of one type for
+// the second, so a page is one backward range of an index and nothing is sorted. Two statements
+// rather than one with an optional type, so that each is planned for its own index
+// (test/store/event-list-plan.test.ts checks the plans).
+export const EVENT_LIST_SQL = {
+  all: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
+  ofType: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
+};
 
 export function createEventRepository(pool: pg.Pool): EventRepository {
   return {
@@ -28,6 +38,14 @@ export function createEventRepository(pool: pg.Pool): EventRepository {
       );
       const row = rows[0]!;
       return row.events === 0 ? undefined : { deliveries: row.deliveries };
+    },
+
+    async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
+      const { rows } =
+        type === undefined
+          ? await pool.query<StoredEvent>(EVENT_LIST_SQL.all, [clientId, before, limit])
+          : await pool.query<StoredEvent>(EVENT_LIST_SQL.ofType, [clientId, type, before, limit]);
+      return rows;
     },
 
     async prune(before, limit, cursor): Promise<PruneBatch> {

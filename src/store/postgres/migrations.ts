@@ -91,4 +91,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX delivery_attempts_by_webhook ON delivery_attempts(webhook_id, id);
   CREATE INDEX delivery_attempts_by_delivery ON delivery_attempts(delivery_id);
   `,
+  // A client lists its recent events, newest first, of one type or of all (GET /events): each
+  // listing is a range of one of these indexes, read backwards, however many events there are.
+  `
+  CREATE INDEX events_by_client ON events(client_id, seq);
+  CREATE INDEX events_by_client_type ON events(client_id, type, seq);
+  `,
 ];

@@ -1,6 +1,15 @@
-import type { EventRepository, NewEvent, PruneBatch } from '../store.js';
+import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
+
+// The client's listing, newest first, in rowid order (the order of writing; every index of a
+// rowid table ends with the rowid): events_by_client and events_by_client_type each hold one
+// client's events, of one type for the second, in that order, so a page reads its rows and no
+// others, and nothing is sorted (migrations.ts; test/store/event-list-plan.test.ts checks the plans).
+export const EVENT_LIST_SQL = {
+  all: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
+  ofType: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
+};
 
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
@@ -21,6 +30,9 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
     const { changes } = insertDeliveries.run(event.id, Date.parse(event.createdAt), event.createdAt, event.clientId, event.type);
     return { deliveries: changes };
   };
+
+  const recent = db.prepare<[number, number, number], StoredEvent>(EVENT_LIST_SQL.all);
+  const recentOfType = db.prepare<[number, string, number, number], StoredEvent>(EVENT_LIST_SQL.ofType);
 
   // Events are visited in rowid order, which is the order they were committed in, so the walk
   // stops at the first event younger than the cut-off and each batch reads only what it visits:
@@ -55,6 +67,9 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   return {
     async publish(event) {
       return grouped(() => publish(event));
+    },
+    async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
+      return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);
     },
     async prune(before, limit, cursor) {
       return grouped(() => prune(before, limit, cursor));

@@ -101,4 +101,11 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX deliveries_by_webhook;
   CREATE INDEX deliveries_pending_by_webhook ON deliveries(webhook_id, next_attempt_at) WHERE state = 'pending';
   `,
+  // A client lists its recent events, newest first, of one type or of all (GET /events). Each
+  // index holds one client's events in rowid order (the order of writing), so a page of either
+  // listing is a range of one index, read backwards, however many events the table holds.
+  `
+  CREATE INDEX events_by_client ON events(client_id);
+  CREATE INDEX events_by_client_type ON events(client_id, type);
+  `,
 ];
