@@ -91,4 +91,18 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX delivery_attempts_by_webhook ON delivery_attempts(webhook_id, id);
   CREATE INDEX delivery_attempts_by_delivery ON delivery_attempts(delivery_id);
   `,
+  // Idempotency keys: the answer a keyed POST /webhook or POST /events got, written in the same
+  // transaction as what it created, found again by scope and key; pruned by age.
+  `
+  CREATE TABLE idempotency_keys (
+    scope text NOT NULL,
+    idempotency_key text NOT NULL,
+    request_hash text NOT NULL,
+    status integer NOT NULL,
+    body text NOT NULL,
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (scope, idempotency_key)
+  );
+  CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
+  `,
 ];

@@ -1,8 +1,10 @@
 import type { EventRepository, NewEvent, PruneBatch } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
+import { idempotentRunner } from './idempotency.js';
 
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
+  const idempotent = idempotentRunner(db);
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
   const insertEvent = db.prepare<[string, number, string, string, string]>(
     'INSERT INTO events (id, client_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -53,8 +55,8 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   };
 
   return {
-    async publish(event) {
-      return grouped(() => publish(event));
+    async publish(event, idempotency) {
+      return grouped(() => idempotent.run(idempotency, () => publish(event)));
     },
     async prune(before, limit, cursor) {
       return grouped(() => prune(before, limit, cursor));

@@ -101,4 +101,18 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX deliveries_by_webhook;
   CREATE INDEX deliveries_pending_by_webhook ON deliveries(webhook_id, next_attempt_at) WHERE state = 'pending';
   `,
+  // Idempotency keys: the answer a keyed POST /webhook or POST /events got, written in the same
+  // transaction as what it created, found again by scope and key; pruned by age.
+  `
+  CREATE TABLE idempotency_keys (
+    scope TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (scope, idempotency_key)
+  );
+  CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
+  `,
 ];
