@@ -50,6 +50,9 @@ export type paths = {
          *
          *     The body must be sent as `application/json`. Duplicate event names are stored once;
          *     unknown extra fields are ignored.
+         *
+         *     With an `Idempotency-Key`, a retry of the same request within 24 hours gets this answer
+         *     again, the same `hookId` and `secret`, and attaches nothing (see "Safe retries" above).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -177,6 +180,9 @@ export type paths = {
          *     active webhook of the client that subscribes to its type, are stored durably before the
          *     202 leaves; delivery then happens in the background, at least once, surviving restarts.
          *     `data` is the lead, passed through as it is.
+         *
+         *     With an `Idempotency-Key`, a retry of the same request within 24 hours gets this answer
+         *     again, the same `eventId`, and stores and delivers nothing more (see "Safe retries" above).
          */
         post: operations["publishEvent"];
         delete?: never;
@@ -360,6 +366,12 @@ export type components = {
          */
         RateLimitReset: number;
         /**
+         * @description `idempotent-replayed`: sent, as `true`, on an answer replayed from an earlier request with
+         *     the same `Idempotency-Key`.
+         * @constant
+         */
+        IdempotentReplayed: "true";
+        /**
          * @description A lead event a webhook can subscribe to.
          * @enum {string}
          */
@@ -393,7 +405,8 @@ export type components = {
              */
             id: number;
             /**
-             * @description The webhook's signing secret in Standard Webhooks form. Shown only in this response.
+             * @description The webhook's signing secret in Standard Webhooks form. Shown only in this response
+             *     (and in its replays under the same `Idempotency-Key`, for 24 hours).
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secret: string;
@@ -651,6 +664,12 @@ export type components = {
     parameters: {
         /** @description The `hookId` returned when the webhook was attached. */
         HookID: number;
+        /**
+         * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
+         *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
+         *     are the calling client's own (the publisher's, for `POST /events`). A UUID will do.
+         */
+        IdempotencyKey: string;
         /** @description The event's id; the same on every retry. Deduplicate on it. */
         WebhookIdHeader: string;
         /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
@@ -738,7 +757,14 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
+                 *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
+                 *     are the calling client's own (the publisher's, for `POST /events`). A UUID will do.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -748,12 +774,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The webhook is attached. */
+            /**
+             * @description The webhook is attached. With `idempotent-replayed: true`, this is the answer given to
+             *     an earlier request with the same `Idempotency-Key`: nothing new was attached.
+             */
             201: {
                 headers: {
                     "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
                     "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
                     "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    /** @description `true` on the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise. */
+                    "idempotent-replayed"?: components["schemas"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -765,6 +796,8 @@ export interface operations {
              *     a JSON object, or `url` or `events` is absent, `null`, `""` or `[]`. `Invalid data: ...`
              *     when a field is present but wrong: `url` not an absolute http(s) URL with a host or
              *     longer than 2048 characters, `events` not an array of `lead_create` / `lead_update`.
+             *     `Invalid data: Idempotency-Key ...` when that header is empty, longer than 255
+             *     characters, or holds a character other than visible ASCII.
              */
             400: {
                 headers: {
@@ -779,10 +812,33 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             /**
-             * @description The client already has as many active webhooks as the server allows
-             *     (`MAX_WEBHOOKS_PER_CLIENT`, 100 by default). Detach one first.
+             * @description `Webhook limit reached`: the client already has as many active webhooks as the server
+             *     allows (`MAX_WEBHOOKS_PER_CLIENT`, 100 by default). Detach one first. This answer is
+             *     stored under the request's `Idempotency-Key` like a success: retry with a new key.
+             *
+             *     `Idempotency-Key in use ...`: a request with the same key is still running (in this
+             *     process or another). Retry once it has answered, to get its answer.
              */
             409: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    /** @description `true` on the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise. */
+                    "idempotent-replayed"?: components["schemas"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description The `Idempotency-Key` was used, within the last 24 hours, for a request with another
+             *     body. Nothing was done; use a new key for a new request.
+             */
+            422: {
                 headers: {
                     "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
                     "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
@@ -793,8 +849,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            413: components["responses"]["TooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -1020,7 +1074,14 @@ export interface operations {
     publishEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
+                 *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
+                 *     are the calling client's own (the publisher's, for `POST /events`). A UUID will do.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1030,9 +1091,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted and stored; `deliveries` is the number of webhooks it will go to. */
+            /**
+             * @description Accepted and stored; `deliveries` is the number of webhooks it will go to. With
+             *     `idempotent-replayed: true`, this is the answer given to an earlier request with the
+             *     same `Idempotency-Key`: nothing new was stored or will be delivered.
+             */
             202: {
                 headers: {
+                    /** @description `true` on the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise. */
+                    "idempotent-replayed"?: components["schemas"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1041,7 +1108,8 @@ export interface operations {
             };
             /**
              * @description `Missing data` when the body is absent or not a JSON object, or `clientId`, `type` or
-             *     `data` is absent or `null`; `Invalid data: ...` when one of them is of the wrong kind.
+             *     `data` is absent or `null`; `Invalid data: ...` when one of them is of the wrong kind, or
+             *     when the `Idempotency-Key` header is malformed.
              */
             400: {
                 headers: {
@@ -1063,8 +1131,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No client has this `clientId`. */
+            /**
+             * @description No client has this `clientId`. Stored under the request's `Idempotency-Key` like a
+             *     success.
+             */
             404: {
+                headers: {
+                    /** @description `true` on the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise. */
+                    "idempotent-replayed"?: components["schemas"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description A request with the same `Idempotency-Key` is still running (in this process or
+             *     another). Retry once it has answered, to get its answer.
+             */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1083,6 +1168,18 @@ export interface operations {
             };
             /** @description A body was sent with a content type other than JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description The `Idempotency-Key` was used, within the last 24 hours, for a request with another
+             *     body. Nothing was done; use a new key for a new event.
+             */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -102,6 +102,11 @@ const apiKey = (own: string) =>
     fc.oneof({ weight: 4, arbitrary: fc.constant(own) }, fc.string({ maxLength: 60 }), fc.constant(`lh_${'A'.repeat(43)}`)),
     { nil: undefined, freq: 8 },
   );
+// Mostly one key, so that retries, replays and reuse with another body come up; sometimes a malformed one.
+const idempotencyKey = fc.option(fc.oneof({ weight: 3, arbitrary: fc.constant('fuzz-key') }, fc.string({ maxLength: 300 })), {
+  nil: undefined,
+  freq: 3,
+});
 const authorization = fc.option(
   fc.oneof(fc.constant(`Bearer ${PUBLISHER_TOKEN}`), fc.string({ maxLength: 60 }), fc.constant('Bearer ')),
   { nil: undefined },
@@ -143,9 +148,10 @@ export async function fuzzHttpSurface(options: {
     const statuses: Record<number, number> = {};
     let done = 0;
     await fc.assert(
-      fc.asyncProperty(request, apiKey(attacker.apiKey), authorization, contentType, body, async ([m, url], key, auth, type, payload) => {
+      fc.asyncProperty(request, apiKey(attacker.apiKey), authorization, contentType, body, idempotencyKey, async ([m, url], key, auth, type, payload, idempotency) => {
         const headers: Record<string, string> = {};
         if (key !== undefined) headers['x-api-key'] = key;
+        if (idempotency !== undefined) headers['idempotency-key'] = idempotency;
         if (auth !== undefined) headers.authorization = auth;
         if (type !== undefined) headers['content-type'] = type;
         const res = await app.inject({ method: m as 'GET', url, headers, ...(payload === undefined || m === 'GET' || m === 'HEAD' ? {} : { payload }) });

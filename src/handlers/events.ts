@@ -4,7 +4,13 @@ import type { EventTypeEntry } from '../event-catalogue.js';
 import { HttpError } from '../http/http-error.js';
 import { MESSAGES } from '../http/messages.js';
 import type { Store } from '../store/store.js';
-import type { Handlers } from './types.js';
+import type { Handlers, Success } from './types.js';
+
+/** The answer to a publication: 202 with the event's id, or 404 when there is no such client. */
+function accepted(event: { eventId: string; deliveries: number } | undefined): Success<'publishEvent'> {
+  if (!event) throw new HttpError(404, MESSAGES.clientNotFound);
+  return { status: 202, body: event };
+}
 
 type Delivered = components['schemas']['LeadEvent'];
 
@@ -14,11 +20,10 @@ export function createEventHandlers(
   catalogue: readonly EventTypeEntry[],
 ): Pick<Handlers, 'publishEvent' | 'listEvents' | 'listEventTypes'> {
   return {
-    async publishEvent({ body }) {
-      const accepted = await publishEvent(store, { clientId: body.clientId, type: body.type, data: body.data });
-      if (!accepted) throw new HttpError(404, MESSAGES.clientNotFound);
-      if (accepted.deliveries > 0) onPublished();
-      return { status: 202, body: accepted };
+    async publishEvent({ body, idempotency }) {
+      const event = await publishEvent(store, { clientId: body.clientId, type: body.type, data: body.data }, idempotency?.keep(accepted));
+      if (event && event.deliveries > 0) onPublished();
+      return accepted(event);
     },
 
     async listEvents({ client, query }) {

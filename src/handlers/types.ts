@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/openapi.js';
 import type { OPERATION_SECURITY } from '../../generated/spec-lists.js';
+import type { RequestIdempotency } from '../http/idempotency.js';
 import type { Client } from '../store/store.js';
 
 // Handler types derived from the generated `operations`: one handler per operationId, taking the
@@ -36,6 +37,11 @@ type ClientlessOperation = {
   [K in OperationId]: (typeof OPERATION_SECURITY)[K] extends 'apiKey' ? never : K;
 }[OperationId];
 
+/** Operations that declare the Idempotency-Key header in openapi.yaml. */
+type IdempotentOperation = {
+  [K in OperationId]: 'Idempotency-Key' extends keyof NonNullable<operations[K]['parameters']['header']> ? K : never;
+}[OperationId];
+
 export type OperationRequest<K extends OperationId> = {
   params: PathParams<K>;
   query: Query<K>;
@@ -46,7 +52,13 @@ export type OperationRequest<K extends OperationId> = {
   : {
       /** The client the API key identified (authentication ran before the handler). */
       client: Client;
-    });
+    }) &
+  (K extends IdempotentOperation
+    ? {
+        /** Set when the request carries an Idempotency-Key: pass `idempotency.keep(...)` to the store's write. */
+        idempotency: RequestIdempotency | undefined;
+      }
+    : unknown);
 
 export type Handler<K extends OperationId> = (request: OperationRequest<K>) => Promise<Success<K>>;
 
@@ -62,5 +74,6 @@ export type RuntimeHandler = (request: {
   params: unknown;
   query: unknown;
   body: unknown;
+  idempotency: RequestIdempotency | undefined;
   log: FastifyBaseLogger;
 }) => Promise<{ status: number; body: unknown }>;

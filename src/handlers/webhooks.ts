@@ -1,8 +1,14 @@
 import { generateWebhookSecret } from '../delivery/webhook-secret.js';
 import { HttpError } from '../http/http-error.js';
 import { MESSAGES } from '../http/messages.js';
-import type { Store } from '../store/store.js';
-import type { Handlers } from './types.js';
+import type { Store, Webhook } from '../store/store.js';
+import type { Handlers, Success } from './types.js';
+
+/** The answer to a creation: 201 with the webhook, or 409 when the client is at its cap. */
+function created(webhook: Webhook | undefined): Success<'createWebhook'> {
+  if (!webhook) throw new HttpError(409, MESSAGES.webhookLimit);
+  return { status: 201, body: { hookId: webhook.id, id: webhook.id, secret: webhook.secret } };
+}
 
 export function createWebhookHandlers(
   store: Store,
@@ -36,13 +42,13 @@ export function createWebhookHandlers(
       };
     },
 
-    async createWebhook({ client, body }) {
+    async createWebhook({ client, body, idempotency }) {
       const webhook = await store.webhooks.create(
         { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: generateWebhookSecret() },
         maxWebhooksPerClient,
+        idempotency?.keep(created),
       );
-      if (!webhook) throw new HttpError(409, MESSAGES.webhookLimit);
-      return { status: 201, body: { hookId: webhook.id, id: webhook.id, secret: webhook.secret } };
+      return created(webhook);
     },
 
     async deleteWebhook({ client, params }) {

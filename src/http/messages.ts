@@ -28,6 +28,9 @@ export const MESSAGES = {
   missingData: 'Missing data',
   undefinedHookId: 'Webhook ID is undefined',
   invalidUrl: 'Invalid data: url must be an absolute http or https URL',
+  invalidIdempotencyKey: 'Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters',
+  idempotencyKeyReused: 'Idempotency-Key already used for a different request',
+  idempotencyKeyInUse: 'Idempotency-Key in use: a request with this key is still running; retry later',
 } as const;
 
 export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
@@ -39,7 +42,7 @@ export const rateLimited = (max: number, window: string, retryInSeconds: number)
 
 type OperationId = keyof operations;
 type Issue = FastifySchemaValidationError | undefined;
-type RequestPart = 'body' | 'params' | 'querystring';
+type RequestPart = 'body' | 'params' | 'querystring' | 'headers';
 type InputMessage = (data: unknown, issue: Issue) => string;
 
 const EVENT_LIST = EVENT_NAMES.join(', ');
@@ -84,6 +87,9 @@ const eventBody = jsonBody(['clientId', 'type', 'data'], {
 
 const undefinedHookId: InputMessage = () => MESSAGES.undefinedHookId;
 
+// The only header an operation's schema checks is Idempotency-Key.
+const idempotencyKeyHeader: InputMessage = () => MESSAGES.invalidIdempotencyKey;
+
 const pageQuery: InputMessage = (_query, issue) => {
   const [field] = fieldOf(issue);
   return field === 'limit' ? `${INVALID}limit must be an integer from 1 to 100` : `${INVALID}${field ?? 'query'} must be a positive integer`;
@@ -93,11 +99,11 @@ const eventsQuery: InputMessage = (query, issue) =>
   fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : pageQuery(query, issue);
 
 const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, InputMessage>>>> = {
-  createWebhook: { body: webhookBody },
+  createWebhook: { body: webhookBody, headers: idempotencyKeyHeader },
   deleteWebhook: { params: undefinedHookId },
   listWebhooks: { querystring: pageQuery },
   listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
-  publishEvent: { body: eventBody },
+  publishEvent: { body: eventBody, headers: idempotencyKeyHeader },
   listEvents: { querystring: eventsQuery },
 };
 

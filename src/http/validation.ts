@@ -47,7 +47,20 @@ function withIntegerParameters(schema: ObjectSchema, validate: ValidateFunction)
   return check;
 }
 
+/**
+ * Node gives header names in lower case, and openapi.yaml writes them as HTTP does
+ * (`Idempotency-Key`); Fastify lowercases a headers schema's names for its own compiler only.
+ */
+function lowerCaseHeaderNames(schema: ObjectSchema & { required?: string[] }): ObjectSchema {
+  return {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name.toLowerCase(), property])),
+    ...(schema.required && { required: schema.required.map((name) => name.toLowerCase()) }),
+  };
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = ajv.compile(schema);
-  return httpPart === 'body' ? validate : withIntegerParameters(schema as ObjectSchema, validate);
+  if (httpPart === 'body') return ajv.compile(schema);
+  const parameters = httpPart === 'headers' ? lowerCaseHeaderNames(schema as ObjectSchema) : (schema as ObjectSchema);
+  return withIntegerParameters(parameters, ajv.compile(parameters));
 };

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import type { Store } from '../store/store.js';
+import { IDEMPOTENCY_KEY_LIFETIME_MS, type Store } from '../store/store.js';
 
 /** Events visited per transaction: a batch holds the write lock for a few milliseconds at most. */
 export const PRUNE_BATCH = 200;
@@ -11,6 +11,8 @@ export interface PruneTotals {
   events: number;
   deliveries: number;
   attempts: number;
+  /** Idempotency keys past their lifetime (24 hours), whatever RETENTION says. */
+  idempotencyKeys: number;
 }
 
 export interface Pruner {
@@ -24,8 +26,8 @@ export interface Pruner {
 
 /**
  * Retention: delivered and failed events older than `retention` are deleted with their
- * deliveries and attempts, in small batches (README, "Retention"). A delivery still pending is
- * never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
+ * deliveries and attempts, and idempotency keys past their lifetime, in small batches (README,
+ * "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
  * database only take turns.
  */
 export function createPruner(
@@ -38,10 +40,11 @@ export function createPruner(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let pass: Promise<unknown> = Promise.resolve();
+  const pause = () => new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_BATCHES_MS));
 
   async function runOnce(): Promise<PruneTotals> {
     const before = new Date(now() - config.retention).toISOString();
-    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0 };
+    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 };
     let cursor = 0;
     for (;;) {
       const batch = await store.events.prune(before, PRUNE_BATCH, cursor);
@@ -50,9 +53,20 @@ export function createPruner(
       totals.attempts += batch.attempts;
       if (!batch.more || stopped) break;
       cursor = batch.cursor;
-      await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_BATCHES_MS));
+      await pause();
     }
-    if (totals.events > 0) log.info({ ...totals, before }, 'pruned history older than the retention period');
+    if (totals.events > 0) {
+      const { events, deliveries, attempts } = totals;
+      log.info({ events, deliveries, attempts, before }, 'pruned history older than the retention period');
+    }
+    const expired = new Date(now() - IDEMPOTENCY_KEY_LIFETIME_MS).toISOString();
+    for (;;) {
+      const deleted = await store.idempotency.prune(expired, PRUNE_BATCH);
+      totals.idempotencyKeys += deleted;
+      if (deleted < PRUNE_BATCH || stopped) break;
+      await pause();
+    }
+    if (totals.idempotencyKeys > 0) log.info({ idempotencyKeys: totals.idempotencyKeys, before: expired }, 'pruned expired idempotency keys');
     return totals;
   }
 

@@ -1,4 +1,4 @@
-import type { onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { FastifyRequest, onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
@@ -6,6 +6,7 @@ import { createAuthenticators } from '../auth/authenticate.js';
 import type { Config } from '../config.js';
 import { createHandlers } from '../handlers/index.js';
 import type { Handlers, RuntimeHandler } from '../handlers/types.js';
+import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { operationIdOf } from '../spec.js';
 import type { Store } from '../store/store.js';
@@ -21,8 +22,16 @@ import type { Store } from '../store/store.js';
 //   3. the body policy: the operation's JSON schema whatever the content type says (glue keys
 //      body schemas by content type, so a body sent without one would skip validation; other
 //      types are refused with 415 by src/plugins/json-body.ts), and the operation's body limit;
-//   4. the handler (src/handlers/), its result sent as status and body;
+//   4. the handler (src/handlers/), its result sent as status and body; for an operation that
+//      declares the Idempotency-Key header, wrapped by src/http/idempotency.ts, which holds a
+//      request's key while it runs and sends the kept answer of a retry;
 //   5. metrics, at onResponse.
+
+/** Whose Idempotency-Keys a request uses, by the security scheme that authenticated it. */
+const IDEMPOTENCY_SCOPE: Record<SecurityScheme, (request: FastifyRequest) => string> = {
+  apiKey: (request) => `client:${request.client!.id}`,
+  publisherToken: () => 'publisher',
+};
 
 /** Glue's route handlers: each operation's typed handler, its result sent as status and body. */
 function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
@@ -34,6 +43,7 @@ function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
         params: request.params,
         query: request.query,
         body: request.body,
+        idempotency: request.idempotency,
         log: request.log,
       });
       reply.code(result.status);
@@ -48,6 +58,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
     const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config.publisherToken);
     const rateLimiter = createRateLimiter(config.rateLimit);
+    const idempotency = createIdempotency();
     app.addHook('onClose', async () => rateLimiter?.close());
     const bodyLimits: Record<string, number> = { publishEvent: config.publisherBodyLimit };
 
@@ -62,6 +73,10 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
       const body = (route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined)?.body;
       if (body?.content?.['application/json']) route.schema!.body = body.content['application/json'].schema;
       route.bodyLimit = bodyLimits[operationId] ?? route.bodyLimit;
+      if (takesIdempotencyKey(route)) {
+        if (!scheme) throw new Error(`${operationId}: an Idempotency-Key needs a caller to belong to; the operation has no security scheme`);
+        route.handler = idempotency.wrap(operationId, IDEMPOTENCY_SCOPE[scheme], route.handler);
+      }
       route.onResponse = [app.metrics.routeObserver(route.url)];
     });
 

@@ -76,6 +76,16 @@ const TABLES: TableCopy[] = [
       FROM ${unnest(['bigint', 'bigint', 'bigint', 'timestamptz', 'integer', 'text', 'integer', 'text'])}
         AS r(id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, n) ORDER BY n`,
   },
+  {
+    // Keys keep their answers across the move: a retry made after it still gets the first answer.
+    table: 'idempotency_keys',
+    select: 'SELECT scope, idempotency_key, request_hash, status, body, created_at FROM idempotency_keys ORDER BY rowid',
+    columns: ['scope', 'idempotency_key', 'request_hash', 'status', 'body', 'created_at'],
+    insert: `INSERT INTO idempotency_keys (scope, idempotency_key, request_hash, status, body, created_at)
+      SELECT scope, idempotency_key, request_hash, status, body, created_at
+      FROM ${unnest(['text', 'text', 'text', 'integer', 'text', 'timestamptz'])}
+        AS r(scope, idempotency_key, request_hash, status, body, created_at, n) ORDER BY n`,
+  },
 ];
 
 /** The tables whose ids are identities: each sequence goes on after the largest id copied. */

@@ -15,6 +15,53 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
+/** How long an Idempotency-Key holds: a retry within this time gets the first answer again. */
+export const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
+
+/** The answer a request got, as kept with what it wrote so that a retry gets it again. */
+export interface StoredResponse {
+  status: number;
+  /** The body, as JSON text. */
+  body: string;
+}
+
+/**
+ * A write made under an Idempotency-Key: done once per key and scope within
+ * IDEMPOTENCY_KEY_LIFETIME_MS. The key's row, holding `respond(result)`, is written in the same
+ * transaction as the write itself: both are committed, or neither is.
+ */
+export interface IdempotentWrite<T> {
+  /** Whose keys these are (`client:<id>`, `publisher`): two scopes never share a key. */
+  scope: string;
+  key: string;
+  /** Fingerprint of the request (its operation and canonical body). */
+  requestHash: string;
+  /** The answer to keep for the write's result. Throwing undoes the write and keeps nothing. */
+  respond(result: T): StoredResponse;
+}
+
+/**
+ * Thrown instead of writing when the key was used within its lifetime for the same request: the
+ * answer kept then. Nothing was written.
+ */
+export class IdempotentReplay extends Error {
+  override name = 'IdempotentReplay';
+  constructor(readonly response: StoredResponse) {
+    super('the request was made before with this idempotency key');
+  }
+}
+
+/**
+ * Thrown instead of writing when the key was used within its lifetime for another request
+ * (`mismatch`), or is held by a request that is still running (`in-progress`).
+ */
+export class IdempotencyConflict extends Error {
+  override name = 'IdempotencyConflict';
+  constructor(readonly reason: 'mismatch' | 'in-progress') {
+    super(reason === 'mismatch' ? 'the idempotency key was used for another request' : 'a request with this idempotency key is running');
+  }
+}
+
 export interface Client {
   id: number;
   name: string;
@@ -131,8 +178,11 @@ export interface KeyRepository {
 }
 
 export interface WebhookRepository {
-  /** Undefined when the client already has `maxActive` active webhooks. */
-  create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
+  /**
+   * Undefined when the client already has `maxActive` active webhooks. With `idempotency`, made
+   * once per key: see IdempotentWrite, IdempotentReplay and IdempotencyConflict.
+   */
+  create(input: NewWebhook, maxActive: number, idempotency?: IdempotentWrite<Webhook | undefined>): Promise<Webhook | undefined>;
   /** Deletes one of the client's active webhooks; false when it has none with this id. */
   delete(clientId: number, id: number): Promise<boolean>;
   /** Up to `limit` of the client's active webhooks with ids above `after`, with their delivery health, oldest first. */
@@ -153,9 +203,10 @@ export interface PruneBatch {
 export interface EventRepository {
   /**
    * Stores the event and one pending delivery per active webhook of the client subscribed to
-   * its type, in one transaction. Undefined when the client does not exist.
+   * its type, in one transaction. Undefined when the client does not exist. With `idempotency`,
+   * made once per key: see IdempotentWrite, IdempotentReplay and IdempotencyConflict.
    */
-  publish(event: NewEvent): Promise<{ deliveries: number } | undefined>;
+  publish(event: NewEvent, idempotency?: IdempotentWrite<{ deliveries: number } | undefined>): Promise<{ deliveries: number } | undefined>;
   /**
    * Up to `limit` of the client's events written before the one numbered `before` (all, without
    * it), of type `type` only when given, newest first. Read through an index, whatever the
@@ -199,12 +250,21 @@ export interface DeliveryRepository {
   ): Promise<DeliveryAttempt[] | undefined>;
 }
 
+export interface IdempotencyRepository {
+  /**
+   * Retention: deletes up to `limit` idempotency keys created before `before` (ISO 8601), oldest
+   * first, in one short transaction; returns how many it deleted.
+   */
+  prune(before: string, limit: number): Promise<number>;
+}
+
 export interface Store {
   clients: ClientRepository;
   keys: KeyRepository;
   webhooks: WebhookRepository;
   events: EventRepository;
   deliveries: DeliveryRepository;
+  idempotency: IdempotencyRepository;
   /**
    * Calls `listener` when deliveries may have been published by another process (PostgreSQL:
    * LISTEN/NOTIFY), so that an idle worker looks at once. A hint, never a guarantee: workers

@@ -8,10 +8,10 @@ import t, { type Test } from 'tap';
 import { tempDir } from '../helpers/app.js';
 import { sleep } from '../helpers/receiver.js';
 
-// The README's quick start and publishing walkthrough, run as written: its `npm start` lines
-// start the server, every `$ command` of its console blocks runs in bash, and what each prints
-// must be what the README shows. Only the ports (3000, 4000) are swapped for free ones, and the
-// database is a temporary file. Keys, secrets and event ids differ from run to run: the first
+// The README's quick start, publishing walkthrough and safe retries, run as written: its
+// `npm start` lines start the server, every `$ command` of its console blocks runs in bash, and
+// what each prints must be what the README shows. Only the ports (3000, 4000) are swapped for
+// free ones, and the database is a temporary file. Keys, secrets and event ids differ from run to run: the first
 // time one appears in an output, the README's value is paired with the real one, and later
 // commands get the real one in its place. Timestamps and durations are not compared.
 
@@ -169,7 +169,7 @@ async function background(t: Test, command: string, env: NodeJS.ProcessEnv, read
   return { lines, stop };
 }
 
-t.test("the README's quick start and publishing walkthrough, run as written", async (t) => {
+t.test("the README's quick start, publishing walkthrough and safe retries, run as written", async (t) => {
   const [apiPort, receiverPort] = [await freePort(), await freePort()];
   const ports = (text: string) => text.replaceAll('127.0.0.1:3000', `127.0.0.1:${apiPort}`).replaceAll('4000', String(receiverPort));
   const env: NodeJS.ProcessEnv = {
@@ -238,4 +238,7 @@ t.test("the README's quick start and publishing walkthrough, run as written", as
   for (let tries = 0; deliveries().length < printed!.lines.length && tries < 100; tries++) await sleep(50);
   t.equal(deliveries().length, printed!.lines.length, 'the receiver printed one line per delivery');
   printed!.lines.forEach((line, i) => t.ok(subs.match(line, deliveries()[i] ?? ''), `receiver: ${deliveries()[i]}`));
+
+  // "Retrying writes safely" goes on from the walkthrough, on the same server.
+  for (const block of sectionBlocks('Retrying writes safely').filter((b) => b.lang === 'console')) await runConsole(block);
 });

@@ -28,7 +28,9 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   await before.app.store.keys.create(acme.clientId, spare.stored);
   await before.app.store.keys.revoke(bolt.keyPrefix);
   const deleted = await createWebhook(before.app, acme.apiKey, { url: 'https://gone.example/h', events: ['lead_create'] });
-  const okHook = await createWebhook(before.app, acme.apiKey, { url: ok.url, events: ['lead_create'] });
+  // Created with an Idempotency-Key: its retry after the move still gets the first answer.
+  const keyed = { 'x-api-key': acme.apiKey, 'idempotency-key': 'create-ok-hook' };
+  const okHook = await send(before.app, { method: 'POST', url: '/webhook', headers: keyed, payload: { url: ok.url, events: ['lead_create'] } });
   const downHook = await createWebhook(before.app, acme.apiKey, { url: down.url, events: ['lead_create'] });
   await send(before.app, { method: 'DELETE', url: `/webhook/${deleted.json.hookId}`, headers: { 'x-api-key': acme.apiKey } });
   const events: string[] = [];
@@ -43,7 +45,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   const target = await postgresDatabase(t);
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts.`);
+  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys.`);
   t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
   t.match(moved.err, /^deliveries: 6\/6$/m);
   for (const table of ['clients', 'api_keys', 'webhooks', 'delivery_attempts']) {
@@ -69,6 +71,10 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   t.same(down.received.slice(3).map((r) => r.headers['webhook-id']).sort(), [...events].sort(), 'the pending deliveries are delivered from PostgreSQL');
   await eventually(async () => ((await target.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"))[0]!.n === 0 ? true : undefined));
   t.equal(ok.received.length, 3, 'nothing delivered twice');
+  const retried = await send(after.app, { method: 'POST', url: '/webhook', headers: keyed, payload: { url: ok.url, events: ['lead_create'] } });
+  t.equal(retried.status, 201);
+  t.equal(retried.headers['idempotent-replayed'], 'true');
+  t.equal(retried.text, okHook.text, 'a keyed creation retried after the move gets its first answer: the same hookId and secret');
   const next = await createWebhook(after.app, acme.apiKey, { url: 'https://new.example/h', events: ['lead_update'] });
   t.equal(next.json.hookId, downHook.json.hookId + 1, 'new hookIds follow the moved ones');
 

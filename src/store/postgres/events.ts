@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { EventRepository, PruneBatch, StoredEvent } from '../store.js';
+import { idempotently } from './idempotency.js';
 import { inTransaction } from './transaction.js';
 
 /** The channel a publication with deliveries notifies, so that idle workers look at once. */
@@ -17,27 +18,29 @@ export const EVENT_LIST_SQL = {
 
 export function createEventRepository(pool: pg.Pool): EventRepository {
   return {
-    async publish(event) {
+    async publish(event, idempotency) {
       // One statement, so one transaction: the event, one pending delivery per active webhook of
       // the client subscribed to its type, and (when there are deliveries) a notification that
       // PostgreSQL sends to the listening workers when it commits.
-      const { rows } = await pool.query<{ events: number; deliveries: number }>(
-        `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
-         event AS (
-           INSERT INTO events (id, client_id, type, payload, created_at)
-           SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz FROM client RETURNING id
-         ), delivery AS (
-           INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
-           SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
-           JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND $3::text = ANY (w.events)
-           RETURNING 1
-         )
-         SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,
-           (SELECT count(pg_notify('${NEW_WORK_CHANNEL}', '')) FROM (SELECT 1 FROM delivery LIMIT 1) AS any_delivery) AS notified`,
-        [event.id, event.clientId, event.type, event.payload, event.createdAt],
-      );
-      const row = rows[0]!;
-      return row.events === 0 ? undefined : { deliveries: row.deliveries };
+      return idempotently(pool, idempotency, async (db) => {
+        const { rows } = await db.query<{ events: number; deliveries: number }>(
+          `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
+           event AS (
+             INSERT INTO events (id, client_id, type, payload, created_at)
+             SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz FROM client RETURNING id
+           ), delivery AS (
+             INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
+             SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
+             JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND $3::text = ANY (w.events)
+             RETURNING 1
+           )
+           SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,
+             (SELECT count(pg_notify('${NEW_WORK_CHANNEL}', '')) FROM (SELECT 1 FROM delivery LIMIT 1) AS any_delivery) AS notified`,
+          [event.id, event.clientId, event.type, event.payload, event.createdAt],
+        );
+        const row = rows[0]!;
+        return row.events === 0 ? undefined : { deliveries: row.deliveries };
+      });
     },
 
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {

@@ -3,6 +3,7 @@ import { createClientRepository } from './clients.js';
 import { connectionCheck, createPool, type PostgresConfig } from './connect.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { createEventRepository } from './events.js';
+import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyRepository } from './keys.js';
 import { migrate } from './migrate.js';
 import { createNewWorkListener } from './new-work.js';
@@ -30,6 +31,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     webhooks: reportUnavailable(createWebhookRepository(pool)),
     events: reportUnavailable(createEventRepository(pool)),
     deliveries: reportUnavailable(createDeliveryRepository(pool)),
+    idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     onNewWork: (listener) => newWork.subscribe(listener),
     async ping() {
       await pool.query('SELECT 1');

@@ -97,4 +97,18 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX events_by_client ON events(client_id, seq);
   CREATE INDEX events_by_client_type ON events(client_id, type, seq);
   `,
+  // Idempotency keys: the answer a keyed POST /webhook or POST /events got, written in the same
+  // transaction as what it created, found again by scope and key; pruned by age.
+  `
+  CREATE TABLE idempotency_keys (
+    scope text NOT NULL,
+    idempotency_key text NOT NULL,
+    request_hash text NOT NULL,
+    status integer NOT NULL,
+    body text NOT NULL,
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (scope, idempotency_key)
+  );
+  CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
+  `,
 ];

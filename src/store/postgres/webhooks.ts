@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { EventName, WebhookRepository, WebhookSummary } from '../store.js';
+import { idempotently } from './idempotency.js';
 
 /** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
 export const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
@@ -7,19 +8,21 @@ export const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', comple
 
 export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
   return {
-    async create(input, maxActive) {
+    async create(input, maxActive, idempotency) {
       // One statement: the client row is locked while its kept count is compared with the cap
       // (a concurrent creation waits, then sees the count its insert's trigger raised), and the
       // webhook is inserted only when there is room.
       const createdAt = new Date().toISOString();
-      const { rows } = await pool.query<{ id: number }>(
-        `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
-         INSERT INTO webhooks (client_id, url, events, secret, created_at)
-         SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz FROM room RETURNING id`,
-        [input.clientId, maxActive, input.url, input.events, input.secret, createdAt],
-      );
-      const row = rows[0];
-      return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
+      return idempotently(pool, idempotency, async (db) => {
+        const { rows } = await db.query<{ id: number }>(
+          `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
+           INSERT INTO webhooks (client_id, url, events, secret, created_at)
+           SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz FROM room RETURNING id`,
+          [input.clientId, maxActive, input.url, input.events, input.secret, createdAt],
+        );
+        const row = rows[0];
+        return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
+      });
     },
     async delete(clientId, id) {
       if (!Number.isSafeInteger(id)) return false;

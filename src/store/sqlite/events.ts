@@ -1,6 +1,7 @@
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
+import { idempotentRunner } from './idempotency.js';
 
 // The client's listing, newest first, in rowid order (the order of writing; every index of a
 // rowid table ends with the rowid): events_by_client and events_by_client_type each hold one
@@ -12,6 +13,7 @@ export const EVENT_LIST_SQL = {
 };
 
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
+  const idempotent = idempotentRunner(db);
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
   const insertEvent = db.prepare<[string, number, string, string, string]>(
     'INSERT INTO events (id, client_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -65,8 +67,8 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   };
 
   return {
-    async publish(event) {
-      return grouped(() => publish(event));
+    async publish(event, idempotency) {
+      return grouped(() => idempotent.run(idempotency, () => publish(event)));
     },
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);

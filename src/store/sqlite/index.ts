@@ -4,6 +4,7 @@ import { createDeliveryRepository } from './deliveries.js';
 import { createDurableWriter } from './engine/durable-writer.js';
 import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from './events.js';
+import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyRepository } from './keys.js';
 import { createWebhookRepository } from './webhooks.js';
 
@@ -18,6 +19,7 @@ export function createSqliteStore(path: string): Store {
     webhooks: createWebhookRepository(db, writer.grouped),
     events: createEventRepository(db, writer.grouped),
     deliveries: createDeliveryRepository(db, writer.grouped),
+    idempotency: createIdempotencyRepository(db, writer.grouped),
     onNewWork() {
       return () => {};
     },

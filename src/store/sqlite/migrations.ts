@@ -108,4 +108,18 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX events_by_client ON events(client_id);
   CREATE INDEX events_by_client_type ON events(client_id, type);
   `,
+  // Idempotency keys: the answer a keyed POST /webhook or POST /events got, written in the same
+  // transaction as what it created, found again by scope and key; pruned by age.
+  `
+  CREATE TABLE idempotency_keys (
+    scope TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (scope, idempotency_key)
+  );
+  CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
+  `,
 ];

@@ -1,6 +1,7 @@
 import type { EventName, NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
+import { idempotentRunner } from './idempotency.js';
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
@@ -11,6 +12,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     'UPDATE webhooks SET deleted_at = ? WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
   const cancelPending = cancelPendingDeliveries(db);
+  const idempotent = idempotentRunner(db);
   // The count the triggers of the schema keep (src/store/sqlite/migrations.ts): one row, not a scan.
   const activeCount = db.prepare<[number], { n: number }>('SELECT active_webhooks AS n FROM clients WHERE id = ?');
   // Run through the group commit: the count and the insert in one transaction, so concurrent
@@ -33,8 +35,8 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   };
 
   return {
-    async create(input, maxActive) {
-      return grouped(() => createCapped(input, maxActive));
+    async create(input, maxActive, idempotency) {
+      return grouped(() => idempotent.run(idempotency, () => createCapped(input, maxActive)));
     },
     async delete(clientId, id) {
       return grouped(() => remove(clientId, id));
