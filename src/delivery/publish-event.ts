@@ -2,6 +2,9 @@ import { pooledRandomBytes } from '../random-bytes.js';
 import type { EventName } from '../../generated/spec-lists.js';
 import type { Store } from '../store/store.js';
 
+/** A new event id, also each delivery's `webhook-id`: `evt_` and 128 random bits in hex. */
+export const newEventId = (): string => `evt_${pooledRandomBytes(16).toString('hex')}`;
+
 /**
  * Stores a lead event with one delivery per subscribed webhook (the outbox), for the API and the
  * CLI alike. Undefined when the client does not exist.
@@ -10,7 +13,7 @@ export async function publishEvent(
   store: Store,
   input: { clientId: number; type: EventName; data: Record<string, unknown> },
 ): Promise<{ eventId: string; deliveries: number } | undefined> {
-  const id = `evt_${pooledRandomBytes(16).toString('hex')}`;
+  const id = newEventId();
   const createdAt = new Date().toISOString();
   // The body every delivery carries, fixed now so that retries send the very same bytes.
   const payload = JSON.stringify({ type: input.type, timestamp: createdAt, data: input.data });

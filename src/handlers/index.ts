@@ -1,3 +1,4 @@
+import type { SendOptions } from '../delivery/send-webhook.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
@@ -7,16 +8,19 @@ import { createWebhookHandlers } from './webhooks.js';
 
 export interface HandlerOptions {
   maxWebhooksPerClient: number;
-  /** Called after an event with deliveries is stored (the worker looks at once). */
+  /** How a test send is made: the delivery timeout and address policy. */
+  testSend: SendOptions;
+  /** Called when there may be deliveries to make at once: an event was stored, a webhook resumed. */
   onPublished?: () => void;
 }
 
 /** Every operation of openapi.yaml, by operationId. A missing one is a compile error. */
 export function createHandlers(store: Store, options: HandlerOptions): Handlers {
+  const onPublished = options.onPublished ?? (() => {});
   return {
     ...createAboutHandlers(),
-    ...createWebhookHandlers(store, options.maxWebhooksPerClient),
-    ...createEventHandlers(store, options.onPublished ?? (() => {})),
+    ...createWebhookHandlers(store, { maxWebhooksPerClient: options.maxWebhooksPerClient, testSend: options.testSend, onResumed: onPublished }),
+    ...createEventHandlers(store, onPublished),
     ...createHealthHandlers(store),
   };
 }

@@ -68,7 +68,11 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     await app.register(openapiGlue, {
       specification: spec,
       serviceHandlers: bindHandlers(
-        createHandlers(store, { maxWebhooksPerClient: config.maxWebhooksPerClient, onPublished: () => app.notifyPublished() }),
+        createHandlers(store, {
+          maxWebhooksPerClient: config.maxWebhooksPerClient,
+          testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets },
+          onPublished: () => app.notifyPublished(),
+        }),
       ),
     });
   },
