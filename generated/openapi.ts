@@ -37,7 +37,8 @@ export type paths = {
          * @description The calling client's attached webhooks, oldest first, a page at a time (100 by default,
          *     which is the default webhook cap: one page holds them all unless the cap was raised).
          *     Detached webhooks are not listed. `status` is `failing` when the most recent delivery
-         *     attempt to the webhook failed.
+         *     attempt to the webhook failed; `paused` is true while the webhook is paused
+         *     (`PATCH /webhook/{hookID}`).
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -68,7 +69,12 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read one webhook
+         * @description One of the calling client's webhooks, as `GET /webhook` lists it. A webhook that never
+         *     existed, was detached or belongs to another client is answered alike, with 404.
+         */
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
@@ -80,7 +86,31 @@ export type paths = {
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a webhook's url or events, or pause or resume it
+         * @description Changes what the body names and leaves the rest as it is: `url`, `events` (the whole list,
+         *     replacing the old one; duplicates are stored once), `paused`. Answers with the webhook as
+         *     `GET /webhook/{hookID}` shows it afterwards. The secret does not change.
+         *
+         *     - A new `events` list applies to the events published from then on; an event published
+         *       before was matched against the list of its time. A new `url` applies to every
+         *       delivery attempted from then on, retries of earlier events included; an attempt
+         *       already in flight finishes at the old one.
+         *     - `"paused": true` holds the webhook's deliveries: they wait in the outbox, are not
+         *       attempted and do not fail, and new events keep adding to them (an attempt already in
+         *       flight finishes). `"paused": false` resumes it: the held deliveries go out in the
+         *       order they were published, at the webhook's usual pace (at most 8 in flight, taking
+         *       turns with the other webhooks), then new ones as they come. Retries that were
+         *       scheduled before the pause are due at once on resume, and go on with their schedule.
+         *       A paused webhook still counts against `MAX_WEBHOOKS_PER_CLIENT`, and
+         *       `POST /webhook/{hookID}/test` still reaches it.
+         *
+         *     Input is checked as for `POST /webhook`, with the same words: `Missing data` when there
+         *     is no body, the body is not a JSON object, it names none of `url`, `events` and
+         *     `paused`, or one it names is `null`, `""` or `[]`; `Invalid data: ...` when a field is
+         *     present but wrong. Unknown extra fields are ignored. Sent as `application/json` only.
+         */
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/webhook/{hookID}/deliveries": {
@@ -101,6 +131,43 @@ export type paths = {
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook/{hookID}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook now
+         * @description Sends a sample `lead_create` event to the webhook at once, and answers with what the
+         *     receiver did: its status code and how long the attempt took, or why no response came.
+         *     Platforms use it to check a URL before relying on it.
+         *
+         *     The request is made exactly as a delivery is: `POST <url>`, the body
+         *     `{"type": "lead_create", "timestamp": "<now>", "data": {...}}` with a sample lead
+         *     (`{"id": 0, "name": "Jane Doe", "email": "jane.doe@example.com", "test": true}`), signed with
+         *     the webhook's secret (Standard Webhooks `webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`), under the same address policy (no private or loopback targets
+         *     unless the server allows them), cut off after the delivery timeout (`DELIVERY_TIMEOUT`,
+         *     15 s by default), redirects not followed. Its `webhook-id` is a fresh `evt_` id that no
+         *     real event has.
+         *
+         *     A test send is not a delivery: it is not stored, so it does not appear in
+         *     `GET /webhook/{hookID}/deliveries`, does not change the webhook's `status`, and is never
+         *     retried; a `410` answer does not detach the webhook. It is made whether or not the webhook
+         *     is paused. The receiver failing or being unreachable is still a 200 here, with the
+         *     failure in the body.
+         */
+        post: operations["testWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -376,22 +443,34 @@ export type components = {
          * @enum {string}
          */
         EventName: "lead_create" | "lead_update";
+        /**
+         * Format: http-url
+         * @description Absolute http or https URL that deliveries are POSTed to. Format `http-url`: the
+         *     pattern checks the shape, and the URL must parse (WHATWG URL) with a host.
+         * @example https://hooks.zapier.com/hooks/standard/123/abc/
+         */
+        WebhookUrl: string;
+        /**
+         * @description The lead events to subscribe to; duplicates are stored once.
+         * @example [
+         *       "lead_create",
+         *       "lead_update"
+         *     ]
+         */
+        WebhookEvents: components["schemas"]["EventName"][];
         WebhookCreate: {
-            /**
-             * Format: http-url
-             * @description Absolute http or https URL that deliveries are POSTed to. Format `http-url`: the
-             *     pattern checks the shape, and the URL must parse (WHATWG URL) with a host.
-             * @example https://hooks.zapier.com/hooks/standard/123/abc/
-             */
-            url: string;
-            /**
-             * @description The lead events to subscribe to; duplicates are stored once.
-             * @example [
-             *       "lead_create",
-             *       "lead_update"
-             *     ]
-             */
-            events: components["schemas"]["EventName"][];
+            url: components["schemas"]["WebhookUrl"];
+            events: components["schemas"]["WebhookEvents"];
+        };
+        /**
+         * @description What to change; at least one of `url`, `events` and `paused`. The fields are checked as
+         *     those of `WebhookCreate`.
+         */
+        WebhookUpdate: {
+            url?: components["schemas"]["WebhookUrl"];
+            events?: components["schemas"]["WebhookEvents"];
+            /** @description `true` holds the deliveries to the webhook in the outbox; `false` sends them. */
+            paused?: boolean;
         };
         WebhookCreated: {
             /**
@@ -431,11 +510,31 @@ export type components = {
              * @enum {string}
              */
             status: "active" | "failing";
+            /**
+             * @description Whether the webhook is paused (`PATCH /webhook/{hookID}`): its deliveries wait in the
+             *     outbox until it is resumed.
+             */
+            paused: boolean;
         };
         WebhookList: {
             webhooks: components["schemas"]["WebhookSummary"][];
             /** @description Pass as `after` for the next page; null on the last page. */
             next: number | null;
+        };
+        WebhookTestResult: {
+            /** @description The `webhook-id` the test event carried. */
+            eventId: string;
+            /** @description The receiver's HTTP status; null when no response came. */
+            statusCode: number | null;
+            /**
+             * @description Why no response came (timeout, connection error, blocked address), or a redirect,
+             *     which is not followed. Null for any other status.
+             */
+            error: string | null;
+            /** @description How long the attempt took, until the status arrived or it failed. */
+            durationMs: number;
+            /** @description Whether the receiver answered 2xx, which a delivery would count as received. */
+            succeeded: boolean;
         };
         DeliveryAttempt: {
             attemptId: number;
@@ -854,6 +953,60 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSummary"];
+                };
+            };
+            /** @description The hookID is missing, empty, `undefined`, `null` or not a positive integer. */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The calling client has no webhook with this id (never attached, detached, or another client's). */
+            404: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     deleteWebhook: {
         parameters: {
             query?: never;
@@ -893,6 +1046,72 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             /** @description The calling client has no webhook with this id. */
+            404: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The webhook, changed. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSummary"];
+                };
+            };
+            /**
+             * @description `Webhook ID is undefined` for a hookID that is not a positive integer. Then the body:
+             *     `Missing data` when there is none, it is not a JSON object, it names none of `url`,
+             *     `events` and `paused`, or one it names is `null`, `""` or `[]`; `Invalid data: ...`
+             *     when `url` is not an absolute http(s) URL with a host or longer than 2048 characters,
+             *     `events` not an array of `lead_create` / `lead_update`, or `paused` not a boolean.
+             */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The calling client has no webhook with this id (never attached, detached, or another client's). */
             404: {
                 headers: {
                     "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
@@ -968,6 +1187,62 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test event was sent (or could not be); the body says how it went. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            /** @description The hookID is missing, empty, `undefined`, `null` or not a positive integer. */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The calling client has no webhook with this id (never attached, detached, or another client's). */
+            404: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

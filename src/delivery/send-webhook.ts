@@ -52,8 +52,11 @@ function describeError(error: NodeJS.ErrnoException): string {
   }
 }
 
+/** What one signed request needs: a delivery job, or a test send's sample event. */
+export type SignedRequest = Pick<DeliveryJob, 'eventId' | 'url' | 'secret' | 'payload'>;
+
 /** Makes one delivery attempt: a signed POST of the event, no redirects followed. */
-export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<AttemptResult> {
+export function sendWebhook(job: SignedRequest, options: SendOptions): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const url = new URL(job.url);

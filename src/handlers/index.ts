@@ -1,4 +1,5 @@
 import { eventCatalogue } from '../event-catalogue.js';
+import type { SendOptions } from '../delivery/send-webhook.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
@@ -10,16 +11,19 @@ export interface HandlerOptions {
   /** openapi.yaml, parsed: the event catalogue is read from it. */
   spec: Record<string, unknown>;
   maxWebhooksPerClient: number;
-  /** Called after an event with deliveries is stored (the worker looks at once). */
+  /** How a test send is made: the delivery timeout and address policy. */
+  testSend: SendOptions;
+  /** Called when there may be deliveries to make at once: an event was stored, a webhook resumed. */
   onPublished?: () => void;
 }
 
 /** Every operation of openapi.yaml, by operationId. A missing one is a compile error. */
 export function createHandlers(store: Store, options: HandlerOptions): Handlers {
+  const onPublished = options.onPublished ?? (() => {});
   return {
     ...createAboutHandlers(),
-    ...createWebhookHandlers(store, options.maxWebhooksPerClient),
-    ...createEventHandlers(store, options.onPublished ?? (() => {}), eventCatalogue(options.spec)),
+    ...createWebhookHandlers(store, { maxWebhooksPerClient: options.maxWebhooksPerClient, testSend: options.testSend, onResumed: onPublished }),
+    ...createEventHandlers(store, onPublished, eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
   };
 }

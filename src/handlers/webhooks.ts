@@ -1,7 +1,9 @@
+import type { SendOptions } from '../delivery/send-webhook.js';
+import { sendTestEvent } from '../delivery/test-send.js';
 import { generateWebhookSecret } from '../delivery/webhook-secret.js';
 import { HttpError } from '../http/http-error.js';
 import { MESSAGES } from '../http/messages.js';
-import type { Store, Webhook } from '../store/store.js';
+import type { Store, Webhook, WebhookSummary } from '../store/store.js';
 import type { Handlers, Success } from './types.js';
 
 /** The answer to a creation: 201 with the webhook, or 409 when the client is at its cap. */
@@ -10,10 +12,25 @@ function created(webhook: Webhook | undefined): Success<'createWebhook'> {
   return { status: 201, body: { hookId: webhook.id, id: webhook.id, secret: webhook.secret } };
 }
 
+export interface WebhookHandlerOptions {
+  maxWebhooksPerClient: number;
+  /** How a test send is made: the delivery timeout and address policy. */
+  testSend: SendOptions;
+  /** Called when a webhook is resumed (the worker releases its held deliveries at once). */
+  onResumed: () => void;
+}
+
+/** A webhook as the API shows it, in the listing and alone. */
+const present = (w: WebhookSummary) => ({ hookId: w.id, url: w.url, events: w.events, created: w.createdAt, status: w.status, paused: w.paused });
+
 export function createWebhookHandlers(
   store: Store,
-  maxWebhooksPerClient: number,
-): Pick<Handlers, 'createWebhook' | 'deleteWebhook' | 'listWebhooks' | 'listWebhookDeliveries'> {
+  options: WebhookHandlerOptions,
+): Pick<
+  Handlers,
+  'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
+> {
+  const { maxWebhooksPerClient } = options;
   return {
     async listWebhooks({ client, query }) {
       const limit = query.limit ?? 100;
@@ -22,10 +39,33 @@ export function createWebhookHandlers(
       return {
         status: 200,
         body: {
-          webhooks: page.map((w) => ({ hookId: w.id, url: w.url, events: w.events, created: w.createdAt, status: w.status })),
+          webhooks: page.map(present),
           next: webhooks.length > limit ? page[page.length - 1]!.id : null,
         },
       };
+    },
+
+    async getWebhook({ client, params }) {
+      const webhook = await store.webhooks.get(client.id, params.hookID);
+      if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
+      return { status: 200, body: present(webhook) };
+    },
+
+    async updateWebhook({ client, params, body }) {
+      const webhook = await store.webhooks.update(client.id, params.hookID, {
+        url: body.url,
+        events: body.events && [...new Set(body.events)],
+        paused: body.paused,
+      });
+      if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
+      if (body.paused === false) options.onResumed();
+      return { status: 200, body: present(webhook) };
+    },
+
+    async testWebhook({ client, params }) {
+      const target = await store.webhooks.target(client.id, params.hookID);
+      if (!target) throw new HttpError(404, MESSAGES.webhookNotFound);
+      return { status: 200, body: await sendTestEvent(target, options.testSend) };
     },
 
     async listWebhookDeliveries({ client, params, query }) {

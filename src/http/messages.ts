@@ -57,27 +57,53 @@ const isJsonObject = (value: unknown): value is Record<string, unknown> =>
 /** `/events/1` → ['events', '1'] */
 const fieldOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1) as [string?, string?];
 
+type Describers = Record<string, (issue: Issue, index?: string) => string>;
+
+/** `Invalid data: ` and what the describer of the first issue's field says of it. */
+function invalid(describe: Describers, issue: Issue): string {
+  const [field, index] = fieldOf(issue);
+  const describer = field === undefined ? undefined : describe[field];
+  return INVALID + (describer ? describer(issue, index) : `${field ?? 'body'} ${issue?.message ?? 'is not valid'}`);
+}
+
 /**
  * A JSON body with required fields: `Missing data` when there is no object or a required field is
  * absent or empty, else `Invalid data: ` and what the field's describer says of the first issue.
  */
-function jsonBody(required: string[], describe: Record<string, (issue: Issue, index?: string) => string>): InputMessage {
+function jsonBody(required: string[], describe: Describers): InputMessage {
   return (body, issue) => {
     if (!isJsonObject(body) || required.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
-    const [field, index] = fieldOf(issue);
-    const describer = field === undefined ? undefined : describe[field];
-    return INVALID + (describer ? describer(issue, index) : `${field ?? 'body'} ${issue?.message ?? 'is not valid'}`);
+    return invalid(describe, issue);
   };
 }
 
-const webhookBody = jsonBody(['url', 'events'], {
+/**
+ * A JSON body of optional fields, at least one of them present (a change): `Missing data` when
+ * there is no object, none of the fields is there, or one that is there is null or empty; else
+ * as `jsonBody`.
+ */
+function jsonChanges(fields: string[], describe: Describers): InputMessage {
+  return (body, issue) => {
+    if (!isJsonObject(body)) return MESSAGES.missingData;
+    const present = fields.filter((field) => body[field] !== undefined);
+    if (present.length === 0 || present.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
+    return invalid(describe, issue);
+  };
+}
+
+const webhookFields: Describers = {
   url: (issue) => (issue?.keyword === 'maxLength' ? 'url must be at most 2048 characters' : MESSAGES.invalidUrl.slice(INVALID.length)),
   events: (issue, index) => {
     if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
     if (issue?.keyword === 'maxItems') return `events must hold at most ${issue.params.limit} names`;
     return `events must be an array of ${EVENT_LIST}`;
   },
-});
+  paused: () => 'paused must be true or false',
+};
+
+// A creation needs both fields; an update takes any of them (and `paused`), checked the same way.
+const webhookBody = jsonBody(['url', 'events'], webhookFields);
+const webhookChanges = jsonChanges(['url', 'events', 'paused'], webhookFields);
 
 const eventBody = jsonBody(['clientId', 'type', 'data'], {
   clientId: () => 'clientId must be a positive integer',
@@ -100,7 +126,10 @@ const eventsQuery: InputMessage = (query, issue) =>
 
 const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, InputMessage>>>> = {
   createWebhook: { body: webhookBody, headers: idempotencyKeyHeader },
+  getWebhook: { params: undefinedHookId },
+  updateWebhook: { params: undefinedHookId, body: webhookChanges },
   deleteWebhook: { params: undefinedHookId },
+  testWebhook: { params: undefinedHookId },
   listWebhooks: { querystring: pageQuery },
   listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
   publishEvent: { body: eventBody, headers: idempotencyKeyHeader },

@@ -23,7 +23,8 @@ interface TableCopy {
 }
 
 // Every table, parents before children. Ids are kept (API clients know their hookIds); timestamps
-// become timestamptz, webhook events a text[], a delivery's due time (epoch ms) a timestamptz.
+// become timestamptz, webhook events a text[], a delivery's due time (epoch ms) a timestamptz
+// (a held delivery's HELD_AT becomes the same instant, 9999-12-31, which the PostgreSQL store holds at).
 // Each batch goes in through unnest, one array per column, in the source's order.
 const unnest = (types: string[]) => `unnest(${types.map((type, i) => `$${i + 1}::${type}[]`).join(', ')}) WITH ORDINALITY`;
 const TABLES: TableCopy[] = [
@@ -42,13 +43,15 @@ const TABLES: TableCopy[] = [
       FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'timestamptz', 'timestamptz'])} AS r(id, client_id, prefix, key_hash, created_at, revoked_at, n) ORDER BY n`,
   },
   {
-    // The insert triggers count each client's active webhooks as they arrive.
+    // The insert triggers count each client's active webhooks as they arrive. `paused` and
+    // `held` are 0/1 in SQLite, booleans here.
     table: 'webhooks',
-    select: 'SELECT id, client_id, url, events, secret, created_at, deleted_at FROM webhooks ORDER BY id',
-    columns: ['id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at'],
-    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at)
-      SELECT id, client_id, url, ARRAY(SELECT jsonb_array_elements_text(events::jsonb)), secret, created_at, deleted_at
-      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz'])} AS r(id, client_id, url, events, secret, created_at, deleted_at, n) ORDER BY n`,
+    select: 'SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held FROM webhooks ORDER BY id',
+    columns: ['id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held'],
+    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held)
+      SELECT id, client_id, url, ARRAY(SELECT jsonb_array_elements_text(events::jsonb)), secret, created_at, deleted_at, paused <> 0, held <> 0
+      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer'])}
+        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, n) ORDER BY n`,
   },
   {
     // In the order they were written, so that retention walks them in the same order (seq).

@@ -1,6 +1,6 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
 // and how they become the store interface's records.
-import type { ApiKeyRecord, AttemptRecord, DeliveryAttempt, DeliveryJob, EventName } from './store.js';
+import type { ApiKeyRecord, AttemptRecord, DeliveryAttempt, DeliveryJob, EventName, WebhookSummary } from './store.js';
 
 export interface KeyRow {
   id: number;
@@ -29,6 +29,36 @@ export interface JobRow {
   secret: string;
   payload: string;
 }
+
+/**
+ * The due time (epoch ms) of a held delivery: one whose webhook is paused, set aside by a claim
+ * until the webhook resumes. Past any real due time (9999-12-31), so the due-order indexes keep
+ * held deliveries behind every other, where claims never read them; a resume sets them due again.
+ */
+export const HELD_AT = Date.UTC(9999, 11, 31);
+export const HELD_AT_ISO = new Date(HELD_AT).toISOString();
+/** Held deliveries set aside, or released, per webhook and claim: a claim's cost stays bounded. */
+export const HOLD_BATCH = 1_000;
+export const RELEASE_BATCH = 1_000;
+
+export interface SummaryRow {
+  id: number;
+  url: string;
+  events: EventName[];
+  created_at: string;
+  paused: boolean | number;
+  last_outcome: string | null;
+}
+
+/** A webhook as the API lists it: `failing` when its latest attempt failed. */
+export const toSummary = (row: SummaryRow): WebhookSummary => ({
+  id: row.id,
+  url: row.url,
+  events: row.events,
+  createdAt: row.created_at,
+  status: row.last_outcome === 'retrying' || row.last_outcome === 'failed' ? 'failing' : 'active',
+  paused: Boolean(row.paused),
+});
 
 export const toJob = (row: JobRow): DeliveryJob => ({
   deliveryId: row.id,

@@ -111,6 +111,22 @@ export interface WebhookSummary {
   events: EventName[];
   createdAt: string;
   status: WebhookStatus;
+  /** Its deliveries wait in the outbox, unattempted, until it is resumed. */
+  paused: boolean;
+}
+
+/** What an update changes; an absent field stays as it is. */
+export interface WebhookChanges {
+  url?: string;
+  events?: EventName[];
+  paused?: boolean;
+}
+
+/** Where a webhook's requests go and what signs them. */
+export interface WebhookTarget {
+  id: number;
+  url: string;
+  secret: string;
 }
 
 export interface NewEvent {
@@ -187,6 +203,17 @@ export interface WebhookRepository {
   delete(clientId: number, id: number): Promise<boolean>;
   /** Up to `limit` of the client's active webhooks with ids above `after`, with their delivery health, oldest first. */
   list(clientId: number, page: { limit: number; after?: number }): Promise<WebhookSummary[]>;
+  /** One of the client's active webhooks, as `list` shows it; undefined when it has none with this id. */
+  get(clientId: number, id: number): Promise<WebhookSummary | undefined>;
+  /**
+   * Changes one of the client's active webhooks and returns it as `get` shows it afterwards;
+   * undefined when it has none with this id. Pausing takes effect for every claim that starts
+   * after it returns; resuming releases the held deliveries through the claims that follow
+   * (`DeliveryRepository.claimDue`).
+   */
+  update(clientId: number, id: number, changes: WebhookChanges): Promise<WebhookSummary | undefined>;
+  /** The url and secret of one of the client's active webhooks, to send it a request now. */
+  target(clientId: number, id: number): Promise<WebhookTarget | undefined>;
 }
 
 /** What one batch of pruning deleted, and where the next batch goes on from. */
@@ -228,6 +255,12 @@ export interface DeliveryRepository {
    * worker will not take them before then, and if this one dies they become due again.
    * No webhook gets more than `perWebhook` in flight, counting `inFlight` (webhook id → number
    * of its deliveries this worker is already making), so one slow receiver cannot take every slot.
+   *
+   * A paused webhook's deliveries are never claimed. Those a claim meets are held: set aside,
+   * still pending, out of the due order (`next_attempt_at` = HELD_AT), a bounded batch per claim,
+   * so a deep paused backlog is stepped over once and not read again by every claim. Each claim
+   * first releases a bounded batch of the held deliveries of webhooks resumed since (due at
+   * `now`, in the order they were published).
    */
   claimDue(claim: {
     now: number;
@@ -238,8 +271,11 @@ export interface DeliveryRepository {
   }): Promise<DeliveryJob[]>;
   /** Records one attempt and moves the delivery on (410 also detaches the webhook). */
   recordAttempt(job: DeliveryJob, attempt: AttemptRecord): Promise<void>;
-  /** Epoch ms of the earliest pending delivery, if any. */
-  nextDueAt(): Promise<number | undefined>;
+  /**
+   * Epoch ms of the earliest pending delivery, if any; `now` when a resumed webhook still has
+   * held deliveries to release (a claim releases them).
+   */
+  nextDueAt(now?: number): Promise<number | undefined>;
   /** Pending deliveries, and the creation time (epoch ms) of the oldest of them. */
   pendingStats(): Promise<{ count: number; oldestCreatedAt: number | undefined }>;
   /** Attempts to one of the client's webhooks, newest first; undefined when it has no such webhook. */

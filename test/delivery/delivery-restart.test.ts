@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
-import { startReceiver } from '../helpers/receiver.js';
-import { startServer } from '../../support/server-process.js';
+import { sleep, startReceiver } from '../helpers/receiver.js';
+import { startServer, startWorker } from '../../support/server-process.js';
 import { testDatabase } from '../helpers/stores.js';
 
 async function setup(t: Test) {
@@ -89,5 +89,42 @@ t.test('the worker runs alone beside a server started with DELIVERY_WORKER=off',
   worker.kill('SIGTERM');
   const [code] = await once(worker, 'exit');
   t.equal(code, 0, 'the worker stops cleanly on SIGTERM');
+  await server.stop();
+});
+
+t.test('a pause outlives a kill of the server and the worker; a resume made through a server reaches a worker of its own', async (t) => {
+  const { db, apiKey, clientId } = await setup(t);
+  const receiver = await startReceiver(t);
+  const env = { ...DELIVERY_ENV, ...db.env, DELIVERY_WORKER: 'off' };
+  const patch = (base: string, hookId: number, body: unknown) =>
+    fetch(`${base}/webhook/${hookId}`, { method: 'PATCH', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+      async (res) => ({ status: res.status, json: (await res.json()) as any }),
+    );
+  let server = await startServer(t, env);
+  let worker = await startWorker(t, env);
+  const hook = (await post(`${server.url}/webhook`, { 'x-api-key': apiKey }, { url: receiver.url, events: ['lead_create'] })).json;
+  t.same((await patch(server.url, hook.hookId, { paused: true })).json.paused, true);
+  const events: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    events.push((await post(`${server.url}/events`, { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }, { clientId, type: 'lead_create', data: { i } })).json.eventId);
+  }
+  await sleep(500);
+  t.equal(receiver.received.length, 0, 'held while paused');
+
+  server.child.kill('SIGKILL');
+  worker.child.kill('SIGKILL');
+  await server.stop();
+  await worker.stop();
+  server = await startServer(t, env);
+  worker = await startWorker(t, env);
+  await sleep(500);
+  t.equal(receiver.received.length, 0, 'still held after the restart');
+  const shown = await fetch(`${server.url}/webhook/${hook.hookId}`, { headers: { 'x-api-key': apiKey } }).then((res) => res.json());
+  t.equal((shown as { paused: boolean }).paused, true, 'still paused');
+
+  t.same((await patch(server.url, hook.hookId, { paused: false })).json.paused, false);
+  await receiver.waitFor(5, 15_000);
+  t.same(receiver.received.map((r) => r.headers['webhook-id']).sort(), [...events].sort(), 'every held delivery, once');
+  t.equal(await worker.stop(), 0);
   await server.stop();
 });

@@ -74,6 +74,9 @@ t.test('a client generated from the served description compiles as consumers wri
   t.match(eventId, /^evt_[A-Za-z0-9]+$/);
   const timestamp = answers.listEvents?.[0]?.body.events[0]?.timestamp;
   t.match(timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  const testedId = answers.testWebhook?.[0]?.body.eventId;
+  t.match(testedId, /^evt_[0-9a-f]{32}$/);
+  t.not(testedId, eventId);
   t.strictSame(answers, {
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
@@ -82,7 +85,27 @@ t.test('a client generated from the served description compiles as consumers wri
     listWebhooks: [
       {
         status: 200,
-        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active' }], next: null },
+        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false }], next: null },
+      },
+    ],
+    getWebhook: [
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false } },
+    ],
+    updateWebhook: [
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: true } },
+      { status: 200, body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false } },
+      { status: 400, body: { error: 'Missing data' } },
+    ],
+    testWebhook: [
+      {
+        status: 200,
+        body: {
+          eventId: testedId,
+          statusCode: null,
+          error: 'blocked: 127.0.0.1 is not a public address (ALLOW_PRIVATE_TARGETS is off)',
+          durationMs: 0,
+          succeeded: false,
+        },
       },
     ],
     publishEvent: [

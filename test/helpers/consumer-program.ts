@@ -60,6 +60,15 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const recent = await client.GET('/events', { params: { query: { type: 'lead_create', limit: 3 } } });
   const catalogue = await anonymous.GET('/events/types');
   const attempts = await client.GET('/webhook/{hookID}/deliveries', { params: { path: { hookID }, query: { limit: 5 } } });
+  const read = await client.GET('/webhook/{hookID}', { params: { path: { hookID } } });
+  const paused = await client.PATCH('/webhook/{hookID}', { params: { path: { hookID } }, body: { paused: true } });
+  const moved = await client.PATCH('/webhook/{hookID}', {
+    params: { path: { hookID } },
+    body: { url: 'http://127.0.0.1:9/hook', events: ['lead_update'], paused: false },
+  });
+  const nothing = await client.PATCH('/webhook/{hookID}', { params: { path: { hookID } }, body: {} });
+  // The server refuses loopback targets: the test send says so, and no request leaves.
+  const tested = await client.POST('/webhook/{hookID}/test', { params: { path: { hookID } } });
   const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
   const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
 
@@ -73,6 +82,9 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     listEvents: [answer(recent)],
     listEventTypes: [answer(catalogue)],
     listWebhookDeliveries: [answer(attempts)],
+    getWebhook: [answer(read)],
+    updateWebhook: [answer(paused), answer(moved), answer(nothing)],
+    testWebhook: [answer(tested)],
     deleteWebhook: [answer(deleted), answer(deletedAgain)],
   };
 }

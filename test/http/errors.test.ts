@@ -11,8 +11,9 @@ t.test('unknown paths and methods answer 404 {"error":"Not found"}', async (t) =
     ['GET', '/nope'],
     ['PUT', '/about'],
     ['POST', '/about'],
-    ['GET', '/webhook/1'],
-    ['PATCH', '/webhook/1'],
+    ['PUT', '/webhook/1'],
+    ['POST', '/webhook/1'],
+    ['GET', '/webhook/1/test'],
     ['DELETE', '/webhook/1/extra'],
     ['GET', '/about/'],
   ];
@@ -48,7 +49,7 @@ t.test('a path or method we do not serve is 404 even when its body is broken or 
   const { app } = await buildTestApp(t, { BODY_LIMIT: '1kb' });
   const cases: Array<Parameters<typeof send>[1]> = [
     { method: 'POST', url: '/nope', headers: { 'content-type': 'application/json' }, payload: '{' },
-    { method: 'PATCH', url: '/webhook/1', headers: { 'content-type': 'application/json' }, payload: 'x'.repeat(5000) },
+    { method: 'PUT', url: '/webhook/1', headers: { 'content-type': 'application/json' }, payload: 'x'.repeat(5000) },
     { method: 'PUT', url: '/about', headers: { 'content-type': 'text/plain' }, payload: 'hi' },
     { method: 'HEAD', url: '/about' },
     { method: 'OPTIONS', url: '/webhook' },

@@ -100,3 +100,38 @@ t.test('migrate-to-postgres refuses what it cannot move', async (t) => {
   t.equal(unreachable.code, 1);
   t.equal(unreachable.err, 'leadhooks: --to "postgres://postgres@127.0.0.1:1/leadhooks" is not usable: cannot connect to PostgreSQL (connect ECONNREFUSED 127.0.0.1:1)');
 });
+
+t.test('a paused webhook moves paused, its held deliveries with it; resumed on PostgreSQL, they are delivered', async (t) => {
+  const path = join(tempDir(t), 'leadhooks.db');
+  const receiver = await startReceiver(t);
+  const before = await buildTestApp(t, { ...DELIVERY_ENV, DATABASE_PATH: path });
+  const acme = await createClient(before.app);
+  const hook = await createWebhook(before.app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  await send(before.app, { method: 'PATCH', url: `/webhook/${hook.json.hookId}`, headers: { 'x-api-key': acme.apiKey }, payload: { paused: true } });
+  const events: string[] = [];
+  for (let i = 0; i < 3; i++) events.push((await publish(before.app, { clientId: acme.clientId, type: 'lead_create', data: { i } })).json.eventId);
+  const source = sqliteDatabase(path);
+  // The worker has set them aside: held (due at 9999-12-31), still pending.
+  await eventually(async () =>
+    (await source.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending' AND next_attempt_at > 253402000000000"))[0]!.n === 3 ? true : undefined,
+  );
+  await before.app.close();
+
+  const target = await postgresDatabase(t);
+  const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
+  t.equal(moved.code, 0, moved.err);
+  t.same(await target.query('SELECT id, paused, held FROM webhooks'), [{ id: hook.json.hookId, paused: true, held: true }]);
+  t.same(
+    await target.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending' AND next_attempt_at = '9999-12-31T00:00:00Z'"),
+    [{ n: 3 }],
+    'held on PostgreSQL as they were on SQLite',
+  );
+
+  const after = await buildTestApp(t, { ...DELIVERY_ENV, ...target.env });
+  await sleep(300);
+  t.equal(receiver.received.length, 0, 'still paused after the move');
+  const resumed = await send(after.app, { method: 'PATCH', url: `/webhook/${hook.json.hookId}`, headers: { 'x-api-key': acme.apiKey }, payload: { paused: false } });
+  t.equal(resumed.json.paused, false);
+  await receiver.waitFor(3);
+  t.same(receiver.received.map((r) => r.headers['webhook-id']).sort(), [...events].sort());
+});

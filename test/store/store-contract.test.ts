@@ -1,5 +1,6 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/auth/api-keys.js';
+import { HELD_AT, HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH } from '../../src/store/rows.js';
 import type { AttemptRecord, Store } from '../../src/store/store.js';
 import { openTestStore } from '../helpers/stores.js';
 
@@ -94,8 +95,8 @@ t.test('webhooks: create under the cap, list with health, delete once and only i
   t.equal(made.filter(Boolean).length, 4, 'six concurrent creations against a cap of four: four made');
 
   t.same(await store.webhooks.list(acme.client.id, { limit: 1000 }), [
-    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active' },
-    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active' },
+    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false },
+    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false },
   ]);
   t.equal(await store.webhooks.delete(bolt.client.id, 1), false, "another client's webhook");
   t.equal(await store.webhooks.delete(acme.client.id, 1), true);
@@ -286,6 +287,144 @@ t.test('events.prune deletes settled history older than the cut-off in batches, 
   t.same(last, { events: 0, deliveries: 0, attempts: 0, cursor: third.cursor, more: false });
   t.same((await db.query('SELECT id FROM events ORDER BY id')).map((r) => r.id), ['evt_1', 'evt_5', 'evt_6']);
   t.same(await db.query('SELECT count(*) AS n FROM delivery_attempts'), [{ n: 2 }]);
+});
+
+t.test("webhooks.get, update and target: one of the client's own webhooks, read and changed field by field", async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const made = (await store.webhooks.create(hook(acme.client.id, ['lead_create'], 'https://a.example/1'), 10))!;
+  const gone = (await store.webhooks.create(hook(acme.client.id), 10))!;
+  await store.webhooks.delete(acme.client.id, gone.id);
+  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false };
+
+  t.same(await store.webhooks.get(acme.client.id, made.id), summary);
+  t.same(await store.webhooks.get(acme.client.id, made.id), (await store.webhooks.list(acme.client.id, { limit: 10 }))[0], 'as the listing shows it');
+  for (const [clientId, id, why] of [
+    [bolt.client.id, made.id, "another client's"],
+    [acme.client.id, gone.id, 'a deleted one'],
+    [acme.client.id, 999, 'no such webhook'],
+    [acme.client.id, 9007199254740991, 'the largest id the API accepts'],
+  ] as const) {
+    t.equal(await store.webhooks.get(clientId, id), undefined, `get: ${why}`);
+    t.equal(await store.webhooks.update(clientId, id, { paused: true }), undefined, `update: ${why}`);
+    t.equal(await store.webhooks.target(clientId, id), undefined, `target: ${why}`);
+  }
+  t.same(await store.webhooks.target(acme.client.id, made.id), { id: made.id, url: 'https://a.example/1', secret: 'whsec_contract' });
+
+  const row = () =>
+    db.query(`SELECT url, events, CASE WHEN paused THEN 1 ELSE 0 END AS paused, CASE WHEN held THEN 1 ELSE 0 END AS held FROM webhooks WHERE id = ?`, [made.id]);
+  const events = (list: string[]) => (db.kind === 'sqlite' ? JSON.stringify(list) : list);
+
+  t.same(await store.webhooks.update(acme.client.id, made.id, { url: 'https://b.example/2' }), { ...summary, url: 'https://b.example/2' }, 'url only');
+  t.same(await row(), [{ url: 'https://b.example/2', events: events(['lead_create']), paused: 0, held: 0 }]);
+  t.same(
+    await store.webhooks.update(acme.client.id, made.id, { events: ['lead_update', 'lead_create'] }),
+    { ...summary, url: 'https://b.example/2', events: ['lead_update', 'lead_create'] },
+    'events only',
+  );
+  t.same(await store.webhooks.update(acme.client.id, made.id, { paused: true }), { ...summary, url: 'https://b.example/2', events: ['lead_update', 'lead_create'], paused: true }, 'paused');
+  t.same(await row(), [{ url: 'https://b.example/2', events: events(['lead_update', 'lead_create']), paused: 1, held: 1 }], 'a pause raises held');
+  t.same(
+    await store.webhooks.update(acme.client.id, made.id, { url: 'https://c.example/3', events: ['lead_create'], paused: false }),
+    { ...summary, url: 'https://c.example/3', paused: false },
+    'all three at once',
+  );
+  t.same(await row(), [{ url: 'https://c.example/3', events: events(['lead_create']), paused: 0, held: 1 }], 'held stays until a claim releases');
+  t.same(await store.webhooks.update(acme.client.id, made.id, {}), { ...summary, url: 'https://c.example/3' }, 'nothing to change');
+  t.equal((await store.webhooks.get(acme.client.id, made.id))!.createdAt, made.createdAt, 'created stays');
+  t.same(await store.webhooks.target(acme.client.id, made.id), { id: made.id, url: 'https://c.example/3', secret: 'whsec_contract' }, 'the secret stays');
+});
+
+t.test("claims never take a paused webhook's deliveries: they are held, then released in publication order on resume", async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const paused = (await store.webhooks.create(hook(client.id, ['lead_create']), 10))!;
+  const other = (await store.webhooks.create(hook(client.id, ['lead_update']), 10))!;
+  for (let i = 0; i < 5; i++) await store.events.publish({ id: `evt_p${i}`, clientId: client.id, type: 'lead_create', payload: `{"i":${i}}`, createdAt: at(i) });
+  await store.events.publish({ id: 'evt_o', clientId: client.id, type: 'lead_update', payload: '{}', createdAt: at(10) });
+  await store.webhooks.update(client.id, paused.id, { paused: true });
+  const HELD = db.kind === 'sqlite' ? HELD_AT : HELD_AT_ISO;
+  const heldOf = async (webhook: number) =>
+    (await db.query<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending' AND next_attempt_at = ?", [webhook, HELD]))[0]!.n;
+  const claim = (now: number, limit = 10) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8 });
+
+  t.same((await claim(T0 + 100)).map((j) => [j.eventId, j.webhookId]), [['evt_o', other.id]], "only the other webhook's delivery");
+  t.equal(await heldOf(paused.id), 5, "the paused webhook's due deliveries are held, still pending");
+  t.same(await db.query("SELECT state, attempts FROM deliveries WHERE webhook_id = ? ORDER BY id", [paused.id]), Array(5).fill({ state: 'pending', attempts: 0 }), 'not attempted, not failed');
+  t.same(await claim(T0 + 200), [], 'nothing more to claim while paused');
+  t.equal(await store.deliveries.nextDueAt(T0 + 200), T0 + 100 + 60_000, 'held deliveries are not due: the next is the lease');
+  t.same(await store.deliveries.pendingStats(), { count: 6, oldestCreatedAt: T0 }, 'held deliveries are pending all the same');
+
+  // Published while paused: pending, held by the first claim that meets it.
+  await store.events.publish({ id: 'evt_p5', clientId: client.id, type: 'lead_create', payload: '{"i":5}', createdAt: at(300) });
+  t.same(await claim(T0 + 400), []);
+  t.equal(await heldOf(paused.id), 6);
+
+  await store.webhooks.update(client.id, paused.id, { paused: false });
+  t.equal(await store.deliveries.nextDueAt(T0 + 500), T0 + 500, 'a resumed webhook with held deliveries: due now');
+  const resumed = await claim(T0 + 500);
+  t.same(resumed.map((j) => j.eventId), ['evt_p0', 'evt_p1', 'evt_p2', 'evt_p3', 'evt_p4', 'evt_p5'], 'released and claimed, in publication order');
+  t.same(resumed.map((j) => j.webhookId), Array(6).fill(paused.id));
+  t.equal(await heldOf(paused.id), 0);
+  t.same(await db.query('SELECT CASE WHEN held THEN 1 ELSE 0 END AS held FROM webhooks WHERE id = ?', [paused.id]), [{ held: 0 }], 'nothing left to release');
+  t.equal(await store.deliveries.nextDueAt(T0 + 600), T0 + 100 + 60_000, 'no longer due now');
+});
+
+t.test('a paused backlog deeper than a batch is held and released a bounded batch per claim, never read twice', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const deep = (await store.webhooks.create(hook(client.id, ['lead_create']), 10))!;
+  const other = (await store.webhooks.create(hook(client.id, ['lead_update']), 10))!;
+  const depth = HOLD_BATCH + 100;
+  for (let i = 0; i < depth; i += 100) {
+    await Promise.all(Array.from({ length: Math.min(100, depth - i) }, (_, j) =>
+      store.events.publish({ id: `evt_d${i + j}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(i + j) })));
+  }
+  await store.events.publish({ id: 'evt_o', clientId: client.id, type: 'lead_update', payload: '{}', createdAt: at(depth) });
+  await store.webhooks.update(client.id, deep.id, { paused: true });
+  const HELD = db.kind === 'sqlite' ? HELD_AT : HELD_AT_ISO;
+  const held = async () =>
+    (await db.query<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending' AND next_attempt_at = ?", [deep.id, HELD]))[0]!.n;
+  const now = T0 + depth + 1000;
+  const claim = (limit: number) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8 });
+
+  t.same((await claim(4)).map((j) => j.webhookId), [other.id], "the first claim steps over the paused backlog to the other webhook's delivery");
+  t.equal(await held(), HOLD_BATCH, 'one batch held');
+  t.same(await claim(4), []);
+  t.equal(await held(), depth, 'the rest by the next claim');
+  t.same(await claim(4), []);
+  t.equal(await store.deliveries.nextDueAt(now), now + 60_000, 'nothing due but the lease');
+
+  await store.webhooks.update(client.id, deep.id, { paused: false });
+  const oldest = await db.query<{ event_id: string }>('SELECT event_id FROM deliveries WHERE webhook_id = ? ORDER BY id LIMIT 4', [deep.id]);
+  const first = await claim(4);
+  t.same(first.map((j) => j.eventId), oldest.map((row) => row.event_id), 'released, oldest first');
+  t.equal(await held(), depth - RELEASE_BATCH, 'a batch released per claim');
+  t.equal(await store.deliveries.nextDueAt(now), now, 'due now: more to release, and released ones due');
+  await claim(4);
+  t.equal(await held(), 0);
+  t.same(await db.query('SELECT CASE WHEN held THEN 1 ELSE 0 END AS held FROM webhooks WHERE id = ?', [deep.id]), [{ held: 0 }]);
+  t.same(await db.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"), [{ n: depth + 1 }], 'nothing lost: every delivery still pending or leased');
+});
+
+t.test('a deleted paused webhook cancels its held deliveries; a pause of a webhook with nothing pending releases nothing', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const webhook = (await store.webhooks.create(hook(client.id), 10))!;
+  await store.events.publish({ id: 'evt_1', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
+  await store.webhooks.update(client.id, webhook.id, { paused: true });
+  t.same(await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 }), []);
+  t.equal(await store.webhooks.delete(client.id, webhook.id), true);
+  t.same(await db.query('SELECT state FROM deliveries'), [{ state: 'cancelled' }]);
+  t.equal(await store.deliveries.nextDueAt(T0 + 20), undefined, 'nothing pending');
+
+  const idle = (await store.webhooks.create(hook(client.id), 10))!;
+  await store.webhooks.update(client.id, idle.id, { paused: true });
+  await store.webhooks.update(client.id, idle.id, { paused: false });
+  t.equal(await store.deliveries.nextDueAt(T0 + 30), T0 + 30, 'resumed: a claim looks');
+  t.same(await store.deliveries.claimDue({ now: T0 + 30, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 }), []);
+  t.equal(await store.deliveries.nextDueAt(T0 + 40), undefined, 'and then nothing more to do');
 });
 
 t.test('ping answers while the store is open, and not after close', async (t) => {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { toJob } from '../rows.js';
+import { HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH, toJob } from '../rows.js';
 import type { DeliveryJob, DeliveryRepository } from '../store.js';
 
 type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
@@ -16,22 +16,38 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * wait for each other and never claim the same delivery. The in-flight cap per webhook counts
  * the leases in the database, whichever worker holds them; the webhook's row is locked while a
  * claim counts and leases its deliveries, so two claims cannot both fill the last slots.
+ *
+ * Pausing: a webhook's `paused` is read under that same row lock, which an update of the webhook
+ * waits for, so no claim leases a delivery of a webhook whose pause was acknowledged before the
+ * claim locked it. The due deliveries of a paused webhook that a claim meets are set aside
+ * (next_attempt_at = HELD_AT) under the lock; a claim releases those of resumed webhooks under
+ * their lock too, so a release never misses a delivery being set aside.
  */
 export function createClaimer() {
   // Where the last claim behind a backlog stopped going round the webhooks (see ringFrom).
   let lastVisited = 0;
 
-  /** Locks what it can of `webhooks` and returns the slots each has left under the cap. */
-  async function roomFor(db: pg.PoolClient, webhooks: number[], request: ClaimRequest): Promise<Map<number, number>> {
+  /**
+   * Locks what it can of `webhooks` and returns the slots each has left under the cap; a paused
+   * one has none, and a batch of its due deliveries is set aside.
+   */
+  async function roomFor(db: pg.PoolClient, webhooks: number[], request: ClaimRequest, held: Set<number>): Promise<Map<number, number>> {
     const room = new Map<number, number>();
     if (webhooks.length === 0) return room;
     // NO KEY UPDATE does not block the foreign-key checks of publications inserting deliveries.
-    const locked = await db.query<{ id: number }>(
-      'SELECT id FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
+    // Locking reads the row as last committed: a pause acknowledged before this is seen.
+    const locked = await db.query<{ id: number; paused: boolean }>(
+      'SELECT id, paused FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
       [webhooks],
     );
-    if (locked.rows.length === 0) return room;
-    const ids = locked.rows.map((row) => row.id);
+    const paused = locked.rows.filter((row) => row.paused).map((row) => row.id);
+    for (const id of paused) room.set(id, 0);
+    // One batch per paused webhook and claim.
+    const toHold = paused.filter((id) => !held.has(id));
+    for (const id of toHold) held.add(id);
+    if (toHold.length > 0) await hold(db, toHold, request.now);
+    const ids = locked.rows.filter((row) => !row.paused).map((row) => row.id);
+    if (ids.length === 0) return room;
     // A statement of its own, after the locks: its snapshot sees the leases of the claim that
     // held a lock before this one took it.
     const counts = await db.query<{ webhook_id: number; n: number }>(
@@ -46,6 +62,45 @@ export function createClaimer() {
       room.set(id, request.perWebhook - inFlight);
     }
     return room;
+  }
+
+  /** Sets aside a batch of the due deliveries of each of `webhooks` (paused, and locked by this claim). */
+  async function hold(db: pg.PoolClient, webhooks: number[], now: number): Promise<void> {
+    await db.query(
+      `WITH due AS (
+         SELECT d.id FROM unnest($1::bigint[]) AS w(id)
+         CROSS JOIN LATERAL (
+           SELECT id FROM deliveries
+           WHERE webhook_id = w.id AND state = 'pending' AND next_attempt_at <= $2::timestamptz
+           ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED
+         ) AS d
+       )
+       UPDATE deliveries SET next_attempt_at = $3::timestamptz, leased_until = NULL WHERE id IN (SELECT id FROM due)`,
+      [webhooks, iso(now), HELD_AT_ISO, HOLD_BATCH],
+    );
+  }
+
+  /**
+   * Makes due, at `now`, up to RELEASE_BATCH held deliveries of webhooks resumed since, oldest
+   * first, each webhook locked meanwhile; a webhook with none left is no longer looked at.
+   */
+  async function releaseResumed(db: pg.PoolClient, now: number): Promise<void> {
+    const resumed = await db.query<{ id: number }>(
+      'SELECT id FROM webhooks WHERE held AND NOT paused ORDER BY id LIMIT 16 FOR NO KEY UPDATE SKIP LOCKED',
+    );
+    let budget = RELEASE_BATCH;
+    for (const { id } of resumed.rows) {
+      const released = await db.query(
+        `UPDATE deliveries SET next_attempt_at = $3::timestamptz WHERE id IN (
+           SELECT id FROM deliveries WHERE webhook_id = $1 AND state = 'pending' AND next_attempt_at = $2::timestamptz
+           ORDER BY id LIMIT $4)`,
+        [id, HELD_AT_ISO, iso(now), budget],
+      );
+      const count = released.rowCount ?? 0;
+      if (count < budget) await db.query('UPDATE webhooks SET held = false WHERE id = $1', [id]);
+      budget -= count;
+      if (budget <= 0) return;
+    }
   }
 
   /** Adds to `picked` from `rows`, up to the limit, each webhook within its room. */
@@ -89,10 +144,10 @@ export function createClaimer() {
   }
 
   /** Claims behind backlogs: the webhooks round the ring, each one's earliest due within its room. */
-  async function pickRoundWebhooks(db: pg.PoolClient, picked: Candidate[], request: ClaimRequest, maxVisits: number) {
+  async function pickRoundWebhooks(db: pg.PoolClient, picked: Candidate[], request: ClaimRequest, maxVisits: number, held: Set<number>) {
     const ring = await ringFrom(db, lastVisited, maxVisits);
     if (ring.length === 0) return;
-    const room = await roomFor(db, ring, request);
+    const room = await roomFor(db, ring, request, held);
     const open = ring.filter((id) => (room.get(id) ?? 0) > 0);
     const due = open.length === 0
       ? []
@@ -117,6 +172,7 @@ export function createClaimer() {
   }
 
   return async function claim(db: pg.PoolClient, request: ClaimRequest): Promise<DeliveryJob[]> {
+    await releaseResumed(db, request.now);
     const window = Math.max(request.limit * 4, 16);
     // The usual case: the earliest due deliveries, skipping those another worker has locked.
     const earliest = (
@@ -126,11 +182,12 @@ export function createClaimer() {
         [iso(request.now), window],
       )
     ).rows;
-    const room = await roomFor(db, [...new Set(earliest.map((row) => row.webhook_id))], request);
+    const held = new Set<number>();
+    const room = await roomFor(db, [...new Set(earliest.map((row) => row.webhook_id))], request, held);
     const picked: Candidate[] = [];
     pick(earliest, picked, room, request.limit);
-    // The window was full yet could not fill the slots: webhooks at their cap crowd it.
-    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window);
+    // The window was full yet could not fill the slots: webhooks at their cap (or paused) crowd it.
+    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window, held);
     if (picked.length === 0) return [];
 
     const leaseUntil = iso(request.leaseUntil);

@@ -53,11 +53,13 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       });
     },
 
-    async nextDueAt() {
-      const { rows } = await pool.query<{ at: string | null }>(
-        "SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending'",
+    async nextDueAt(now = Date.now()) {
+      const { rows } = await pool.query<{ at: string | null; release: boolean }>(
+        `SELECT (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending') AS at,
+           EXISTS (SELECT 1 FROM webhooks WHERE held AND NOT paused) AS release`,
       );
-      return rows[0]?.at ? Date.parse(rows[0].at) : undefined;
+      const at = rows[0]?.at ? Date.parse(rows[0].at) : undefined;
+      return rows[0]?.release && (at === undefined || at > now) ? now : at;
     },
 
     async pendingStats() {

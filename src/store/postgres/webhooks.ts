@@ -1,6 +1,10 @@
 import type pg from 'pg';
-import type { EventName, WebhookRepository, WebhookSummary } from '../store.js';
+import { toSummary, type SummaryRow } from '../rows.js';
+import type { WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
+import { NEW_WORK_CHANNEL } from './events.js';
 import { idempotently } from './idempotency.js';
+
+const LAST_OUTCOME = '(SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome';
 
 /** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
 export const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
@@ -40,19 +44,50 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows[0]!.deleted === 1;
     },
     async list(clientId, { limit, after }): Promise<WebhookSummary[]> {
-      const { rows } = await pool.query<{ id: number; url: string; events: EventName[]; created_at: string; last_outcome: string | null }>(
-        `SELECT w.id, w.url, w.events, w.created_at,
-           (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome
+      const { rows } = await pool.query<SummaryRow>(
+        `SELECT w.id, w.url, w.events, w.created_at, w.paused, ${LAST_OUTCOME}
          FROM webhooks w WHERE w.client_id = $1 AND w.deleted_at IS NULL AND w.id > $2 ORDER BY w.id LIMIT $3`,
         [clientId, after ?? 0, limit],
       );
-      return rows.map((row) => ({
-        id: row.id,
-        url: row.url,
-        events: row.events,
-        createdAt: row.created_at,
-        status: row.last_outcome === 'retrying' || row.last_outcome === 'failed' ? 'failing' : 'active',
-      }));
+      return rows.map(toSummary);
+    },
+    async get(clientId, id) {
+      if (!Number.isSafeInteger(id)) return undefined;
+      const { rows } = await pool.query<SummaryRow>(
+        `SELECT w.id, w.url, w.events, w.created_at, w.paused, ${LAST_OUTCOME}
+         FROM webhooks w WHERE w.id = $1 AND w.client_id = $2 AND w.deleted_at IS NULL`,
+        [id, clientId],
+      );
+      return rows[0] && toSummary(rows[0]);
+    },
+    async update(clientId, id, changes) {
+      if (!Number.isSafeInteger(id)) return undefined;
+      // One statement. A null change keeps the column. A pause raises `held` (its deliveries may be
+      // set aside from now on); only the claims that release them after a resume lower it. The
+      // row lock this takes waits for a claim holding the webhook's row, so a claim that started
+      // before the pause was acknowledged has finished leasing, and every later one sees it. A
+      // resume with deliveries to release tells the listening workers when it commits.
+      const { rows } = await pool.query<SummaryRow>(
+        `WITH changed AS (
+           UPDATE webhooks SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
+             paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused)
+           WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
+           RETURNING id, url, events, created_at, paused, held
+         )
+         SELECT w.id, w.url, w.events, w.created_at, w.paused, ${LAST_OUTCOME},
+           CASE WHEN w.held AND NOT w.paused THEN pg_notify('${NEW_WORK_CHANNEL}', '') END AS notified
+         FROM changed w`,
+        [id, clientId, changes.url ?? null, changes.events ?? null, changes.paused ?? null],
+      );
+      return rows[0] && toSummary(rows[0]);
+    },
+    async target(clientId, id) {
+      if (!Number.isSafeInteger(id)) return undefined;
+      const { rows } = await pool.query<WebhookTarget>(
+        'SELECT id, url, secret FROM webhooks WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL',
+        [id, clientId],
+      );
+      return rows[0];
     },
   };
 }

@@ -1,15 +1,18 @@
-import { FINAL_STATE, toJob, type AttemptRow, type JobRow } from '../rows.js';
+import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toJob, type AttemptRow, type JobRow } from '../rows.js';
 import type { AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { cancelPendingDeliveries } from './webhooks.js';
 
 
+/** A due delivery as a claim reads it: the job, and whether its webhook is paused. */
+type DueRow = JobRow & { paused: number };
+
 export function createDeliveryRepository(db: Db, grouped: GroupedWrite): DeliveryRepository {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload';
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload, w.paused';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
-  const due = db.prepare<[number, number], JobRow>(`
+  const due = db.prepare<[number, number], DueRow>(`
     SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
     WHERE d.state = 'pending' AND d.next_attempt_at <= ?
     ORDER BY d.next_attempt_at, d.id LIMIT ?`);
@@ -19,12 +22,27 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
   const nextPendingWebhook = db.prepare<[number], { webhook_id: number }>(
     "SELECT webhook_id FROM deliveries WHERE state = 'pending' AND webhook_id > ? ORDER BY webhook_id LIMIT 1",
   );
-  const dueForWebhook = db.prepare<[number, number, number], JobRow>(`
+  const dueForWebhook = db.prepare<[number, number, number], DueRow>(`
     SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
     WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ?
     ORDER BY d.next_attempt_at, d.id LIMIT ?`);
   let lastVisited = 0;
   const lease = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?');
+  // A paused webhook's due deliveries, set aside in one batch through deliveries_pending_by_webhook:
+  // behind every real due time, so the claims that follow never read them.
+  const hold = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
+    UPDATE deliveries SET next_attempt_at = :held WHERE id IN (
+      SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'pending' AND next_attempt_at <= :now
+      ORDER BY next_attempt_at LIMIT :batch)`);
+  // After a resume: the webhooks with deliveries still set aside (a partial index), and a batch
+  // of one's held deliveries made due, oldest first (the index orders equal due times by id).
+  const toRelease = db.prepare<[], { id: number }>('SELECT id FROM webhooks WHERE held = 1 AND paused = 0 ORDER BY id LIMIT 16');
+  const release = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
+    UPDATE deliveries SET next_attempt_at = :now WHERE id IN (
+      SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'pending' AND next_attempt_at = :held
+      ORDER BY id LIMIT :batch)`);
+  const released = db.prepare<[number]>('UPDATE webhooks SET held = 0 WHERE id = ?');
+  const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 LIMIT 1');
   const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string]>(`
     INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);
@@ -52,11 +70,32 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
 
   type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
 
-  /** Adds to `picked` from `rows`, up to `limit`, no webhook past `perWebhook` in flight. */
-  function pick(rows: JobRow[], picked: JobRow[], taken: Map<number, number>, request: ClaimRequest): void {
+  /** Sets aside a batch of the due deliveries of each paused webhook among `rows`. */
+  function holdPaused(rows: DueRow[], now: number, held: Set<number>): void {
+    for (const row of rows) {
+      if (row.paused === 0 || held.has(row.webhook_id)) continue;
+      held.add(row.webhook_id);
+      hold.run({ held: HELD_AT, webhook: row.webhook_id, now, batch: HOLD_BATCH });
+    }
+  }
+
+  /** Makes due, at `now`, up to RELEASE_BATCH held deliveries of webhooks resumed since they were held. */
+  function releaseResumed(now: number): void {
+    let budget = RELEASE_BATCH;
+    for (const { id } of toRelease.all()) {
+      const { changes } = release.run({ held: HELD_AT, webhook: id, now, batch: budget });
+      if (changes < budget) released.run(id);
+      budget -= changes;
+      if (budget <= 0) return;
+    }
+  }
+
+  /** Adds to `picked` from `rows`, up to `limit`, no webhook past `perWebhook` in flight, none paused. */
+  function pick(rows: DueRow[], picked: JobRow[], taken: Map<number, number>, request: ClaimRequest): void {
     const already = new Set(picked.map((row) => row.id));
     for (const row of rows) {
       if (picked.length === request.limit) return;
+      if (row.paused !== 0) continue;
       const count = taken.get(row.webhook_id) ?? 0;
       if (count >= request.perWebhook || already.has(row.id)) continue;
       taken.set(row.webhook_id, count + 1);
@@ -65,7 +104,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
   }
 
   /** Visits up to `maxVisits` webhooks with pending deliveries, round the ring from the last one visited. */
-  function pickRoundWebhooks(picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, maxVisits: number): void {
+  function pickRoundWebhooks(picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, maxVisits: number, held: Set<number>): void {
     const start = lastVisited;
     let webhook = start;
     let wrapped = false;
@@ -81,7 +120,9 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
       if (wrapped && webhook > start) break;
       visits++;
       if ((taken.get(webhook) ?? 0) < request.perWebhook) {
-        pick(dueForWebhook.all(webhook, request.now, request.perWebhook), picked, taken, request);
+        const rows = dueForWebhook.all(webhook, request.now, request.perWebhook);
+        holdPaused(rows, request.now, held);
+        pick(rows, picked, taken, request);
       }
     }
     lastVisited = webhook;
@@ -91,13 +132,16 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
   // under the write lock, so two worker processes on one database never claim the same delivery.
   const claim = (request: ClaimRequest): DeliveryJob[] => {
     const { now, limit, leaseUntil } = request;
+    releaseResumed(now);
     const window = Math.max(limit * 4, 16);
     const earliest = due.all(now, window);
     const picked: JobRow[] = [];
     const taken = new Map(request.inFlight);
+    const held = new Set<number>();
+    holdPaused(earliest, now, held);
     pick(earliest, picked, taken, request);
-    // The window was full yet could not fill the slots: webhooks at their cap crowd it.
-    if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window);
+    // The window was full yet could not fill the slots: webhooks at their cap (or paused) crowd it.
+    if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held);
     return picked.map((row) => {
       lease.run(leaseUntil, row.id);
       return toJob(row);
@@ -127,8 +171,9 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     async recordAttempt(job, attempt) {
       await grouped(() => record(job, attempt));
     },
-    async nextDueAt() {
-      return earliest.get()?.at ?? undefined;
+    async nextDueAt(now = Date.now()) {
+      const at = earliest.get()?.at ?? undefined;
+      return anyToRelease.get() && (at === undefined || at > now) ? now : at;
     },
     async pendingStats() {
       const row = pending.get()!;

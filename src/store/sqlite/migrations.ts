@@ -122,4 +122,15 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
   `,
+  // Pausing a webhook (PATCH /webhook/{hookID}). `paused` is the client's setting, read by every
+  // claim through its join on webhooks. A claim sets the due deliveries of a paused webhook
+  // aside (next_attempt_at = HELD_AT, far past any real due time), so a paused backlog leaves the
+  // front of deliveries_due and no later claim reads it again. `held` says the webhook may have
+  // deliveries set aside: raised with the pause, cleared by the claims that release them after
+  // the resume. The partial index finds the resumed webhooks that still have some, at once.
+  `
+  ALTER TABLE webhooks ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE webhooks ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX webhooks_to_release ON webhooks(id) WHERE held = 1 AND paused = 0;
+  `,
 ];

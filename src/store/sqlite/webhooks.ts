@@ -1,7 +1,11 @@
-import type { EventName, NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
+import { toSummary, type SummaryRow } from '../rows.js';
+import type { EventName, NewWebhook, Webhook, WebhookChanges, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { idempotentRunner } from './idempotency.js';
+
+type StoredSummary = Omit<SummaryRow, 'events'> & { events: string };
+const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, events: JSON.parse(row.events) as EventName[] });
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
@@ -23,15 +27,40 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt);
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
-  const summaries = db.prepare<[number, number, number], { id: number; url: string; events: string; created_at: string; last_outcome: string | null }>(`
-    SELECT w.id, w.url, w.events, w.created_at,
-      (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome
+  const SUMMARY_COLUMNS = `w.id, w.url, w.events, w.created_at, w.paused,
+      (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome`;
+  const summaries = db.prepare<[number, number, number], StoredSummary>(`
+    SELECT ${SUMMARY_COLUMNS}
     FROM webhooks w WHERE w.client_id = ? AND w.deleted_at IS NULL AND w.id > ? ORDER BY w.id LIMIT ?`);
+  const summary = db.prepare<[number, number], StoredSummary>(`
+    SELECT ${SUMMARY_COLUMNS}
+    FROM webhooks w WHERE w.id = ? AND w.client_id = ? AND w.deleted_at IS NULL`);
+  const target = db.prepare<[number, number], WebhookTarget>(
+    'SELECT id, url, secret FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
+  );
+  // An absent change (null) keeps the column. A pause raises `held` (its deliveries may be set
+  // aside from now on); only the claims that release them after a resume lower it.
+  const change = db.prepare<{ id: number; client: number; url: string | null; events: string | null; paused: number | null }>(`
+    UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
+      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused))
+    WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
   const remove = (clientId: number, id: number): boolean => {
     const now = new Date().toISOString();
     if (softDelete.run(now, id, clientId).changes !== 1) return false;
     cancelPending.run(now, id);
     return true;
+  };
+  const update = (clientId: number, id: number, changes: WebhookChanges): WebhookSummary | undefined => {
+    const { changes: updated } = change.run({
+      id,
+      client: clientId,
+      url: changes.url ?? null,
+      events: changes.events ? JSON.stringify(changes.events) : null,
+      paused: changes.paused === undefined ? null : Number(changes.paused),
+    });
+    if (updated !== 1) return undefined;
+    const row = summary.get(id, clientId);
+    return row && fromStored(row);
   };
 
   return {
@@ -42,13 +71,17 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       return grouped(() => remove(clientId, id));
     },
     async list(clientId, { limit, after }): Promise<WebhookSummary[]> {
-      return summaries.all(clientId, after ?? 0, limit).map((row) => ({
-        id: row.id,
-        url: row.url,
-        events: JSON.parse(row.events) as EventName[],
-        createdAt: row.created_at,
-        status: row.last_outcome === 'retrying' || row.last_outcome === 'failed' ? 'failing' : 'active',
-      }));
+      return summaries.all(clientId, after ?? 0, limit).map(fromStored);
+    },
+    async get(clientId, id) {
+      const row = summary.get(id, clientId);
+      return row && fromStored(row);
+    },
+    async update(clientId, id, changes) {
+      return grouped(() => update(clientId, id, changes));
+    },
+    async target(clientId, id) {
+      return target.get(id, clientId);
     },
   };
 }
