@@ -18,6 +18,8 @@ export const OPERATION_SECURITY = {
   createWebhook: "apiKey",
   deleteWebhook: "apiKey",
   listWebhookDeliveries: "apiKey",
+  retryWebhookDelivery: "apiKey",
+  recoverWebhookDeliveries: "apiKey",
   getHealth: null,
   getReadiness: null,
   listEvents: "apiKey",

@@ -3,6 +3,7 @@ import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
+import { createReplayHandlers } from './replay.js';
 import type { Handlers } from './types.js';
 import { createWebhookHandlers } from './webhooks.js';
 
@@ -21,5 +22,6 @@ export function createHandlers(store: Store, options: HandlerOptions): Handlers 
     ...createWebhookHandlers(store, options.maxWebhooksPerClient),
     ...createEventHandlers(store, options.onPublished ?? (() => {}), eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
+    ...createReplayHandlers(store, options.onPublished ?? (() => {})),
   };
 }

@@ -60,6 +60,9 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const recent = await client.GET('/events', { params: { query: { type: 'lead_create', limit: 3 } } });
   const catalogue = await anonymous.GET('/events/types');
   const attempts = await client.GET('/webhook/{hookID}/deliveries', { params: { path: { hookID }, query: { limit: 5 } } });
+  // The worker is off: the event's delivery is still pending, and nothing has failed yet.
+  const resent = await client.POST('/webhook/{hookID}/deliveries/{deliveryId}/retry', { params: { path: { hookID, deliveryId: 1 } } });
+  const recovered = await client.POST('/webhook/{hookID}/recover', { params: { path: { hookID } }, body: { since: '2026-01-01T00:00:00Z' } });
   const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
   const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
 
@@ -73,6 +76,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     listEvents: [answer(recent)],
     listEventTypes: [answer(catalogue)],
     listWebhookDeliveries: [answer(attempts)],
+    retryWebhookDelivery: [answer(resent)],
+    recoverWebhookDeliveries: [answer(recovered)],
     deleteWebhook: [answer(deleted), answer(deletedAgain)],
   };
 }
