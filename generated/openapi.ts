@@ -174,6 +174,67 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/webhook/{hookID}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend one delivery
+         * @description Queues one more attempt of a delivery to one of the calling client's webhooks, due now:
+         *     the same event, the same body and the same `webhook-id` header (the event's id), signed
+         *     anew, so a receiver that deduplicates on `webhook-id` sees it once. `deliveryId` is the
+         *     one the delivery log (`GET /webhook/{hookID}/deliveries`) shows on each attempt. Any
+         *     settled delivery may be resent (failed, or delivered: a receiver may have lost it).
+         *
+         *     The resend is one attempt, made by the delivery worker within the webhook's in-flight
+         *     limit like any other, and recorded in the delivery log with `"replay": true`. It is not
+         *     retried on the backoff schedule: if it fails, the delivery is `failed` again and can be
+         *     resent again. A delivery still pending (its attempts are not over) is answered 409.
+         *     Deliveries are kept as long as their event (`RETENTION`, 30 days by default).
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook/{hookID}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend every failed delivery since a time
+         * @description Queues one more attempt of every `failed` delivery to one of the calling client's
+         *     webhooks whose event was published at or after `since`, oldest event first, up to 1000
+         *     deliveries a request: when `more` is true, call again with the same `since` for the next
+         *     ones (those queued are pending, no longer failed, so they are not taken twice). Only what
+         *     the retention period keeps can be recovered (`RETENTION`, 30 days by default): an older
+         *     `since` is accepted and finds nothing older.
+         *
+         *     They go out at the webhook's normal pace, never as a burst: they are due now, in the order
+         *     of their events, and the delivery worker makes no more than 8 attempts to one webhook at
+         *     a time, as it does for any backlog, while other webhooks' deliveries are not held up
+         *     behind them. Each is one attempt with the same `webhook-id` as before, recorded in the
+         *     delivery log with `"replay": true`, and not retried on the backoff schedule.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -538,6 +599,12 @@ export type components = {
         };
         DeliveryAttempt: {
             attemptId: number;
+            /**
+             * @description The delivery (one event to this webhook) the attempt belongs to; every attempt of it,
+             *     retries and resends, has the same. `POST /webhook/{hookID}/deliveries/{deliveryId}/retry`
+             *     resends it.
+             */
+            deliveryId: number;
             /** @description The event delivered, also sent as the `webhook-id` header. */
             eventId: string;
             type: components["schemas"]["EventName"];
@@ -557,11 +624,40 @@ export type components = {
              * @enum {string}
              */
             outcome: "succeeded" | "retrying" | "failed" | "gone";
+            /**
+             * @description True for an attempt asked for by `POST /webhook/{hookID}/deliveries/{deliveryId}/retry`
+             *     or `POST /webhook/{hookID}/recover`, false for the attempts of the delivery schedule.
+             */
+            replay: boolean;
         };
         DeliveryAttemptPage: {
             attempts: components["schemas"]["DeliveryAttempt"][];
             /** @description Pass as `before` for the next page; null on the last page. */
             next: number | null;
+        };
+        DeliveryRequeued: {
+            deliveryId: number;
+            /** @description The event resent, the `webhook-id` header of the attempt, as before. */
+            eventId: string;
+            /**
+             * Format: date-time
+             * @description When the attempt is due (now); the worker makes it as soon as a slot is free.
+             */
+            dueAt: string;
+        };
+        RecoverRequest: {
+            /**
+             * @description RFC 3339 date-time with a time zone (`Z` or an offset), not in the future: failed
+             *     deliveries of events published at or after it are queued.
+             * @example 2026-11-22T08:00:00Z
+             */
+            since: string;
+        };
+        RecoverAccepted: {
+            /** @description Failed deliveries queued by this request, at most 1000. */
+            queued: number;
+            /** @description True when more failed deliveries since `since` are left; call again for them. */
+            more: boolean;
         };
         /**
          * @description The lead: a JSON object with whatever fields the lead system gives it. leadhooks reads
@@ -763,6 +859,8 @@ export type components = {
     parameters: {
         /** @description The `hookId` returned when the webhook was attached. */
         HookID: number;
+        /** @description The `deliveryId` of an attempt in the webhook's delivery log. */
+        DeliveryID: number;
         /**
          * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
          *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
@@ -1230,6 +1328,151 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             /** @description The calling client has no webhook with this id (never attached, detached, or another client's). */
+            404: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+                /** @description The `deliveryId` of an attempt in the webhook's delivery log. */
+                deliveryId: components["parameters"]["DeliveryID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt is queued, due now. */
+            202: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryRequeued"];
+                };
+            };
+            /**
+             * @description `Webhook ID is undefined` for a hookID that is not a positive integer;
+             *     `Invalid data: deliveryId must be a positive integer` for such a deliveryId.
+             */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description `Webhook not found`: the calling client has no webhook with this id (never existed,
+             *     detached, or another client's). `Delivery not found`: the webhook has no delivery
+             *     with this id (another webhook's, or pruned with its event after the retention period).
+             */
+            404: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description The delivery is still pending: an attempt is already queued (or in flight). It is made
+             *     at its due time; resend it once it has settled.
+             */
+            409: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description The failed deliveries found are queued. */
+            202: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverAccepted"];
+                };
+            };
+            /**
+             * @description `Webhook ID is undefined` for a hookID that is not a positive integer. `Missing data`
+             *     when there is no body, the body is not a JSON object, or `since` is absent, `null` or
+             *     `""`. `Invalid data: ...` when `since` is not an RFC 3339 date-time with a time zone,
+             *     or is in the future.
+             */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The calling client has no webhook with this id (never existed, detached, or another client's). */
             404: {
                 headers: {
                     "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];

@@ -21,6 +21,8 @@ export const OPERATION_SECURITY = {
   deleteWebhook: "apiKey",
   listWebhookDeliveries: "apiKey",
   testWebhook: "apiKey",
+  retryWebhookDelivery: "apiKey",
+  recoverWebhookDeliveries: "apiKey",
   getHealth: null,
   getReadiness: null,
   listEvents: "apiKey",

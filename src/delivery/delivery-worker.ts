@@ -118,7 +118,8 @@ export function createDeliveryWorker(
       timeoutMs: config.deliveryTimeout,
       allowPrivateTargets: config.allowPrivateTargets,
     });
-    const decision = decideNext(result, job.attempts, config.retrySchedule, Date.now());
+    // A replay is one attempt: failing, it is as if the schedule were over.
+    const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, Date.now());
     try {
       await store.deliveries.recordAttempt(job, {
         attemptedAt,

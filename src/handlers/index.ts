@@ -4,6 +4,7 @@ import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
+import { createReplayHandlers } from './replay.js';
 import type { Handlers } from './types.js';
 import { createWebhookHandlers } from './webhooks.js';
 
@@ -25,5 +26,6 @@ export function createHandlers(store: Store, options: HandlerOptions): Handlers 
     ...createWebhookHandlers(store, { maxWebhooksPerClient: options.maxWebhooksPerClient, testSend: options.testSend, onResumed: onPublished }),
     ...createEventHandlers(store, onPublished, eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
+    ...createReplayHandlers(store, options.onPublished ?? (() => {})),
   };
 }

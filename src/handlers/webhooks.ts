@@ -76,7 +76,7 @@ export function createWebhookHandlers(
       return {
         status: 200,
         body: {
-          attempts: page.map(({ id, ...attempt }) => ({ attemptId: id, ...attempt })),
+          attempts: page.map(({ id, deliveryId, eventId, replay, ...attempt }) => ({ attemptId: id, deliveryId, eventId, ...attempt, replay })),
           next: attempts.length > limit ? page[page.length - 1]!.id : null,
         },
       };

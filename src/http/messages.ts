@@ -21,6 +21,10 @@ export const MESSAGES = {
   clientNotFound: 'Client not found',
   webhookNotFound: 'Webhook not found',
   webhookLimit: 'Webhook limit reached',
+  deliveryNotFound: 'Delivery not found',
+  deliveryPending: 'Delivery already queued: it is still pending',
+  invalidSince: 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z',
+  futureSince: 'Invalid data: since must not be in the future',
   notReady: 'Not ready: the database does not answer',
   databaseUnavailable: 'Service unavailable: the database does not answer',
   publishingDisabled: 'Publishing is disabled: the server has no PUBLISHER_TOKEN',
@@ -113,6 +117,11 @@ const eventBody = jsonBody(['clientId', 'type', 'data'], {
 
 const undefinedHookId: InputMessage = () => MESSAGES.undefinedHookId;
 
+const deliveryParams: InputMessage = (_params, issue) =>
+  fieldOf(issue)[0] === 'deliveryId' ? `${INVALID}deliveryId must be a positive integer` : MESSAGES.undefinedHookId;
+
+const recoverBody = jsonBody(['since'], { since: () => MESSAGES.invalidSince.slice(INVALID.length) });
+
 // The only header an operation's schema checks is Idempotency-Key.
 const idempotencyKeyHeader: InputMessage = () => MESSAGES.invalidIdempotencyKey;
 
@@ -132,6 +141,8 @@ const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, In
   testWebhook: { params: undefinedHookId },
   listWebhooks: { querystring: pageQuery },
   listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
+  retryWebhookDelivery: { params: deliveryParams },
+  recoverWebhookDeliveries: { params: undefinedHookId, body: recoverBody },
   publishEvent: { body: eventBody, headers: idempotencyKeyHeader },
   listEvents: { querystring: eventsQuery },
 };

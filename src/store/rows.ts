@@ -28,6 +28,8 @@ export interface JobRow {
   url: string;
   secret: string;
   payload: string;
+  /** 1 or true when a client asked for the attempt (SQLite has no booleans). */
+  replay: number | boolean;
 }
 
 /**
@@ -68,10 +70,13 @@ export const toJob = (row: JobRow): DeliveryJob => ({
   secret: row.secret,
   payload: row.payload,
   attempts: row.attempts,
+  ...(row.replay ? { replay: true } : {}),
 });
 
 export interface AttemptRow {
   id: number;
+  delivery_id: number;
+  replay: number | boolean;
   event_id: string;
   type: EventName;
   attempted_at: string;

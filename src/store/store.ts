@@ -157,6 +157,8 @@ export interface DeliveryJob {
   payload: string;
   /** Attempts made before this one. */
   attempts: number;
+  /** Set when a client asked for this attempt (a resend or a recovery): one attempt, not retried. */
+  replay?: boolean;
 }
 
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
@@ -173,6 +175,9 @@ export interface AttemptRecord {
 
 export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt'> {
   id: number;
+  deliveryId: number;
+  /** The attempt was asked for by a resend or a recovery. */
+  replay: boolean;
   eventId: string;
   type: EventName;
 }
@@ -278,6 +283,30 @@ export interface DeliveryRepository {
   nextDueAt(now?: number): Promise<number | undefined>;
   /** Pending deliveries, and the creation time (epoch ms) of the oldest of them. */
   pendingStats(): Promise<{ count: number; oldestCreatedAt: number | undefined }>;
+  /**
+   * Replay: queues one more attempt of a settled delivery of one of the client's webhooks, due
+   * at `now` (epoch ms) and marked as a replay. `no-webhook` when the client has no such active
+   * webhook, `no-delivery` when the webhook has no such delivery, `pending` when it is not settled.
+   */
+  requeue(
+    clientId: number,
+    webhookId: number,
+    deliveryId: number,
+    now: number,
+  ): Promise<{ outcome: 'queued'; eventId: string } | { outcome: 'no-webhook' | 'no-delivery' | 'pending' }>;
+  /**
+   * Replay: queues, as `requeue` does, up to `limit` failed deliveries of one of the client's
+   * webhooks whose events were created at or after `since` (ISO 8601), oldest first, through an
+   * index of failed deliveries by webhook. `more`: some are left. Undefined when the client has
+   * no such active webhook.
+   */
+  recoverFailed(
+    clientId: number,
+    webhookId: number,
+    since: string,
+    limit: number,
+    now: number,
+  ): Promise<{ queued: number; more: boolean } | undefined>;
   /** Attempts to one of the client's webhooks, newest first; undefined when it has no such webhook. */
   listAttempts(
     clientId: number,

@@ -117,6 +117,8 @@ t.test('a client generated from the served description compiles as consumers wri
     ],
     listEventTypes: [{ status: 200, body: { types: eventCatalogue(description) } }],
     listWebhookDeliveries: [{ status: 200, body: { attempts: [], next: null } }],
+    retryWebhookDelivery: [{ status: 409, body: { error: 'Delivery already queued: it is still pending' } }],
+    recoverWebhookDeliveries: [{ status: 202, body: { queued: 0, more: false } }],
     deleteWebhook: [
       { status: 204, body: undefined },
       { status: 404, body: { error: 'Webhook not found' } },

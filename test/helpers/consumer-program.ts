@@ -69,6 +69,9 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const nothing = await client.PATCH('/webhook/{hookID}', { params: { path: { hookID } }, body: {} });
   // The server refuses loopback targets: the test send says so, and no request leaves.
   const tested = await client.POST('/webhook/{hookID}/test', { params: { path: { hookID } } });
+  // The worker is off: the event's delivery is still pending, and nothing has failed yet.
+  const resent = await client.POST('/webhook/{hookID}/deliveries/{deliveryId}/retry', { params: { path: { hookID, deliveryId: 1 } } });
+  const recovered = await client.POST('/webhook/{hookID}/recover', { params: { path: { hookID } }, body: { since: '2026-01-01T00:00:00Z' } });
   const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
   const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
 
@@ -85,6 +88,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     getWebhook: [answer(read)],
     updateWebhook: [answer(paused), answer(moved), answer(nothing)],
     testWebhook: [answer(tested)],
+    retryWebhookDelivery: [answer(resent)],
+    recoverWebhookDeliveries: [answer(recovered)],
     deleteWebhook: [answer(deleted), answer(deletedAgain)],
   };
 }

@@ -6,6 +6,24 @@ import { inTransaction } from './transaction.js';
 import { CANCEL_PENDING } from './webhooks.js';
 
 
+// Replay: settled deliveries made pending again, due now, their next attempt marked as a replay.
+const REQUEUE = `UPDATE deliveries SET state = 'pending', next_attempt_at = $2::timestamptz, completed_at = NULL,
+  leased_until = NULL, replay = true WHERE id = ANY ($1::bigint[]) AND state <> 'pending'`;
+
+/**
+ * Whether the client has this active webhook, locked (FOR SHARE) until the transaction ends: a
+ * deletion, which cancels the webhook's pending deliveries, waits for a replay, or the replay
+ * sees the webhook gone. The delivery's event row is locked too (FOR KEY SHARE), so retention
+ * cannot delete it under a replay (PostgreSQL's prune re-checks after locking the events).
+ */
+async function lockOwnWebhook(db: pg.PoolClient, clientId: number, webhookId: number): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT id FROM webhooks WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL FOR SHARE',
+    [webhookId, clientId],
+  );
+  return rows.length > 0;
+}
+
 export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
   const claim = createClaimer();
 
@@ -20,8 +38,8 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       const record = (db: pg.Pool | pg.PoolClient) =>
         db.query(
           `WITH attempt AS (
-             INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome)
-             VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7)
+             INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay)
+             VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $10)
            )
            UPDATE deliveries SET attempts = attempts + 1, leased_until = NULL,
              state = coalesce($8::text, state),
@@ -38,6 +56,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
             attempt.outcome,
             finalState,
             new Date(attempt.nextAttemptAt ?? Date.now()).toISOString(),
+            job.replay === true,
           ],
         );
       if (attempt.outcome !== 'gone') {
@@ -73,7 +92,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     async listAttempts(clientId, webhookId, { limit, before }) {
       if (!Number.isSafeInteger(webhookId)) return undefined;
       const { rows } = await pool.query<AttemptRow & { owned: boolean }>(
-        `SELECT true AS owned, a.id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome
+        `SELECT true AS owned, a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay
          FROM webhooks w
          LEFT JOIN LATERAL (
            SELECT * FROM delivery_attempts a WHERE a.webhook_id = w.id AND a.id < $3 ORDER BY a.id DESC LIMIT $4
@@ -88,6 +107,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         .filter((row) => row.id !== null)
         .map((row) => ({
           id: row.id,
+          deliveryId: row.delivery_id,
           eventId: row.event_id,
           type: row.type,
           attemptedAt: row.attempted_at,
@@ -95,7 +115,42 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
           error: row.error,
           durationMs: row.duration_ms,
           outcome: row.outcome,
+          replay: row.replay === true,
         }));
+    },
+
+    async requeue(clientId, webhookId, deliveryId, now) {
+      if (!Number.isSafeInteger(webhookId) || !Number.isSafeInteger(deliveryId)) return { outcome: 'no-webhook' };
+      return inTransaction(pool, async (db) => {
+        if (!(await lockOwnWebhook(db, clientId, webhookId))) return { outcome: 'no-webhook' as const };
+        const { rows } = await db.query<{ state: string; event_id: string }>(
+          `SELECT d.state, d.event_id FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.id = $1 AND d.webhook_id = $2 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
+          [deliveryId, webhookId],
+        );
+        const delivery = rows[0];
+        if (!delivery) return { outcome: 'no-delivery' as const };
+        if (delivery.state === 'pending') return { outcome: 'pending' as const };
+        await db.query(REQUEUE, [[deliveryId], new Date(now).toISOString()]);
+        return { outcome: 'queued' as const, eventId: delivery.event_id };
+      });
+    },
+
+    async recoverFailed(clientId, webhookId, since, limit, now) {
+      if (!Number.isSafeInteger(webhookId)) return undefined;
+      return inTransaction(pool, async (db) => {
+        if (!(await lockOwnWebhook(db, clientId, webhookId))) return undefined;
+        // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
+        const { rows } = await db.query<{ id: number }>(
+          `SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.webhook_id = $1 AND d.state = 'failed' AND d.created_at >= $2::timestamptz
+           ORDER BY d.created_at, d.id LIMIT $3 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
+          [webhookId, since, limit + 1],
+        );
+        const ids = rows.slice(0, limit).map((row) => row.id);
+        if (ids.length > 0) await db.query(REQUEUE, [ids, new Date(now).toISOString()]);
+        return { queued: ids.length, more: rows.length > limit };
+      });
     },
   };
 }

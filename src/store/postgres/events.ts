@@ -75,7 +75,16 @@ export function createEventRepository(pool: pg.Pool): EventRepository {
       batch.more = !younger && rows.length === limit;
       if (doomed.length === 0) return batch;
       await inTransaction(pool, async (db) => {
-        // Settled deliveries never become pending again, so what was settled when visited still is.
+        // A replay can make a settled delivery pending again: lock the events (a replay holds a
+        // share lock on its delivery's event), then drop those whose deliveries are pending now,
+        // read by a statement of its own, after the locks, which sees what the replays committed.
+        await db.query('SELECT id FROM events WHERE id = ANY ($1) ORDER BY id FOR UPDATE', [doomed]);
+        const replayed = await db.query<{ event_id: string }>(
+          "SELECT DISTINCT event_id FROM deliveries WHERE event_id = ANY ($1) AND state = 'pending'",
+          [doomed],
+        );
+        for (const { event_id } of replayed.rows) doomed.splice(doomed.indexOf(event_id), 1);
+        if (doomed.length === 0) return;
         const attempts = await db.query(
           'DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id = ANY ($1))',
           [doomed],

@@ -123,4 +123,12 @@ export const MIGRATIONS: readonly string[] = [
     ADD COLUMN held boolean NOT NULL DEFAULT false;
   CREATE INDEX webhooks_to_release ON webhooks(id) WHERE held AND NOT paused;
   `,
+  // Replay: a client resends a settled delivery, or every failed one of a webhook since a time
+  // (the delivery is pending again, flagged until its attempt, which the log marks). The index
+  // finds one webhook's failed deliveries by creation time without a scan.
+  `
+  ALTER TABLE deliveries ADD COLUMN replay boolean NOT NULL DEFAULT false;
+  ALTER TABLE delivery_attempts ADD COLUMN replay boolean NOT NULL DEFAULT false;
+  CREATE INDEX deliveries_failed_by_webhook ON deliveries(webhook_id, created_at, id) WHERE state = 'failed';
+  `,
 ];

@@ -9,7 +9,7 @@ import { cancelPendingDeliveries } from './webhooks.js';
 type DueRow = JobRow & { paused: number };
 
 export function createDeliveryRepository(db: Db, grouped: GroupedWrite): DeliveryRepository {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload, w.paused';
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload, w.paused, d.replay';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], DueRow>(`
@@ -43,9 +43,9 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
       ORDER BY id LIMIT :batch)`);
   const released = db.prepare<[number]>('UPDATE webhooks SET held = 0 WHERE id = ?');
   const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 LIMIT 1');
-  const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string]>(`
-    INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number]>(`
+    INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const retryLater = db.prepare<[number, number]>(
     "UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ? AND state = 'pending'",
   );
@@ -64,9 +64,23 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     'SELECT id FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
   const attemptsPage = db.prepare<[number, number, number], AttemptRow>(`
-    SELECT a.id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome
+    SELECT a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay
     FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
     WHERE a.webhook_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?`);
+
+  // Replay: a settled delivery made pending again, due now, its attempt marked as a replay. Its
+  // event stays: retention only deletes events whose deliveries are all settled, in the same
+  // serialized transactions.
+  const deliveryOf = db.prepare<[number, number], { state: string; event_id: string }>(
+    'SELECT state, event_id FROM deliveries WHERE id = ? AND webhook_id = ?',
+  );
+  const requeueOne = db.prepare<[number, number]>(
+    "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, completed_at = NULL, replay = 1 WHERE id = ? AND state <> 'pending'",
+  );
+  // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
+  const failedSince = db.prepare<[number, string, number], { id: number }>(
+    "SELECT id FROM deliveries WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? ORDER BY created_at, id LIMIT ?",
+  );
 
   type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
 
@@ -149,7 +163,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
   };
 
   const record = (job: DeliveryJob, attempt: AttemptRecord) => {
-    insertAttempt.run(job.deliveryId, job.webhookId, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, attempt.outcome);
+    insertAttempt.run(job.deliveryId, job.webhookId, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, attempt.outcome, job.replay ? 1 : 0);
     const finalState = FINAL_STATE[attempt.outcome];
     if (finalState === null) {
       retryLater.run(attempt.nextAttemptAt ?? Date.now(), job.deliveryId);
@@ -183,6 +197,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
       if (!ownWebhook.get(webhookId, clientId)) return undefined;
       return attemptsPage.all(webhookId, before ?? Number.MAX_SAFE_INTEGER, limit).map((row) => ({
         id: row.id,
+        deliveryId: row.delivery_id,
         eventId: row.event_id,
         type: row.type,
         attemptedAt: row.attempted_at,
@@ -190,7 +205,26 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
         error: row.error,
         durationMs: row.duration_ms,
         outcome: row.outcome,
+        replay: row.replay === 1,
       }));
+    },
+    async requeue(clientId, webhookId, deliveryId, now) {
+      return grouped(() => {
+        if (!ownWebhook.get(webhookId, clientId)) return { outcome: 'no-webhook' as const };
+        const delivery = deliveryOf.get(deliveryId, webhookId);
+        if (!delivery) return { outcome: 'no-delivery' as const };
+        if (delivery.state === 'pending') return { outcome: 'pending' as const };
+        requeueOne.run(now, deliveryId);
+        return { outcome: 'queued' as const, eventId: delivery.event_id };
+      });
+    },
+    async recoverFailed(clientId, webhookId, since, limit, now) {
+      return grouped(() => {
+        if (!ownWebhook.get(webhookId, clientId)) return undefined;
+        const failed = failedSince.all(webhookId, since, limit + 1);
+        for (const { id } of failed.slice(0, limit)) requeueOne.run(now, id);
+        return { queued: Math.min(failed.length, limit), more: failed.length > limit };
+      });
     },
   };
 }

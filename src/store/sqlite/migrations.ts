@@ -133,4 +133,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX webhooks_to_release ON webhooks(id) WHERE held = 1 AND paused = 0;
   `,
+  // Replay: a client resends a settled delivery, or every failed one of a webhook since a time
+  // (the delivery is pending again, flagged until its attempt, which the log marks). The index
+  // finds one webhook's failed deliveries by creation time without a scan.
+  `
+  ALTER TABLE deliveries ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE delivery_attempts ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX deliveries_failed_by_webhook ON deliveries(webhook_id, created_at) WHERE state = 'failed';
+  `,
 ];

@@ -1,0 +1,253 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import t, { type Test } from 'tap';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import type { TestDatabase } from '../helpers/stores.js';
+
+// Replay: POST /webhook/{hookID}/deliveries/{deliveryId}/retry and POST /webhook/{hookID}/recover,
+// against real receivers, on a short retry schedule (DELIVERY_ENV: three attempts, 50 ms apart).
+
+type App = Awaited<ReturnType<typeof buildTestApp>>['app'];
+
+const log = async (app: App, apiKey: string, hookId: number) =>
+  (await send(app, { method: 'GET', url: `/webhook/${hookId}/deliveries?limit=100`, headers: { 'x-api-key': apiKey } })).json;
+
+const settled = (db: TestDatabase, count: number) =>
+  eventually(async () => {
+    const [row] = await db.query<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE state <> 'pending'");
+    return Number(row!.n) === count ? true : undefined;
+  });
+
+const retry = (app: App, apiKey: string, hookId: number | string, deliveryId: number | string) =>
+  send(app, { method: 'POST', url: `/webhook/${hookId}/deliveries/${deliveryId}/retry`, headers: { 'x-api-key': apiKey } });
+
+const recover = (app: App, apiKey: string, hookId: number | string, body: unknown) =>
+  send(app, { method: 'POST', url: `/webhook/${hookId}/recover`, headers: { 'x-api-key': apiKey }, payload: body as object });
+
+t.test('a delivery that failed for good is resent once the receiver is back: same webhook-id, signed, marked in the log', async (t) => {
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  let healthy = false;
+  const receiver = await startReceiver(t, () => ({ status: healthy ? 204 : 500 }));
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  const hookId: number = hook.json.hookId;
+  const event = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 981 } });
+  await receiver.waitFor(3);
+  await settled(db, 1);
+  t.same(await db.query('SELECT id, state, attempts FROM deliveries'), [{ id: 1, state: 'failed', attempts: 3 }]);
+  const failed = await log(app, acme.apiKey, hookId);
+  t.same(failed.attempts.map((a: { deliveryId: number; outcome: string; replay: boolean }) => [a.deliveryId, a.outcome, a.replay]), [
+    [1, 'failed', false],
+    [1, 'retrying', false],
+    [1, 'retrying', false],
+  ]);
+
+  // Still down: the resend is one attempt, not a new round of the schedule.
+  const first = await retry(app, acme.apiKey, hookId, 1);
+  t.equal(first.status, 202);
+  t.same(Object.keys(first.json), ['deliveryId', 'eventId', 'dueAt']);
+  t.match(first.json, { deliveryId: 1, eventId: event.json.eventId });
+  t.ok(Math.abs(Date.parse(first.json.dueAt) - Date.now()) < 5_000, 'due now');
+  await receiver.waitFor(4);
+  await settled(db, 1);
+  await sleep(300);
+  t.equal(receiver.received.length, 4, 'a failed resend is not retried');
+  t.same(await db.query('SELECT state, attempts, replay FROM deliveries'), [{ state: 'failed', attempts: 4, replay: db.kind === 'postgres' ? true : 1 }]);
+
+  healthy = true;
+  const second = await retry(app, acme.apiKey, hookId, 1);
+  t.equal(second.status, 202);
+  t.match(second.json, { deliveryId: 1, eventId: event.json.eventId });
+  await receiver.waitFor(5);
+  await settled(db, 1);
+  const resent = receiver.received[4]!;
+  t.equal(resent.headers['webhook-id'], event.json.eventId, 'the same webhook-id as the first attempts');
+  t.equal(resent.body, receiver.received[0]!.body, 'the same body');
+  t.ok(new Webhook(hook.json.secret).verify(resent.body, resent.headers as Record<string, string>), 'signed with the webhook secret');
+  t.same(await db.query('SELECT state, attempts FROM deliveries'), [{ state: 'succeeded', attempts: 5 }]);
+
+  const after = await log(app, acme.apiKey, hookId);
+  t.same(after.attempts.map((a: { deliveryId: number; statusCode: number; outcome: string; replay: boolean }) => [a.deliveryId, a.statusCode, a.outcome, a.replay]), [
+    [1, 204, 'succeeded', true],
+    [1, 500, 'failed', true],
+    [1, 500, 'failed', false],
+    [1, 500, 'retrying', false],
+    [1, 500, 'retrying', false],
+  ]);
+  const rows = await db.query<{ replay: number | boolean }>('SELECT replay FROM delivery_attempts ORDER BY id');
+  t.same(rows.map((r) => Boolean(r.replay)), [false, false, false, true, true], 'the attempts rows keep the mark');
+
+  // A delivered delivery may be resent too (a receiver may have lost it).
+  const again = await retry(app, acme.apiKey, hookId, 1);
+  t.equal(again.status, 202);
+  await receiver.waitFor(6);
+  t.equal(receiver.received[5]!.headers['webhook-id'], event.json.eventId);
+});
+
+t.test('a delivery still pending is not resent: 409', async (t) => {
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t, () => ({ status: 200, delayMs: 1_000 }));
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  await receiver.waitFor(1); // in flight: still pending
+  const res = await retry(app, acme.apiKey, hook.json.hookId, 1);
+  t.equal(res.status, 409);
+  t.same(res.json, { error: 'Delivery already queued: it is still pending' });
+  await settled(db, 1);
+  await sleep(200);
+  t.equal(receiver.received.length, 1, 'nothing more was sent');
+  t.same(await db.query('SELECT state, attempts FROM deliveries'), [{ state: 'succeeded', attempts: 1 }]);
+});
+
+t.test('resend and recover: 401, 400 and 404 in the contract shape, and nothing queued', async (t) => {
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  const bolt = await createClient(app, 'Bolt Homes');
+  const receiver = await startReceiver(t, () => ({ status: 500 }));
+  const hookA = (await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] })).json.hookId;
+  const hookB = (await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_update'] })).json.hookId;
+  const boltHook = (await createWebhook(app, bolt.apiKey, { url: receiver.url, events: ['lead_create'] })).json.hookId;
+  const gone = (await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] })).json.hookId;
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } }); // deliveries 1 (hookA) and 2 (gone)
+  await publish(app, { clientId: acme.clientId, type: 'lead_update', data: { id: 2 } }); // delivery 3 (hookB)
+  await publish(app, { clientId: bolt.clientId, type: 'lead_create', data: { id: 3 } }); // delivery 4 (bolt's)
+  await settled(db, 4);
+  t.equal((await send(app, { method: 'DELETE', url: `/webhook/${gone}`, headers: { 'x-api-key': acme.apiKey } })).status, 204);
+  const past = new Date(Date.now() - 3_600_000).toISOString();
+
+  const cases: Array<[string, () => ReturnType<typeof send>, number, string]> = [
+    ['retry without a key', () => send(app, { method: 'POST', url: `/webhook/${hookA}/deliveries/1/retry` }), 401, 'Client not found'],
+    ['retry, hookID undefined', () => retry(app, acme.apiKey, 'undefined', 1), 400, 'Webhook ID is undefined'],
+    ['retry, deliveryId not a number', () => retry(app, acme.apiKey, hookA, 'abc'), 400, 'Invalid data: deliveryId must be a positive integer'],
+    ['retry, deliveryId 0', () => retry(app, acme.apiKey, hookA, 0), 400, 'Invalid data: deliveryId must be a positive integer'],
+    ["retry, another client's webhook", () => retry(app, acme.apiKey, boltHook, 4), 404, 'Webhook not found'],
+    ['retry, a deleted webhook', () => retry(app, acme.apiKey, gone, 2), 404, 'Webhook not found'],
+    ['retry, a delivery of another webhook', () => retry(app, acme.apiKey, hookA, 3), 404, 'Delivery not found'],
+    ["retry, another client's delivery", () => retry(app, acme.apiKey, hookA, 4), 404, 'Delivery not found'],
+    ['retry, no such delivery', () => retry(app, acme.apiKey, hookA, 99), 404, 'Delivery not found'],
+    ['recover without a key', () => send(app, { method: 'POST', url: `/webhook/${hookA}/recover`, payload: { since: past } }), 401, 'Client not found'],
+    ['recover, hookID undefined', () => recover(app, acme.apiKey, 'undefined', { since: past }), 400, 'Webhook ID is undefined'],
+    ['recover, no body', () => send(app, { method: 'POST', url: `/webhook/${hookA}/recover`, headers: { 'x-api-key': acme.apiKey } }), 400, 'Missing data'],
+    ['recover, since missing', () => recover(app, acme.apiKey, hookA, {}), 400, 'Missing data'],
+    ['recover, since empty', () => recover(app, acme.apiKey, hookA, { since: '' }), 400, 'Missing data'],
+    ['recover, since not a string', () => recover(app, acme.apiKey, hookA, { since: 1732262400 }), 400, 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z'],
+    ['recover, since malformed', () => recover(app, acme.apiKey, hookA, { since: 'yesterday' }), 400, 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z'],
+    ['recover, since without a time zone', () => recover(app, acme.apiKey, hookA, { since: '2026-11-22T08:00:00' }), 400, 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z'],
+    ['recover, since on 30 February', () => recover(app, acme.apiKey, hookA, { since: '2025-02-30T08:00:00Z' }), 400, 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z'],
+    ['recover, since in the future', () => recover(app, acme.apiKey, hookA, { since: new Date(Date.now() + 60_000).toISOString() }), 400, 'Invalid data: since must not be in the future'],
+    ["recover, another client's webhook", () => recover(app, acme.apiKey, boltHook, { since: past }), 404, 'Webhook not found'],
+    ['recover, a deleted webhook', () => recover(app, acme.apiKey, gone, { since: past }), 404, 'Webhook not found'],
+    ['recover, no such webhook', () => recover(app, acme.apiKey, 999, { since: past }), 404, 'Webhook not found'],
+  ];
+  for (const [name, request, status, error] of cases) {
+    const res = await request();
+    t.equal(res.status, status, name);
+    t.same(res.json, { error }, name);
+  }
+  t.same(await db.query('SELECT id, state FROM deliveries ORDER BY id'), [
+    { id: 1, state: 'failed' },
+    { id: 2, state: 'failed' },
+    { id: 3, state: 'failed' },
+    { id: 4, state: 'failed' },
+  ], 'nothing was queued');
+  t.same(await db.query('SELECT count(*) AS n FROM delivery_attempts WHERE replay <> ?', [db.kind === 'postgres' ? false : 0]), [{ n: 0 }]);
+});
+
+/** A receiver that counts the requests it holds at once: each is answered after `delayMs`. */
+async function countingReceiver(t: Test, delayMs: number, healthy: () => boolean) {
+  const received: Array<{ id: number; webhookId: string }> = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const ok = healthy();
+      if (ok) {
+        received.push({ id: JSON.parse(body).data.id, webhookId: String(req.headers['webhook-id']) });
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+      }
+      const status = ok || JSON.parse(body).data.ok ? 200 : 500;
+      setTimeout(() => {
+        if (ok) inFlight--;
+        res.writeHead(status).end();
+      }, ok ? delayMs : 0);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => (server.closeAllConnections(), server.close()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, maxInFlight: () => maxInFlight };
+}
+
+t.test('recover re-queues only the failed deliveries since the time, sent at the webhook pace, visible in the log', async (t) => {
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_CONCURRENCY: '32' });
+  const acme = await createClient(app);
+  let healthy = false;
+  const receiver = await countingReceiver(t, 150, () => healthy);
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  const hookId: number = hook.json.hookId;
+  const other = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_update'] });
+
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 0 } }); // fails before `since`
+  await settled(db, 1);
+  await sleep(5);
+  const since = new Date().toISOString();
+  await sleep(5);
+  const eventIds = new Map<number, string>();
+  for (let id = 1; id <= 20; id++) {
+    eventIds.set(id, (await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } })).json.eventId);
+  }
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 21, ok: true } }); // delivered
+  await publish(app, { clientId: acme.clientId, type: 'lead_update', data: { id: 22 } }); // another webhook's failure
+  await settled(db, 23);
+  t.same(await db.query('SELECT state, count(*) AS n FROM deliveries GROUP BY state ORDER BY state'), [
+    { state: 'failed', n: 22 },
+    { state: 'succeeded', n: 1 },
+  ]);
+
+  healthy = true;
+  const res = await recover(app, acme.apiKey, hookId, { since: since.replace('Z', '+00:00') });
+  t.equal(res.status, 202);
+  t.same(res.json, { queued: 20, more: false });
+  await eventually(() => (receiver.received.length >= 20 ? true : undefined));
+  await settled(db, 23);
+  await sleep(300);
+  t.same(receiver.received.map((r) => r.id).sort((a, b) => a - b), [...eventIds.keys()], 'the 20 failed since the time, once each, and nothing else');
+  for (const r of receiver.received) t.equal(r.webhookId, eventIds.get(r.id), `event ${r.id} with its own webhook-id`);
+  t.ok(receiver.maxInFlight() <= 8, `at most 8 at once to the webhook (saw ${receiver.maxInFlight()})`);
+  t.ok(receiver.maxInFlight() >= 2, 'and more than one at a time');
+
+  const rows = await db.query<{ id: number; state: string; webhook_id: number }>('SELECT id, webhook_id, state FROM deliveries ORDER BY id');
+  t.same(rows.filter((r) => r.state === 'failed').map((r) => r.id), [1, 23], 'the one before the time and the other webhook stay failed');
+  t.equal(rows.filter((r) => r.state === 'succeeded').length, 21);
+  const replayed = (await log(app, acme.apiKey, hookId)).attempts.filter((a: { replay: boolean }) => a.replay);
+  t.equal(replayed.length, 20, 'twenty replayed attempts in the log');
+  t.ok(replayed.every((a: { outcome: string }) => a.outcome === 'succeeded'));
+  t.same((await log(app, acme.apiKey, other.json.hookId)).attempts.filter((a: { replay: boolean }) => a.replay), []);
+
+  const again = await recover(app, acme.apiKey, hookId, { since });
+  t.same([again.status, again.json], [202, { queued: 0, more: false }], 'nothing failed is left');
+});
+
+t.test('the store recovers at most the limit per call, oldest first, and says there is more', async (t) => {
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_WORKER: 'off' });
+  const acme = await createClient(app);
+  const hook = await createWebhook(app, acme.apiKey, { url: 'http://127.0.0.1:9/hook', events: ['lead_create'] });
+  for (let id = 1; id <= 5; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
+  await db.query("UPDATE deliveries SET state = 'failed', attempts = 3");
+  const since = new Date(Date.now() - 60_000).toISOString();
+  const now = Date.now();
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 2, more: true });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 2, more: true });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 1, more: false });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId + 1, hook.json.hookId, since, 2, now), undefined, "another client's webhook");
+  const rows = await db.query<{ state: string; next_attempt_at: unknown }>('SELECT state FROM deliveries ORDER BY id');
+  t.same(rows.map((r) => r.state), ['pending', 'pending', 'pending', 'pending', 'pending']);
+  t.equal(await app.store.deliveries.nextDueAt(), now, 'due now');
+});
