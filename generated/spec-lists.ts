@@ -18,6 +18,7 @@ export const OPERATION_SECURITY = {
   createWebhook: "apiKey",
   deleteWebhook: "apiKey",
   listWebhookDeliveries: "apiKey",
+  rotateWebhookSecret: "apiKey",
   getHealth: null,
   getReadiness: null,
   listEvents: "apiKey",

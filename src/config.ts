@@ -44,6 +44,8 @@ export interface Config {
   retention: number;
   /** How often the history older than `retention` is pruned, in milliseconds. */
   pruneInterval: number;
+  /** How long a webhook's previous secret keeps signing after a rotation, in milliseconds. */
+  secretRotationGrace: number;
 }
 
 export interface RateLimit {
@@ -224,6 +226,11 @@ const SETTINGS = {
   MAX_WEBHOOKS_PER_CLIENT: { default: '100', parse: parseCount, expected: 'a whole number from 1' },
   RETENTION: { default: '30d', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30d or 12h' },
   PRUNE_INTERVAL: { default: '1m', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 1m' },
+  SECRET_ROTATION_GRACE: {
+    default: '24h',
+    parse: parsePositiveDuration,
+    expected: 'a duration with a unit, such as 24h',
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -263,5 +270,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxWebhooksPerClient: read(env, 'MAX_WEBHOOKS_PER_CLIENT'),
     retention: read(env, 'RETENTION'),
     pruneInterval: read(env, 'PRUNE_INTERVAL'),
+    secretRotationGrace: read(env, 'SECRET_ROTATION_GRACE'),
   };
 }

@@ -24,6 +24,7 @@ t.test('defaults', async (t) => {
     maxWebhooksPerClient: 100,
     retention: 30 * 86_400_000,
     pruneInterval: 60_000,
+    secretRotationGrace: 86_400_000,
   });
 });
 
@@ -50,6 +51,7 @@ t.test('values are read and converted', async (t) => {
     MAX_WEBHOOKS_PER_CLIENT: '5',
     RETENTION: '7d',
     PRUNE_INTERVAL: '10s',
+    SECRET_ROTATION_GRACE: '90m',
   });
   t.same(config, {
     port: 8080,
@@ -73,6 +75,7 @@ t.test('values are read and converted', async (t) => {
     maxWebhooksPerClient: 5,
     retention: 7 * 86_400_000,
     pruneInterval: 10_000,
+    secretRotationGrace: 90 * 60_000,
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
@@ -100,6 +103,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     MAX_WEBHOOKS_PER_CLIENT: '-1',
     RETENTION: '30',
     PRUNE_INTERVAL: '0s',
+    SECRET_ROTATION_GRACE: '24',
   };
   for (const [name, value] of Object.entries(bad)) {
     t.throws(() => loadConfig({ [name]: value }), ConfigError, name);

@@ -52,6 +52,17 @@ function describeError(error: NodeJS.ErrnoException): string {
   }
 }
 
+/**
+ * The `webhook-signature` header: the current secret's signature, and during the grace period
+ * after a rotation the previous secret's too, space-separated (Standard Webhooks allows several).
+ */
+export function signatures(job: DeliveryJob, timestamp: number, now = Date.now()): string {
+  const current = signPayload(job.secret, job.eventId, timestamp, job.payload);
+  const previous = job.previousSecret;
+  if (previous === undefined || now >= previous.until) return current;
+  return `${current} ${signPayload(previous.secret, job.eventId, timestamp, job.payload)}`;
+}
+
 /** Makes one delivery attempt: a signed POST of the event, no redirects followed. */
 export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<AttemptResult> {
   const started = performance.now();
@@ -91,7 +102,7 @@ export function sendWebhook(job: DeliveryJob, options: SendOptions): Promise<Att
           'user-agent': USER_AGENT,
           'webhook-id': job.eventId,
           'webhook-timestamp': String(timestamp),
-          'webhook-signature': signPayload(job.secret, job.eventId, timestamp, job.payload),
+          'webhook-signature': signatures(job, timestamp),
         },
       },
       (response) => {

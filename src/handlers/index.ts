@@ -3,6 +3,7 @@ import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
+import { createSecretHandlers } from './secrets.js';
 import type { Handlers } from './types.js';
 import { createWebhookHandlers } from './webhooks.js';
 
@@ -10,6 +11,8 @@ export interface HandlerOptions {
   /** openapi.yaml, parsed: the event catalogue is read from it. */
   spec: Record<string, unknown>;
   maxWebhooksPerClient: number;
+  /** How long a previous secret keeps signing after a rotation, in milliseconds. */
+  secretRotationGrace: number;
   /** Called after an event with deliveries is stored (the worker looks at once). */
   onPublished?: () => void;
 }
@@ -19,6 +22,7 @@ export function createHandlers(store: Store, options: HandlerOptions): Handlers 
   return {
     ...createAboutHandlers(),
     ...createWebhookHandlers(store, options.maxWebhooksPerClient),
+    ...createSecretHandlers(store, options.secretRotationGrace),
     ...createEventHandlers(store, options.onPublished ?? (() => {}), eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
   };

@@ -51,9 +51,13 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** The fingerprint a key is held to: the operation and its body, whatever the order of its fields. */
-export function requestHash(operationId: string, body: unknown): string {
-  return hash('sha256', `${operationId}\n${canonicalJson(body)}`, 'hex');
+/**
+ * The fingerprint a key is held to: the operation, its path parameters when it has any (the
+ * webhook a rotation is for), and its body, whatever the order of its fields.
+ */
+export function requestHash(operationId: string, body: unknown, params: object = {}): string {
+  const path = Object.keys(params).length === 0 ? '' : `${canonicalJson(params)}\n`;
+  return hash('sha256', `${operationId}\n${path}${canonicalJson(body)}`, 'hex');
 }
 
 function storedAnswer<T>(render: (result: T) => { status: number; body: unknown }, result: T): StoredResponse {
@@ -92,7 +96,7 @@ export function createIdempotency(): Idempotency {
         const slot = `${scope}\n${key}`;
         if (running.has(slot)) throw new IdempotencyConflict('in-progress');
         running.add(slot);
-        const hashed = requestHash(operationId, request.body);
+        const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
         request.idempotency = {
           scope,
           key,

@@ -83,7 +83,12 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     await app.register(openapiGlue, {
       specification: spec,
       serviceHandlers: bindHandlers(
-        createHandlers(store, { spec, maxWebhooksPerClient: config.maxWebhooksPerClient, onPublished: () => app.notifyPublished() }),
+        createHandlers(store, {
+          spec,
+          maxWebhooksPerClient: config.maxWebhooksPerClient,
+          secretRotationGrace: config.secretRotationGrace,
+          onPublished: () => app.notifyPublished(),
+        }),
       ),
     });
   },

@@ -27,6 +27,8 @@ export interface JobRow {
   attempts: number;
   url: string;
   secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
   payload: string;
 }
 
@@ -38,6 +40,9 @@ export const toJob = (row: JobRow): DeliveryJob => ({
   secret: row.secret,
   payload: row.payload,
   attempts: row.attempts,
+  ...(row.previous_secret !== null && row.previous_secret_until !== null
+    ? { previousSecret: { secret: row.previous_secret, until: Date.parse(row.previous_secret_until) } }
+    : {}),
 });
 
 export interface AttemptRow {

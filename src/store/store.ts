@@ -141,6 +141,8 @@ export interface DeliveryJob {
   payload: string;
   /** Attempts made before this one. */
   attempts: number;
+  /** The secret the webhook signed with before its latest rotation, and until when (epoch ms) it still signs too. */
+  previousSecret?: { secret: string; until: number };
 }
 
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
@@ -250,6 +252,16 @@ export interface DeliveryRepository {
   ): Promise<DeliveryAttempt[] | undefined>;
 }
 
+/** A webhook's signing secrets (README, "Rotating a webhook's secret"). */
+export interface SecretRepository {
+  /**
+   * Gives one of the client's active webhooks the signing secret `secret`; the one it replaces
+   * keeps signing until `previousUntil` (ISO 8601), and any older one stops. False when the
+   * client has no such webhook. With `idempotency`, made once per key (see IdempotentWrite).
+   */
+  rotate(clientId: number, id: number, secret: string, previousUntil: string, idempotency?: IdempotentWrite<boolean>): Promise<boolean>;
+}
+
 export interface IdempotencyRepository {
   /**
    * Retention: deletes up to `limit` idempotency keys created before `before` (ISO 8601), oldest
@@ -265,6 +277,7 @@ export interface Store {
   events: EventRepository;
   deliveries: DeliveryRepository;
   idempotency: IdempotencyRepository;
+  secrets: SecretRepository;
   /**
    * Calls `listener` when deliveries may have been published by another process (PostgreSQL:
    * LISTEN/NOTIFY), so that an idle worker looks at once. A hint, never a guarantee: workers

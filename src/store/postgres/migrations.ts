@@ -111,4 +111,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
   `,
+  // Secret rotation: the secret a webhook signed with before its latest rotation, and until when
+  // deliveries carry its signature beside the new one's.
+  `
+  ALTER TABLE webhooks ADD COLUMN previous_secret text, ADD COLUMN previous_secret_until timestamptz;
+  `,
 ];

@@ -122,4 +122,10 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
   `,
+  // Secret rotation: the secret a webhook signed with before its latest rotation, and until when
+  // (ISO 8601) deliveries carry its signature beside the new one's.
+  `
+  ALTER TABLE webhooks ADD COLUMN previous_secret TEXT;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_until TEXT;
+  `,
 ];
