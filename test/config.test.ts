@@ -25,6 +25,7 @@ t.test('defaults', async (t) => {
     retention: 30 * 86_400_000,
     pruneInterval: 60_000,
     secretRotationGrace: 86_400_000,
+    secretEncryptionKey: null,
   });
 });
 
@@ -52,6 +53,7 @@ t.test('values are read and converted', async (t) => {
     RETENTION: '7d',
     PRUNE_INTERVAL: '10s',
     SECRET_ROTATION_GRACE: '90m',
+    SECRET_ENCRYPTION_KEY: 'ab'.repeat(32),
   });
   t.same(config, {
     port: 8080,
@@ -76,6 +78,7 @@ t.test('values are read and converted', async (t) => {
     retention: 7 * 86_400_000,
     pruneInterval: 10_000,
     secretRotationGrace: 90 * 60_000,
+    secretEncryptionKey: Buffer.alloc(32, 0xab),
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
@@ -104,6 +107,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     RETENTION: '30',
     PRUNE_INTERVAL: '0s',
     SECRET_ROTATION_GRACE: '24',
+    SECRET_ENCRYPTION_KEY: 'c2hvcnQ=',
   };
   for (const [name, value] of Object.entries(bad)) {
     t.throws(() => loadConfig({ [name]: value }), ConfigError, name);
@@ -140,4 +144,15 @@ t.test('sizes', async (t) => {
   t.equal(parseSize('0kb'), undefined);
   t.equal(parseSize('1gb'), undefined);
   t.equal(parseSize('12'), undefined);
+});
+
+t.test('SECRET_ENCRYPTION_KEY: 32 bytes as hex or base64; anything else refused without echoing it', async (t) => {
+  const key = Buffer.alloc(32, 7);
+  t.same(loadConfig({ SECRET_ENCRYPTION_KEY: key.toString('base64') }).secretEncryptionKey, key);
+  t.same(loadConfig({ SECRET_ENCRYPTION_KEY: key.toString('hex') }).secretEncryptionKey, key);
+  for (const bad of ['c2hvcnQ=', 'zz'.repeat(32), Buffer.alloc(31).toString('base64'), Buffer.alloc(33).toString('base64'), 'passphrase-not-a-key']) {
+    t.throws(() => loadConfig({ SECRET_ENCRYPTION_KEY: bad }), {
+      message: 'SECRET_ENCRYPTION_KEY=(value hidden) is not valid: expected 32 bytes as 64 hex digits or as base64 (openssl rand -base64 32)',
+    }, bad);
+  }
 });

@@ -1,3 +1,4 @@
+import { createSecretBox, type SecretBox } from '../delivery/secret-box.js';
 import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
@@ -13,16 +14,19 @@ export interface HandlerOptions {
   maxWebhooksPerClient: number;
   /** How long a previous secret keeps signing after a rotation, in milliseconds. */
   secretRotationGrace: number;
+  /** Seals signing secrets before they are stored; none: stored as they are. */
+  secrets?: SecretBox;
   /** Called after an event with deliveries is stored (the worker looks at once). */
   onPublished?: () => void;
 }
 
 /** Every operation of openapi.yaml, by operationId. A missing one is a compile error. */
 export function createHandlers(store: Store, options: HandlerOptions): Handlers {
+  const secrets = options.secrets ?? createSecretBox(null);
   return {
     ...createAboutHandlers(),
-    ...createWebhookHandlers(store, options.maxWebhooksPerClient),
-    ...createSecretHandlers(store, options.secretRotationGrace),
+    ...createWebhookHandlers(store, options.maxWebhooksPerClient, secrets),
+    ...createSecretHandlers(store, options.secretRotationGrace, secrets),
     ...createEventHandlers(store, options.onPublished ?? (() => {}), eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
   };

@@ -1,10 +1,11 @@
+import type { SecretBox } from '../delivery/secret-box.js';
 import { generateWebhookSecret } from '../delivery/webhook-secret.js';
 import { HttpError } from '../http/http-error.js';
 import { MESSAGES } from '../http/messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 
-export function createSecretHandlers(store: Store, graceMs: number): Pick<Handlers, 'rotateWebhookSecret'> {
+export function createSecretHandlers(store: Store, graceMs: number, secrets: SecretBox): Pick<Handlers, 'rotateWebhookSecret'> {
   return {
     async rotateWebhookSecret({ client, params, idempotency }) {
       const secret = generateWebhookSecret();
@@ -14,7 +15,7 @@ export function createSecretHandlers(store: Store, graceMs: number): Pick<Handle
         if (!rotated) throw new HttpError(404, MESSAGES.webhookNotFound);
         return { status: 200 as const, body: { hookId: params.hookID, secret, previousSecretExpiresAt } };
       };
-      return answer(await store.secrets.rotate(client.id, params.hookID, secret, previousSecretExpiresAt, idempotency?.keep(answer)));
+      return answer(await store.secrets.rotate(client.id, params.hookID, secrets.seal(secret), previousSecretExpiresAt, idempotency?.keep(answer)));
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { SecretBox } from '../delivery/secret-box.js';
 import { generateWebhookSecret } from '../delivery/webhook-secret.js';
 import { HttpError } from '../http/http-error.js';
 import { MESSAGES } from '../http/messages.js';
@@ -13,6 +14,7 @@ function created(webhook: Webhook | undefined): Success<'createWebhook'> {
 export function createWebhookHandlers(
   store: Store,
   maxWebhooksPerClient: number,
+  secrets: SecretBox,
 ): Pick<Handlers, 'createWebhook' | 'deleteWebhook' | 'listWebhooks' | 'listWebhookDeliveries'> {
   return {
     async listWebhooks({ client, query }) {
@@ -43,12 +45,15 @@ export function createWebhookHandlers(
     },
 
     async createWebhook({ client, body, idempotency }) {
+      // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
+      const secret = generateWebhookSecret();
+      const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       const webhook = await store.webhooks.create(
-        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: generateWebhookSecret() },
+        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret) },
         maxWebhooksPerClient,
-        idempotency?.keep(created),
+        idempotency?.keep(answer),
       );
-      return created(webhook);
+      return answer(webhook);
     },
 
     async deleteWebhook({ client, params }) {

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { SecretBox } from '../delivery/secret-box.js';
 import { IdempotencyConflict, IdempotentReplay, type IdempotentWrite, type StoredResponse } from '../store/store.js';
 import { errorBody, HttpError } from './http-error.js';
 
@@ -83,7 +84,8 @@ export interface Idempotency {
   wrap(operationId: string, scopeOf: (request: FastifyRequest) => string, handler: RouteHandlerMethod): RouteHandlerMethod;
 }
 
-export function createIdempotency(): Idempotency {
+/** `secrets` seals the answers kept (they hold webhooks' secrets) and opens them for a replay. */
+export function createIdempotency(secrets: SecretBox): Idempotency {
   // Keys (with their scope) whose request is running in this process.
   const running = new Set<string>();
 
@@ -101,13 +103,22 @@ export function createIdempotency(): Idempotency {
           scope,
           key,
           requestHash: hashed,
-          keep: (render) => ({ scope, key, requestHash: hashed, respond: (result) => storedAnswer(render, result) }),
+          keep: (render) => ({
+            scope,
+            key,
+            requestHash: hashed,
+            respond: (result) => {
+              const answer = storedAnswer(render, result);
+              return { status: answer.status, body: secrets.seal(answer.body) };
+            },
+          }),
         };
         try {
           return await handler.call(this, request, reply);
         } catch (error) {
           if (!(error instanceof IdempotentReplay)) throw error;
-          const { status, body } = error.response;
+          const status = error.response.status;
+          const body = secrets.open(error.response.body);
           reply.code(status).header(REPLAYED_HEADER, 'true');
           // Sent as the first answer was: the same status, and the body through the same serializer.
           return body === '' ? reply.send() : reply.send(JSON.parse(body));

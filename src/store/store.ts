@@ -260,6 +260,14 @@ export interface SecretRepository {
    * client has no such webhook. With `idempotency`, made once per key (see IdempotentWrite).
    */
   rotate(clientId: number, id: number, secret: string, previousUntil: string, idempotency?: IdempotentWrite<boolean>): Promise<boolean>;
+  /**
+   * Secrets at rest: replaces up to `limit` stored values not starting with `prefix` (webhooks'
+   * secrets and previous secrets, deleted webhooks' too, and the answers kept for Idempotency-Keys)
+   * by `seal(value)`, in one transaction; returns how many it replaced (0: none is left).
+   */
+  seal(prefix: string, limit: number, seal: (value: string) => string): Promise<number>;
+  /** One stored webhook secret starting with `prefix`, if there is any. */
+  sealedSample(prefix: string): Promise<string | undefined>;
 }
 
 export interface IdempotencyRepository {

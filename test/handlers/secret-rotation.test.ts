@@ -72,7 +72,7 @@ t.test('during the grace period a delivery verifies with either secret; after it
 
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: LEAD });
   await receiver.waitFor(1);
-  t.equal(receiver.received[0]!.headers['webhook-signature']!.split(' ').length, 1, 'one signature before any rotation');
+  t.equal((receiver.received[0]!.headers['webhook-signature'] as string).split(' ').length, 1, 'one signature before any rotation');
 
   const rotated = await rotate(app, acme.apiKey, hook.json.hookId);
   const fresh = rotated.json.secret as string;
