@@ -235,6 +235,41 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/webhook/{hookID}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret
+         * @description Gives one of the calling client's webhooks a new signing secret and answers with it
+         *     (shown only in this answer). The secret it replaces stays valid for a grace period
+         *     (`SECRET_ROTATION_GRACE` of the server, 24 hours by default): until
+         *     `previousSecretExpiresAt`, every delivery to the webhook carries two signatures in
+         *     `webhook-signature`, space-separated, `v1,<signature with the new secret> v1,<signature
+         *     with the previous one>`, as the Standard Webhooks specification allows, so a receiver
+         *     holding either secret verifies it and can switch at its own pace. After it, deliveries
+         *     carry the new signature only.
+         *
+         *     Rotating again during a grace period keeps only the newest previous secret (the one this
+         *     rotation replaces), with a grace period of its own; the one before it stops signing at
+         *     once. No body is taken.
+         *
+         *     With an `Idempotency-Key`, a retry of the same request (same webhook) within 24 hours gets
+         *     this answer again and rotates nothing, so a rotation whose answer was lost can be retried
+         *     without losing the secret the receiver still holds (see "Safe retries" above).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -369,7 +404,10 @@ export type webhooks = {
                     "webhook-id": components["parameters"]["WebhookIdHeader"];
                     /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
                     "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
-                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. */
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
                 };
                 path?: never;
@@ -424,7 +462,10 @@ export type webhooks = {
                     "webhook-id": components["parameters"]["WebhookIdHeader"];
                     /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
                     "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
-                    /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. */
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
                     "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
                 };
                 path?: never;
@@ -550,6 +591,25 @@ export type components = {
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secret: string;
+        };
+        WebhookSecretRotated: {
+            /**
+             * @description The webhook whose secret was rotated.
+             * @example 42
+             */
+            hookId: number;
+            /**
+             * @description The webhook's new signing secret, in Standard Webhooks form. Shown only in this answer
+             *     (and in its replays under the same `Idempotency-Key`, for 24 hours).
+             * @example whsec_3mD9qfI0aV8d2vZq0m3yJ8kPj6nQyU1x
+             */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until when deliveries are signed with the previous secret as well (ISO 8601).
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            previousSecretExpiresAt: string;
         };
         Health: {
             /** @constant */
@@ -871,7 +931,10 @@ export type components = {
         WebhookIdHeader: string;
         /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
         WebhookTimestampHeader: string;
-        /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. */
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+         *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+         */
         WebhookSignatureHeader: string;
     };
     requestBodies: never;
@@ -1486,6 +1549,101 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
+                 *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
+                 *     are the calling client's own (the publisher's, for `POST /events`). A UUID will do.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The webhook signs with the new secret from now on, and with the previous one too until
+             *     `previousSecretExpiresAt`. With `idempotent-replayed: true`, this is the answer given to
+             *     an earlier request with the same `Idempotency-Key`: nothing was rotated this time.
+             */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    "idempotent-replayed"?: components["schemas"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            /**
+             * @description `Webhook ID is undefined` for a hookID that is not a positive integer;
+             *     `Invalid data: ...` for an `Idempotency-Key` that is not one.
+             */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The calling client has no webhook with this id. */
+            404: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with the same `Idempotency-Key` is still running; retry later. */
+            409: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description The `Idempotency-Key` was used within 24 hours for another request. */
+            422: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

@@ -23,6 +23,7 @@ export const OPERATION_SECURITY = {
   testWebhook: "apiKey",
   retryWebhookDelivery: "apiKey",
   recoverWebhookDeliveries: "apiKey",
+  rotateWebhookSecret: "apiKey",
   getHealth: null,
   getReadiness: null,
   listEvents: "apiKey",

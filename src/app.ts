@@ -11,6 +11,7 @@ import { jsonBodyPlugin } from './plugins/json-body.js';
 import { storePlugin } from './plugins/store.js';
 import { operationsPlugin } from './routes/operations.js';
 import { loadSpec } from './spec.js';
+import { createSecretBox, sealSecretsAtRest } from './delivery/secret-box.js';
 import { openStore } from './store/open-store.js';
 
 export interface AppOptions {
@@ -27,6 +28,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.setValidatorCompiler(validatorCompiler);
   const spec = loadSpec();
   const store = await openStore(config);
+  try {
+    await sealSecretsAtRest(store, createSecretBox(config.secretEncryptionKey));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 
   await app.register(storePlugin, { store }); // app.store; closes last
   await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics

@@ -44,6 +44,10 @@ export interface Config {
   retention: number;
   /** How often the history older than `retention` is pruned, in milliseconds. */
   pruneInterval: number;
+  /** How long a webhook's previous secret keeps signing after a rotation, in milliseconds. */
+  secretRotationGrace: number;
+  /** AES-256 key that seals signing secrets at rest (32 bytes); null: stored as they are. */
+  secretEncryptionKey: Buffer | null;
 }
 
 export interface RateLimit {
@@ -159,6 +163,16 @@ export function redactDatabaseUrl(value: string): string {
   return masked === undefined ? '(value hidden)' : JSON.stringify(masked);
 }
 
+/** 32 bytes as 64 hex digits or as base64; unset or empty: no encryption (null). */
+export function parseEncryptionKey(value: string): Buffer | null | undefined {
+  if (value === '') return null;
+  const text = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (!/^[A-Za-z0-9+/]{43}=?$/.test(text)) return undefined;
+  const key = Buffer.from(text, 'base64');
+  return key.length === 32 ? key : undefined;
+}
+
 function parseLogLevel(value: string): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
@@ -224,6 +238,17 @@ const SETTINGS = {
   MAX_WEBHOOKS_PER_CLIENT: { default: '100', parse: parseCount, expected: 'a whole number from 1' },
   RETENTION: { default: '30d', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30d or 12h' },
   PRUNE_INTERVAL: { default: '1m', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 1m' },
+  SECRET_ENCRYPTION_KEY: {
+    default: '',
+    parse: parseEncryptionKey,
+    expected: '32 bytes as 64 hex digits or as base64 (openssl rand -base64 32)',
+    secret: true,
+  },
+  SECRET_ROTATION_GRACE: {
+    default: '24h',
+    parse: parsePositiveDuration,
+    expected: 'a duration with a unit, such as 24h',
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -263,5 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxWebhooksPerClient: read(env, 'MAX_WEBHOOKS_PER_CLIENT'),
     retention: read(env, 'RETENTION'),
     pruneInterval: read(env, 'PRUNE_INTERVAL'),
+    secretRotationGrace: read(env, 'SECRET_ROTATION_GRACE'),
+    secretEncryptionKey: read(env, 'SECRET_ENCRYPTION_KEY'),
   };
 }

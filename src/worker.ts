@@ -4,6 +4,7 @@
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/delivery-worker.js';
+import { createSecretBox, sealSecretsAtRest } from './delivery/secret-box.js';
 import { exitOnUnsupportedNode } from './node-version.js';
 import { createPruner } from './retention/pruner.js';
 import { describeStore, openStore } from './store/open-store.js';
@@ -13,6 +14,8 @@ try {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
   const store = await openStore(config);
+  // A wrong or missing SECRET_ENCRYPTION_KEY stops start-up here, not at the first delivery.
+  await sealSecretsAtRest(store, createSecretBox(config.secretEncryptionKey));
   const worker = createDeliveryWorker(store, config, log.child({ component: 'delivery' }));
   const pruner = createPruner(store, config, log.child({ component: 'retention' }));
   worker.start();

@@ -24,6 +24,8 @@ t.test('defaults', async (t) => {
     maxWebhooksPerClient: 100,
     retention: 30 * 86_400_000,
     pruneInterval: 60_000,
+    secretRotationGrace: 86_400_000,
+    secretEncryptionKey: null,
   });
 });
 
@@ -50,6 +52,8 @@ t.test('values are read and converted', async (t) => {
     MAX_WEBHOOKS_PER_CLIENT: '5',
     RETENTION: '7d',
     PRUNE_INTERVAL: '10s',
+    SECRET_ROTATION_GRACE: '90m',
+    SECRET_ENCRYPTION_KEY: 'ab'.repeat(32),
   });
   t.same(config, {
     port: 8080,
@@ -73,6 +77,8 @@ t.test('values are read and converted', async (t) => {
     maxWebhooksPerClient: 5,
     retention: 7 * 86_400_000,
     pruneInterval: 10_000,
+    secretRotationGrace: 90 * 60_000,
+    secretEncryptionKey: Buffer.alloc(32, 0xab),
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
@@ -100,6 +106,8 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     MAX_WEBHOOKS_PER_CLIENT: '-1',
     RETENTION: '30',
     PRUNE_INTERVAL: '0s',
+    SECRET_ROTATION_GRACE: '24',
+    SECRET_ENCRYPTION_KEY: 'c2hvcnQ=',
   };
   for (const [name, value] of Object.entries(bad)) {
     t.throws(() => loadConfig({ [name]: value }), ConfigError, name);
@@ -136,4 +144,15 @@ t.test('sizes', async (t) => {
   t.equal(parseSize('0kb'), undefined);
   t.equal(parseSize('1gb'), undefined);
   t.equal(parseSize('12'), undefined);
+});
+
+t.test('SECRET_ENCRYPTION_KEY: 32 bytes as hex or base64; anything else refused without echoing it', async (t) => {
+  const key = Buffer.alloc(32, 7);
+  t.same(loadConfig({ SECRET_ENCRYPTION_KEY: key.toString('base64') }).secretEncryptionKey, key);
+  t.same(loadConfig({ SECRET_ENCRYPTION_KEY: key.toString('hex') }).secretEncryptionKey, key);
+  for (const bad of ['c2hvcnQ=', 'zz'.repeat(32), Buffer.alloc(31).toString('base64'), Buffer.alloc(33).toString('base64'), 'passphrase-not-a-key']) {
+    t.throws(() => loadConfig({ SECRET_ENCRYPTION_KEY: bad }), {
+      message: 'SECRET_ENCRYPTION_KEY=(value hidden) is not valid: expected 32 bytes as 64 hex digits or as base64 (openssl rand -base64 32)',
+    }, bad);
+  }
 });

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { AttemptOutcome, DeliveryJob, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
+import { createSecretBox } from './secret-box.js';
 import { sendWebhook } from './send-webhook.js';
 
 /** Beyond the attempt timeout, how long a claim is held before another worker may take it over. */
@@ -28,7 +29,7 @@ export interface DeliveryWorker {
 
 type WorkerConfig = Pick<
   Config,
-  'retrySchedule' | 'deliveryTimeout' | 'deliveryConcurrency' | 'deliveryPollInterval' | 'allowPrivateTargets'
+  'retrySchedule' | 'deliveryTimeout' | 'deliveryConcurrency' | 'deliveryPollInterval' | 'allowPrivateTargets' | 'secretEncryptionKey'
 >;
 
 /**
@@ -43,6 +44,7 @@ export function createDeliveryWorker(
   onAttempt: (outcome: AttemptOutcome) => void = () => {},
 ): DeliveryWorker {
   const inFlight = new Map<number, number>();
+  const secrets = createSecretBox(config.secretEncryptionKey);
   const refillAt = Math.max(1, Math.floor(config.deliveryConcurrency / 4));
   const attempts = new Set<Promise<void>>();
   let running = false;
@@ -117,6 +119,7 @@ export function createDeliveryWorker(
     const result = await sendWebhook(job, {
       timeoutMs: config.deliveryTimeout,
       allowPrivateTargets: config.allowPrivateTargets,
+      secrets,
     });
     // A replay is one attempt: failing, it is as if the schedule were over.
     const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, Date.now());

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { USER_AGENT } from '../package-info.js';
 import type { DeliveryJob } from '../store/store.js';
 import { BlockedAddressError, isPublicAddress, publicOnlyLookup } from './address-guard.js';
+import type { SecretBox } from './secret-box.js';
 import { signPayload } from './sign-payload.js';
 
 export interface AttemptResult {
@@ -17,6 +18,8 @@ export interface AttemptResult {
 export interface SendOptions {
   timeoutMs: number;
   allowPrivateTargets: boolean;
+  /** Opens the job's secrets (sealed at rest with SECRET_ENCRYPTION_KEY) to sign with them. */
+  secrets: SecretBox;
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -53,7 +56,18 @@ function describeError(error: NodeJS.ErrnoException): string {
 }
 
 /** What one signed request needs: a delivery job, or a test send's sample event. */
-export type SignedRequest = Pick<DeliveryJob, 'eventId' | 'url' | 'secret' | 'payload'>;
+export type SignedRequest = Pick<DeliveryJob, 'eventId' | 'url' | 'secret' | 'payload' | 'previousSecret'>;
+
+/**
+ * The `webhook-signature` header: the current secret's signature, and during the grace period
+ * after a rotation the previous secret's too, space-separated (Standard Webhooks allows several).
+ */
+export function signatures(job: SignedRequest, timestamp: number, secrets: SecretBox, now = Date.now()): string {
+  const current = signPayload(secrets.open(job.secret), job.eventId, timestamp, job.payload);
+  const previous = job.previousSecret;
+  if (previous === undefined || now >= previous.until) return current;
+  return `${current} ${signPayload(secrets.open(previous.secret), job.eventId, timestamp, job.payload)}`;
+}
 
 /** Makes one delivery attempt: a signed POST of the event, no redirects followed. */
 export function sendWebhook(job: SignedRequest, options: SendOptions): Promise<AttemptResult> {
@@ -94,7 +108,7 @@ export function sendWebhook(job: SignedRequest, options: SendOptions): Promise<A
           'user-agent': USER_AGENT,
           'webhook-id': job.eventId,
           'webhook-timestamp': String(timestamp),
-          'webhook-signature': signPayload(job.secret, job.eventId, timestamp, job.payload),
+          'webhook-signature': signatures(job, timestamp, options.secrets),
         },
       },
       (response) => {

@@ -1,3 +1,4 @@
+import { createSecretBox, type SecretBox } from '../delivery/secret-box.js';
 import { eventCatalogue } from '../event-catalogue.js';
 import type { SendOptions } from '../delivery/send-webhook.js';
 import type { Store } from '../store/store.js';
@@ -5,6 +6,7 @@ import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
 import { createReplayHandlers } from './replay.js';
+import { createSecretHandlers } from './secrets.js';
 import type { Handlers } from './types.js';
 import { createWebhookHandlers } from './webhooks.js';
 
@@ -13,7 +15,11 @@ export interface HandlerOptions {
   spec: Record<string, unknown>;
   maxWebhooksPerClient: number;
   /** How a test send is made: the delivery timeout and address policy. */
-  testSend: SendOptions;
+  testSend: Omit<SendOptions, 'secrets'>;
+  /** How long a previous secret keeps signing after a rotation, in milliseconds. */
+  secretRotationGrace: number;
+  /** Seals signing secrets before they are stored; none: stored as they are. */
+  secrets?: SecretBox;
   /** Called when there may be deliveries to make at once: an event was stored, a webhook resumed. */
   onPublished?: () => void;
 }
@@ -21,11 +27,18 @@ export interface HandlerOptions {
 /** Every operation of openapi.yaml, by operationId. A missing one is a compile error. */
 export function createHandlers(store: Store, options: HandlerOptions): Handlers {
   const onPublished = options.onPublished ?? (() => {});
+  const secrets = options.secrets ?? createSecretBox(null);
   return {
     ...createAboutHandlers(),
-    ...createWebhookHandlers(store, { maxWebhooksPerClient: options.maxWebhooksPerClient, testSend: options.testSend, onResumed: onPublished }),
+    ...createWebhookHandlers(store, {
+      maxWebhooksPerClient: options.maxWebhooksPerClient,
+      testSend: { ...options.testSend, secrets },
+      onResumed: onPublished,
+      secrets,
+    }),
+    ...createSecretHandlers(store, options.secretRotationGrace, secrets),
     ...createEventHandlers(store, onPublished, eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
-    ...createReplayHandlers(store, options.onPublished ?? (() => {})),
+    ...createReplayHandlers(store, onPublished),
   };
 }

@@ -1,5 +1,6 @@
 import type { SendOptions } from '../delivery/send-webhook.js';
 import { sendTestEvent } from '../delivery/test-send.js';
+import type { SecretBox } from '../delivery/secret-box.js';
 import { generateWebhookSecret } from '../delivery/webhook-secret.js';
 import { HttpError } from '../http/http-error.js';
 import { MESSAGES } from '../http/messages.js';
@@ -18,6 +19,8 @@ export interface WebhookHandlerOptions {
   testSend: SendOptions;
   /** Called when a webhook is resumed (the worker releases its held deliveries at once). */
   onResumed: () => void;
+  /** Seals a new webhook's secret before it is stored. */
+  secrets: SecretBox;
 }
 
 /** A webhook as the API shows it, in the listing and alone. */
@@ -30,7 +33,7 @@ export function createWebhookHandlers(
   Handlers,
   'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
 > {
-  const { maxWebhooksPerClient } = options;
+  const { maxWebhooksPerClient, secrets } = options;
   return {
     async listWebhooks({ client, query }) {
       const limit = query.limit ?? 100;
@@ -83,12 +86,15 @@ export function createWebhookHandlers(
     },
 
     async createWebhook({ client, body, idempotency }) {
+      // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
+      const secret = generateWebhookSecret();
+      const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       const webhook = await store.webhooks.create(
-        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: generateWebhookSecret() },
+        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret) },
         maxWebhooksPerClient,
-        idempotency?.keep(created),
+        idempotency?.keep(answer),
       );
-      return created(webhook);
+      return answer(webhook);
     },
 
     async deleteWebhook({ client, params }) {

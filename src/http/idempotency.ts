@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { SecretBox } from '../delivery/secret-box.js';
 import { IdempotencyConflict, IdempotentReplay, type IdempotentWrite, type StoredResponse } from '../store/store.js';
 import { errorBody, HttpError } from './http-error.js';
 
@@ -51,9 +52,13 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** The fingerprint a key is held to: the operation and its body, whatever the order of its fields. */
-export function requestHash(operationId: string, body: unknown): string {
-  return hash('sha256', `${operationId}\n${canonicalJson(body)}`, 'hex');
+/**
+ * The fingerprint a key is held to: the operation, its path parameters when it has any (the
+ * webhook a rotation is for), and its body, whatever the order of its fields.
+ */
+export function requestHash(operationId: string, body: unknown, params: object = {}): string {
+  const path = Object.keys(params).length === 0 ? '' : `${canonicalJson(params)}\n`;
+  return hash('sha256', `${operationId}\n${path}${canonicalJson(body)}`, 'hex');
 }
 
 function storedAnswer<T>(render: (result: T) => { status: number; body: unknown }, result: T): StoredResponse {
@@ -79,7 +84,8 @@ export interface Idempotency {
   wrap(operationId: string, scopeOf: (request: FastifyRequest) => string, handler: RouteHandlerMethod): RouteHandlerMethod;
 }
 
-export function createIdempotency(): Idempotency {
+/** `secrets` seals the answers kept (they hold webhooks' secrets) and opens them for a replay. */
+export function createIdempotency(secrets: SecretBox): Idempotency {
   // Keys (with their scope) whose request is running in this process.
   const running = new Set<string>();
 
@@ -92,18 +98,27 @@ export function createIdempotency(): Idempotency {
         const slot = `${scope}\n${key}`;
         if (running.has(slot)) throw new IdempotencyConflict('in-progress');
         running.add(slot);
-        const hashed = requestHash(operationId, request.body);
+        const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
         request.idempotency = {
           scope,
           key,
           requestHash: hashed,
-          keep: (render) => ({ scope, key, requestHash: hashed, respond: (result) => storedAnswer(render, result) }),
+          keep: (render) => ({
+            scope,
+            key,
+            requestHash: hashed,
+            respond: (result) => {
+              const answer = storedAnswer(render, result);
+              return { status: answer.status, body: secrets.seal(answer.body) };
+            },
+          }),
         };
         try {
           return await handler.call(this, request, reply);
         } catch (error) {
           if (!(error instanceof IdempotentReplay)) throw error;
-          const { status, body } = error.response;
+          const status = error.response.status;
+          const body = secrets.open(error.response.body);
           reply.code(status).header(REPLAYED_HEADER, 'true');
           // Sent as the first answer was: the same status, and the body through the same serializer.
           return body === '' ? reply.send() : reply.send(JSON.parse(body));

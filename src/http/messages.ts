@@ -143,6 +143,7 @@ const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, In
   listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
   retryWebhookDelivery: { params: deliveryParams },
   recoverWebhookDeliveries: { params: undefinedHookId, body: recoverBody },
+  rotateWebhookSecret: { params: undefinedHookId, headers: idempotencyKeyHeader },
   publishEvent: { body: eventBody, headers: idempotencyKeyHeader },
   listEvents: { querystring: eventsQuery },
 };

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
 import { createAuthenticators } from '../auth/authenticate.js';
 import type { Config } from '../config.js';
+import { createSecretBox } from '../delivery/secret-box.js';
 import { createHandlers } from '../handlers/index.js';
 import type { Handlers, RuntimeHandler } from '../handlers/types.js';
 import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
@@ -58,7 +59,8 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
     const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config.publisherToken);
     const rateLimiter = createRateLimiter(config.rateLimit);
-    const idempotency = createIdempotency();
+    const secrets = createSecretBox(config.secretEncryptionKey);
+    const idempotency = createIdempotency(secrets);
     app.addHook('onClose', async () => rateLimiter?.close());
     const bodyLimits: Record<string, number> = { publishEvent: config.publisherBodyLimit };
 
@@ -87,6 +89,8 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
           spec,
           maxWebhooksPerClient: config.maxWebhooksPerClient,
           testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets },
+          secretRotationGrace: config.secretRotationGrace,
+          secrets,
           onPublished: () => app.notifyPublished(),
         }),
       ),

@@ -27,6 +27,8 @@ export interface JobRow {
   attempts: number;
   url: string;
   secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
   payload: string;
   /** 1 or true when a client asked for the attempt (SQLite has no booleans). */
   replay: number | boolean;
@@ -71,6 +73,9 @@ export const toJob = (row: JobRow): DeliveryJob => ({
   payload: row.payload,
   attempts: row.attempts,
   ...(row.replay ? { replay: true } : {}),
+  ...(row.previous_secret !== null && row.previous_secret_until !== null
+    ? { previousSecret: { secret: row.previous_secret, until: Date.parse(row.previous_secret_until) } }
+    : {}),
 });
 
 export interface AttemptRow {

@@ -159,6 +159,8 @@ export interface DeliveryJob {
   attempts: number;
   /** Set when a client asked for this attempt (a resend or a recovery): one attempt, not retried. */
   replay?: boolean;
+  /** The secret the webhook signed with before its latest rotation, and until when (epoch ms) it still signs too. */
+  previousSecret?: { secret: string; until: number };
 }
 
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
@@ -315,6 +317,24 @@ export interface DeliveryRepository {
   ): Promise<DeliveryAttempt[] | undefined>;
 }
 
+/** A webhook's signing secrets (README, "Rotating a webhook's secret"). */
+export interface SecretRepository {
+  /**
+   * Gives one of the client's active webhooks the signing secret `secret`; the one it replaces
+   * keeps signing until `previousUntil` (ISO 8601), and any older one stops. False when the
+   * client has no such webhook. With `idempotency`, made once per key (see IdempotentWrite).
+   */
+  rotate(clientId: number, id: number, secret: string, previousUntil: string, idempotency?: IdempotentWrite<boolean>): Promise<boolean>;
+  /**
+   * Secrets at rest: replaces up to `limit` stored values not starting with `prefix` (webhooks'
+   * secrets and previous secrets, deleted webhooks' too, and the answers kept for Idempotency-Keys)
+   * by `seal(value)`, in one transaction; returns how many it replaced (0: none is left).
+   */
+  seal(prefix: string, limit: number, seal: (value: string) => string): Promise<number>;
+  /** One stored webhook secret starting with `prefix`, if there is any. */
+  sealedSample(prefix: string): Promise<string | undefined>;
+}
+
 export interface IdempotencyRepository {
   /**
    * Retention: deletes up to `limit` idempotency keys created before `before` (ISO 8601), oldest
@@ -330,6 +350,7 @@ export interface Store {
   events: EventRepository;
   deliveries: DeliveryRepository;
   idempotency: IdempotencyRepository;
+  secrets: SecretRepository;
   /**
    * Calls `listener` when deliveries may have been published by another process (PostgreSQL:
    * LISTEN/NOTIFY), so that an idle worker looks at once. A hint, never a guarantee: workers

@@ -77,6 +77,10 @@ t.test('a client generated from the served description compiles as consumers wri
   const testedId = answers.testWebhook?.[0]?.body.eventId;
   t.match(testedId, /^evt_[0-9a-f]{32}$/);
   t.not(testedId, eventId);
+  const rotated = answers.rotateWebhookSecret?.[0]?.body;
+  t.match(rotated?.secret, /^whsec_[A-Za-z0-9+/=]+$/);
+  t.not(rotated?.secret, secret, 'the rotation gives a new secret');
+  t.match(rotated?.previousSecretExpiresAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   t.strictSame(answers, {
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
@@ -119,6 +123,7 @@ t.test('a client generated from the served description compiles as consumers wri
     listWebhookDeliveries: [{ status: 200, body: { attempts: [], next: null } }],
     retryWebhookDelivery: [{ status: 409, body: { error: 'Delivery already queued: it is still pending' } }],
     recoverWebhookDeliveries: [{ status: 202, body: { queued: 0, more: false } }],
+    rotateWebhookSecret: [{ status: 200, body: { hookId: 1, secret: rotated?.secret, previousSecretExpiresAt: rotated?.previousSecretExpiresAt } }],
     deleteWebhook: [
       { status: 204, body: undefined },
       { status: 404, body: { error: 'Webhook not found' } },

@@ -72,6 +72,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   // The worker is off: the event's delivery is still pending, and nothing has failed yet.
   const resent = await client.POST('/webhook/{hookID}/deliveries/{deliveryId}/retry', { params: { path: { hookID, deliveryId: 1 } } });
   const recovered = await client.POST('/webhook/{hookID}/recover', { params: { path: { hookID } }, body: { since: '2026-01-01T00:00:00Z' } });
+  const rotated = await client.POST('/webhook/{hookID}/secret/rotate', { params: { path: { hookID } } });
   const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
   const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
 
@@ -90,6 +91,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     testWebhook: [answer(tested)],
     retryWebhookDelivery: [answer(resent)],
     recoverWebhookDeliveries: [answer(recovered)],
+    rotateWebhookSecret: [answer(rotated)],
     deleteWebhook: [answer(deleted), answer(deletedAgain)],
   };
 }

@@ -131,4 +131,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE delivery_attempts ADD COLUMN replay boolean NOT NULL DEFAULT false;
   CREATE INDEX deliveries_failed_by_webhook ON deliveries(webhook_id, created_at, id) WHERE state = 'failed';
   `,
+  // Secret rotation: the secret a webhook signed with before its latest rotation, and until when
+  // deliveries carry its signature beside the new one's.
+  `
+  ALTER TABLE webhooks ADD COLUMN previous_secret text, ADD COLUMN previous_secret_until timestamptz;
+  `,
 ];

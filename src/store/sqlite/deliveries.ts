@@ -9,7 +9,7 @@ import { cancelPendingDeliveries } from './webhooks.js';
 type DueRow = JobRow & { paused: number };
 
 export function createDeliveryRepository(db: Db, grouped: GroupedWrite): DeliveryRepository {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, e.payload, w.paused, d.replay';
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, w.paused, d.replay';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], DueRow>(`

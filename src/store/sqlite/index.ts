@@ -6,6 +6,7 @@ import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyRepository } from './keys.js';
+import { createSecretRepository } from './secrets.js';
 import { createWebhookRepository } from './webhooks.js';
 
 /** The embedded store: one SQLite file, created and migrated on first use. */
@@ -20,6 +21,7 @@ export function createSqliteStore(path: string): Store {
     events: createEventRepository(db, writer.grouped),
     deliveries: createDeliveryRepository(db, writer.grouped),
     idempotency: createIdempotencyRepository(db, writer.grouped),
+    secrets: createSecretRepository(db, writer.grouped),
     onNewWork() {
       return () => {};
     },

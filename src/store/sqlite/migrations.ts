@@ -141,4 +141,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE delivery_attempts ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX deliveries_failed_by_webhook ON deliveries(webhook_id, created_at) WHERE state = 'failed';
   `,
+  // Secret rotation: the secret a webhook signed with before its latest rotation, and until when
+  // (ISO 8601) deliveries carry its signature beside the new one's.
+  `
+  ALTER TABLE webhooks ADD COLUMN previous_secret TEXT;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_until TEXT;
+  `,
 ];

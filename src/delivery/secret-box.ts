@@ -1,0 +1,73 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ConfigError } from '../config.js';
+import type { Store } from '../store/store.js';
+
+// Secrets at rest (README, "Secrets at rest"). With SECRET_ENCRYPTION_KEY set, webhooks' signing
+// secrets (current and previous) and the answers kept for Idempotency-Keys (which hold secrets)
+// are stored sealed: AES-256-GCM, a random 12-byte IV per value, the 16-byte tag, all behind a
+// versioned prefix, `enc:v1:` + base64(iv | tag | ciphertext), so sealed and plain values can be
+// told apart. They are opened only to sign a delivery or to answer the client.
+
+export const SEALED_PREFIX = 'enc:v1:';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface SecretBox {
+  /** Whether values are sealed (a key is set). */
+  readonly sealing: boolean;
+  /** The value as it is to be stored: sealed with a key, as it is without one. */
+  seal(value: string): string;
+  /** A stored value in the clear: a sealed one opened, a plain one as it is. */
+  open(stored: string): string;
+}
+
+export const isSealed = (stored: string): boolean => stored.startsWith(SEALED_PREFIX);
+
+export function createSecretBox(key: Buffer | null): SecretBox {
+  return {
+    sealing: key !== null,
+    seal(value) {
+      if (key === null) return value;
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const ciphertext = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+      return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');
+    },
+    open(stored) {
+      if (!isSealed(stored)) return stored;
+      if (key === null) throw new Error('a stored secret is encrypted, and SECRET_ENCRYPTION_KEY is not set');
+      const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64');
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+      return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    },
+  };
+}
+
+/** Rows sealed per transaction when the server seals the plain secrets it finds at start. */
+const SEAL_BATCH = 200;
+
+/**
+ * At start, before serving: checks that the key opens what is already sealed (a wrong or missing
+ * key stops start-up with a ConfigError), then seals every plain secret left (rows written before
+ * the key was set), in short transactions of SEAL_BATCH rows. Idempotent: sealed rows are skipped.
+ * Returns how many values it sealed.
+ */
+export async function sealSecretsAtRest(store: Store, box: SecretBox): Promise<number> {
+  const sample = await store.secrets.sealedSample(SEALED_PREFIX);
+  if (sample !== undefined) {
+    if (!box.sealing) throw new ConfigError('SECRET_ENCRYPTION_KEY is not set, but the stored webhook secrets are encrypted: set the key they were encrypted with');
+    try {
+      box.open(sample);
+    } catch {
+      throw new ConfigError('SECRET_ENCRYPTION_KEY does not decrypt the stored webhook secrets: it is not the key they were encrypted with');
+    }
+  }
+  if (!box.sealing) return 0;
+  let sealed = 0;
+  for (;;) {
+    const n = await store.secrets.seal(SEALED_PREFIX, SEAL_BATCH, (value) => box.seal(value));
+    sealed += n;
+    if (n === 0) return sealed;
+  }
+}

@@ -1,0 +1,21 @@
+import type { SecretBox } from '../delivery/secret-box.js';
+import { generateWebhookSecret } from '../delivery/webhook-secret.js';
+import { HttpError } from '../http/http-error.js';
+import { MESSAGES } from '../http/messages.js';
+import type { Store } from '../store/store.js';
+import type { Handlers } from './types.js';
+
+export function createSecretHandlers(store: Store, graceMs: number, secrets: SecretBox): Pick<Handlers, 'rotateWebhookSecret'> {
+  return {
+    async rotateWebhookSecret({ client, params, idempotency }) {
+      const secret = generateWebhookSecret();
+      const previousSecretExpiresAt = new Date(Date.now() + graceMs).toISOString();
+      // The answer to a rotation: 200 with the new secret, or 404 when the client has no such webhook.
+      const answer = (rotated: boolean) => {
+        if (!rotated) throw new HttpError(404, MESSAGES.webhookNotFound);
+        return { status: 200 as const, body: { hookId: params.hookID, secret, previousSecretExpiresAt } };
+      };
+      return answer(await store.secrets.rotate(client.id, params.hookID, secrets.seal(secret), previousSecretExpiresAt, idempotency?.keep(answer)));
+    },
+  };
+}

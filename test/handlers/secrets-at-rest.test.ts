@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import t from 'tap';
+import { buildApp } from '../../src/app.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { startReceiver, type Received } from '../helpers/receiver.js';
+import type { TestDatabase } from '../helpers/stores.js';
+
+// Secrets at rest: with SECRET_ENCRYPTION_KEY, the database holds no signing secret in the clear
+// (webhooks' current and previous secrets, the answers kept for Idempotency-Keys), rows written
+// before the key was set are sealed at start, deliveries still verify, and a wrong key stops
+// start-up.
+
+const KEY = randomBytes(32).toString('base64');
+const LEAD = { id: 5, name: 'Jane Doe' };
+
+const verifies = (secret: string, request: Received): boolean => {
+  try {
+    new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function rawSecrets(db: TestDatabase): Promise<string[]> {
+  const webhooks = await db.query<{ secret: string; previous_secret: string | null }>('SELECT secret, previous_secret FROM webhooks');
+  const answers = await db.query<{ body: string }>('SELECT body FROM idempotency_keys');
+  return [...webhooks.flatMap((row) => [row.secret, ...(row.previous_secret === null ? [] : [row.previous_secret])]), ...answers.map((row) => row.body)];
+}
+
+const keyed = (key: string) => ({ 'idempotency-key': key });
+
+/** A keyed creation and a keyed rotation: every kind of stored secret. */
+async function attachAndRotate(app: FastifyInstance, apiKey: string, url: string) {
+  const created = await send(app, { method: 'POST', url: '/webhook', headers: { 'x-api-key': apiKey, ...keyed('create-1') }, payload: { url, events: ['lead_create'] } });
+  const rotated = await send(app, { method: 'POST', url: `/webhook/${created.json.hookId}/secret/rotate`, headers: { 'x-api-key': apiKey, ...keyed('rotate-1') } });
+  return { created, rotated };
+}
+
+t.test('with SECRET_ENCRYPTION_KEY the rows hold no secret in the clear, and deliveries verify with either secret', async (t) => {
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, SECRET_ENCRYPTION_KEY: KEY });
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const { created, rotated } = await attachAndRotate(app, acme.apiKey, receiver.url);
+  t.match(created.json.secret, /^whsec_/, 'the client gets its secret in the clear');
+  t.match(rotated.json.secret, /^whsec_/);
+
+  const raw = await rawSecrets(db);
+  t.equal(raw.length, 4, 'secret, previous secret, two kept answers');
+  for (const value of raw) {
+    t.match(value, /^enc:v1:[A-Za-z0-9+/=]+$/, 'sealed');
+    t.notMatch(value, /whsec_/);
+  }
+  t.notMatch(raw.join(' '), created.json.secret.slice('whsec_'.length), 'not even the secret\'s base64');
+
+  const replay = await send(app, { method: 'POST', url: '/webhook', headers: { 'x-api-key': acme.apiKey, ...keyed('create-1') }, payload: { url: receiver.url, events: ['lead_create'] } });
+  t.equal(replay.text, created.text, 'a replay answers with the secret in the clear, as the first time');
+  t.equal(replay.headers['idempotent-replayed'], 'true');
+
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: LEAD });
+  await receiver.waitFor(1);
+  t.ok(verifies(rotated.json.secret, receiver.received[0]!), 'the new secret verifies the delivery');
+  t.ok(verifies(created.json.secret, receiver.received[0]!), 'the previous one too, during the grace period');
+});
+
+t.test('plain secrets written before the key was set are sealed at start, once; deliveries still verify', async (t) => {
+  const first = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(first.app);
+  const receiver = await startReceiver(t);
+  const { created, rotated } = await attachAndRotate(first.app, acme.apiKey, receiver.url);
+  const plain = await rawSecrets(first.db);
+  t.ok(plain.every((value) => value.includes('whsec_')), 'without a key, stored as they are');
+  await first.app.close();
+
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  const sealed = await rawSecrets(db);
+  t.equal(sealed.length, 4);
+  t.ok(sealed.every((value) => value.startsWith('enc:v1:') && !value.includes('whsec_')), 'every one sealed at start');
+
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: LEAD });
+  await receiver.waitFor(1);
+  t.ok(verifies(rotated.json.secret, receiver.received[0]!), 'the current secret still signs');
+  t.ok(verifies(created.json.secret, receiver.received[0]!), 'and the previous one');
+  const replay = await send(app, { method: 'POST', url: `/webhook/${created.json.hookId}/secret/rotate`, headers: { 'x-api-key': acme.apiKey, ...keyed('rotate-1') } });
+  t.equal(replay.text, rotated.text, 'a kept answer sealed at start is replayed in the clear');
+  await app.close();
+
+  const again = await buildTestApp(t, { ...DELIVERY_ENV, ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  t.same(await rawSecrets(again.db), sealed, 'a second start changes nothing: sealing is idempotent');
+});
+
+t.test('a wrong or missing key for sealed secrets stops start-up with a one-line configuration error', async (t) => {
+  const { app, db } = await buildTestApp(t, { SECRET_ENCRYPTION_KEY: KEY });
+  const acme = await createClient(app);
+  await createWebhook(app, acme.apiKey, { url: 'https://hooks.example.com/a', events: ['lead_create'] });
+  await app.close();
+
+  const wrong = randomBytes(32).toString('hex');
+  const error = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...db.env, SECRET_ENCRYPTION_KEY: wrong })).catch((e: unknown) => e);
+  t.type(error, ConfigError);
+  t.match((error as Error).message, /^SECRET_ENCRYPTION_KEY does not decrypt the stored webhook secrets/);
+  t.notMatch((error as Error).message, wrong, 'the key is not echoed');
+  t.notMatch((error as Error).message, /\n/, 'one line');
+
+  const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...db.env })).catch((e: unknown) => e);
+  t.type(missing, ConfigError);
+  t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set, but the stored webhook secrets are encrypted/);
+});
