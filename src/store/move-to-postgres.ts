@@ -44,14 +44,16 @@ const TABLES: TableCopy[] = [
   },
   {
     // The insert triggers count each client's active webhooks as they arrive. `paused` and
-    // `held` are 0/1 in SQLite, booleans here.
+    // `held` are 0/1 in SQLite, booleans here. A secret rotated during its grace period keeps its
+    // previous secret (sealed or not, as it is) and the grace period's end.
     table: 'webhooks',
-    select: 'SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held FROM webhooks ORDER BY id',
-    columns: ['id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held'],
-    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held)
-      SELECT id, client_id, url, ARRAY(SELECT jsonb_array_elements_text(events::jsonb)), secret, created_at, deleted_at, paused <> 0, held <> 0
-      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer'])}
-        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, n) ORDER BY n`,
+    select: 'SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until FROM webhooks ORDER BY id',
+    columns: ['id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held', 'previous_secret', 'previous_secret_until'],
+    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until)
+      SELECT id, client_id, url, ARRAY(SELECT jsonb_array_elements_text(events::jsonb)), secret, created_at, deleted_at, paused <> 0, held <> 0,
+        previous_secret, previous_secret_until
+      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer', 'text', 'timestamptz'])}
+        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, n) ORDER BY n`,
   },
   {
     // In the order they were written, so that retention walks them in the same order (seq).
@@ -63,21 +65,21 @@ const TABLES: TableCopy[] = [
   },
   {
     table: 'deliveries',
-    select: 'SELECT id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at FROM deliveries ORDER BY id',
-    columns: ['id', 'event_id', 'webhook_id', 'state', 'attempts', 'next_attempt_at', 'created_at', 'completed_at'],
-    insert: `INSERT INTO deliveries (id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at)
-      SELECT id, event_id, webhook_id, state, attempts, to_timestamp(next_attempt_at / 1000.0), created_at, completed_at
-      FROM ${unnest(['bigint', 'text', 'bigint', 'text', 'integer', 'bigint', 'timestamptz', 'timestamptz'])}
-        AS r(id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, n) ORDER BY n`,
+    select: 'SELECT id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, replay FROM deliveries ORDER BY id',
+    columns: ['id', 'event_id', 'webhook_id', 'state', 'attempts', 'next_attempt_at', 'created_at', 'completed_at', 'replay'],
+    insert: `INSERT INTO deliveries (id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, replay)
+      SELECT id, event_id, webhook_id, state, attempts, to_timestamp(next_attempt_at / 1000.0), created_at, completed_at, replay <> 0
+      FROM ${unnest(['bigint', 'text', 'bigint', 'text', 'integer', 'bigint', 'timestamptz', 'timestamptz', 'integer'])}
+        AS r(id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, replay, n) ORDER BY n`,
   },
   {
     table: 'delivery_attempts',
-    select: 'SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome FROM delivery_attempts ORDER BY id',
-    columns: ['id', 'delivery_id', 'webhook_id', 'attempted_at', 'status_code', 'error', 'duration_ms', 'outcome'],
-    insert: `INSERT INTO delivery_attempts (id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome)
-      SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome
-      FROM ${unnest(['bigint', 'bigint', 'bigint', 'timestamptz', 'integer', 'text', 'integer', 'text'])}
-        AS r(id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, n) ORDER BY n`,
+    select: 'SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay FROM delivery_attempts ORDER BY id',
+    columns: ['id', 'delivery_id', 'webhook_id', 'attempted_at', 'status_code', 'error', 'duration_ms', 'outcome', 'replay'],
+    insert: `INSERT INTO delivery_attempts (id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay)
+      SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay <> 0
+      FROM ${unnest(['bigint', 'bigint', 'bigint', 'timestamptz', 'integer', 'text', 'integer', 'text', 'integer'])}
+        AS r(id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, n) ORDER BY n`,
   },
   {
     // Keys keep their answers across the move: a retry made after it still gets the first answer.

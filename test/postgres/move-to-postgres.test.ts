@@ -135,3 +135,47 @@ t.test('a paused webhook moves paused, its held deliveries with it; resumed on P
   await receiver.waitFor(3);
   t.same(receiver.received.map((r) => r.headers['webhook-id']).sort(), [...events].sort());
 });
+
+t.test('a rotated secret moves with its previous one and the end of its grace period; replayed attempts stay marked', async (t) => {
+  const path = join(tempDir(t), 'leadhooks.db');
+  const receiver = await startReceiver(t);
+  const before = await buildTestApp(t, { ...DELIVERY_ENV, DATABASE_PATH: path });
+  const acme = await createClient(before.app);
+  const headers = { 'x-api-key': acme.apiKey };
+  const hook = await createWebhook(before.app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  const rotated = await send(before.app, { method: 'POST', url: `/webhook/${hook.json.hookId}/secret/rotate`, headers });
+  t.equal(rotated.status, 200);
+  await publish(before.app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  await receiver.waitFor(1);
+  const source = sqliteDatabase(path);
+  const [delivery] = await eventually(async () => {
+    const rows = await source.query<{ id: number }>("SELECT id FROM deliveries WHERE state = 'succeeded'");
+    return rows.length === 1 ? rows : undefined;
+  });
+  const resent = await send(before.app, { method: 'POST', url: `/webhook/${hook.json.hookId}/deliveries/${delivery!.id}/retry`, headers });
+  t.equal(resent.status, 202);
+  await receiver.waitFor(2);
+  await eventually(async () => ((await source.query<{ n: number }>('SELECT count(*) AS n FROM delivery_attempts WHERE replay = 1'))[0]!.n === 1 ? true : undefined));
+  await before.app.close();
+  const [webhook] = await source.query<{ secret: string; previous_secret: string; previous_secret_until: string }>(
+    'SELECT secret, previous_secret, previous_secret_until FROM webhooks',
+  );
+  t.ok(webhook!.previous_secret, 'the rotation kept a previous secret on SQLite');
+
+  const target = await postgresDatabase(t);
+  const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
+  t.equal(moved.code, 0, moved.err);
+  t.same(
+    await target.query("SELECT secret, previous_secret, (extract(epoch FROM previous_secret_until) * 1000)::bigint AS until_ms FROM webhooks"),
+    [{ secret: webhook!.secret, previous_secret: webhook!.previous_secret, until_ms: Date.parse(webhook!.previous_secret_until) }],
+    'the previous secret and the end of its grace period, as on SQLite',
+  );
+  t.same(
+    await target.query('SELECT outcome, replay FROM delivery_attempts ORDER BY id'),
+    [
+      { outcome: 'succeeded', replay: false },
+      { outcome: 'succeeded', replay: true },
+    ],
+    'the resend is still marked as a replay in the delivery log',
+  );
+});
