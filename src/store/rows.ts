@@ -91,6 +91,20 @@ export interface AttemptRow {
   outcome: DeliveryAttempt['outcome'];
 }
 
+/** An attempt as the delivery log shows it. */
+export const toAttempt = (row: AttemptRow): DeliveryAttempt => ({
+  id: row.id,
+  deliveryId: row.delivery_id,
+  eventId: row.event_id,
+  type: row.type,
+  attemptedAt: row.attempted_at,
+  statusCode: row.status_code,
+  error: row.error,
+  durationMs: row.duration_ms,
+  outcome: row.outcome,
+  replay: Boolean(row.replay),
+});
+
 /** The state a delivery moves to after an attempt with this outcome; null: it stays pending. */
 export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
   succeeded: 'succeeded',

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { sleep, startReceiver, type Received } from '../helpers/receiver.js';
+import { sleep, startReceiver, verifies } from '../helpers/receiver.js';
 
 // POST /webhook/{hookID}/secret/rotate, and what receivers see: during the grace period every
 // delivery carries the new and the previous secret's signatures, and the stock standardwebhooks
@@ -13,15 +12,6 @@ const LEAD = { id: 7, name: 'Jane Doe' };
 function rotate(app: FastifyInstance, apiKey: string, hookId: number | string, headers: Record<string, string> = {}) {
   return send(app, { method: 'POST', url: `/webhook/${hookId}/secret/rotate`, headers: { 'x-api-key': apiKey, ...headers } });
 }
-
-const verifies = (secret: string, request: Received): boolean => {
-  try {
-    new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 t.test('a rotation answers 200 with a new whsec_ secret and when the previous one stops signing', async (t) => {
   const grace = 3_600_000;

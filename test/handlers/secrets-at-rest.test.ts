@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { startReceiver, type Received } from '../helpers/receiver.js';
+import { startReceiver, verifies } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
 
 // Secrets at rest: with SECRET_ENCRYPTION_KEY, the database holds no signing secret in the clear
@@ -15,15 +14,6 @@ import type { TestDatabase } from '../helpers/stores.js';
 
 const KEY = randomBytes(32).toString('base64');
 const LEAD = { id: 5, name: 'Jane Doe' };
-
-const verifies = (secret: string, request: Received): boolean => {
-  try {
-    new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function rawSecrets(db: TestDatabase): Promise<string[]> {
   const webhooks = await db.query<{ secret: string; previous_secret: string | null }>('SELECT secret, previous_secret FROM webhooks');

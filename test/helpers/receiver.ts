@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import type { Test } from 'tap';
 
 export interface Received {
@@ -81,3 +82,13 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
     await sleep(20);
   }
 }
+
+/** Whether a received request verifies with `secret`, by the stock Standard Webhooks verifier. */
+export const verifies = (secret: string, request: Received): boolean => {
+  try {
+    new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
+};

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { FINAL_STATE, type AttemptRow } from '../rows.js';
+import { FINAL_STATE, toAttempt, type AttemptRow } from '../rows.js';
 import type { DeliveryRepository } from '../store.js';
 import { createClaimer } from './claim-due.js';
 import { inTransaction } from './transaction.js';
@@ -105,18 +105,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       if (rows.length === 0) return undefined;
       return rows
         .filter((row) => row.id !== null)
-        .map((row) => ({
-          id: row.id,
-          deliveryId: row.delivery_id,
-          eventId: row.event_id,
-          type: row.type,
-          attemptedAt: row.attempted_at,
-          statusCode: row.status_code,
-          error: row.error,
-          durationMs: row.duration_ms,
-          outcome: row.outcome,
-          replay: row.replay === true,
-        }));
+        .map(toAttempt);
     },
 
     async requeue(clientId, webhookId, deliveryId, now) {

@@ -1,4 +1,4 @@
-import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toJob, type AttemptRow, type JobRow } from '../rows.js';
+import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow } from '../rows.js';
 import type { AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -195,18 +195,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     },
     async listAttempts(clientId, webhookId, { limit, before }) {
       if (!ownWebhook.get(webhookId, clientId)) return undefined;
-      return attemptsPage.all(webhookId, before ?? Number.MAX_SAFE_INTEGER, limit).map((row) => ({
-        id: row.id,
-        deliveryId: row.delivery_id,
-        eventId: row.event_id,
-        type: row.type,
-        attemptedAt: row.attempted_at,
-        statusCode: row.status_code,
-        error: row.error,
-        durationMs: row.duration_ms,
-        outcome: row.outcome,
-        replay: row.replay === 1,
-      }));
+      return attemptsPage.all(webhookId, before ?? Number.MAX_SAFE_INTEGER, limit).map(toAttempt);
     },
     async requeue(clientId, webhookId, deliveryId, now) {
       return grouped(() => {
