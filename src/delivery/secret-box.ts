@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ConfigError } from '../config.js';
-import type { Store } from '../store/store.js';
+import type { SealCursor, Store } from '../store/store.js';
 
 // Secrets at rest (README, "Secrets at rest"). With SECRET_ENCRYPTION_KEY set, webhooks' signing
 // secrets (current and previous) and the answers kept for Idempotency-Keys (which hold secrets)
@@ -44,30 +44,42 @@ export function createSecretBox(key: Buffer | null): SecretBox {
   };
 }
 
-/** Rows sealed per transaction when the server seals the plain secrets it finds at start. */
-const SEAL_BATCH = 200;
+/** Rows gone through per transaction when the server seals the plain secrets it finds at start. */
+const SEAL_BATCH = 500;
+
+/** What the store keeps sealed, when nothing else is, to check a key against. */
+const CHECK_TEXT = 'leadhooks secrets at rest';
 
 /**
  * At start, before serving: checks that the key opens what is already sealed (a wrong or missing
- * key stops start-up with a ConfigError), then seals every plain secret left (rows written before
- * the key was set), in short transactions of SEAL_BATCH rows. Idempotent: sealed rows are skipped.
- * Returns how many values it sealed.
+ * key stops start-up with a ConfigError), then, the first time a key is set, seals every plain
+ * secret (rows written before the key was set) in short transactions of SEAL_BATCH rows. The
+ * store says from one row whether anything was ever sealed and whether that sealing was
+ * finished, so a start reads no table through unless a key is new to the database (or a start
+ * that was sealing stopped half-way). Returns how many values it sealed.
  */
 export async function sealSecretsAtRest(store: Store, box: SecretBox): Promise<number> {
-  const sample = await store.secrets.sealedSample(SEALED_PREFIX);
-  if (sample !== undefined) {
+  const sealing = await store.secrets.sealing();
+  if (sealing !== undefined) {
     if (!box.sealing) throw new ConfigError('SECRET_ENCRYPTION_KEY is not set, but the stored webhook secrets are encrypted: set the key they were encrypted with');
     try {
-      box.open(sample);
+      box.open(sealing.check);
     } catch {
       throw new ConfigError('SECRET_ENCRYPTION_KEY does not decrypt the stored webhook secrets: it is not the key they were encrypted with');
     }
+    if (sealing.complete) return 0;
   }
   if (!box.sealing) return 0;
+  // Recorded before the first value is sealed: from here on a start without the key is refused.
+  const check = sealing?.check ?? box.seal(CHECK_TEXT);
+  if (sealing === undefined) await store.secrets.recordSealing(check, false);
   let sealed = 0;
-  for (;;) {
-    const n = await store.secrets.seal(SEALED_PREFIX, SEAL_BATCH, (value) => box.seal(value));
-    sealed += n;
-    if (n === 0) return sealed;
+  let after: SealCursor | null = { webhookId: 0 };
+  while (after !== null) {
+    const batch = await store.secrets.seal(SEALED_PREFIX, SEAL_BATCH, (value) => box.seal(value), after);
+    sealed += batch.sealed;
+    after = batch.next;
   }
+  await store.secrets.recordSealing(check, true);
+  return sealed;
 }

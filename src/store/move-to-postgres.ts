@@ -91,6 +91,7 @@ const TABLES: TableCopy[] = [
       FROM ${unnest(['text', 'text', 'text', 'integer', 'text', 'timestamptz'])}
         AS r(scope, idempotency_key, request_hash, status, body, created_at, n) ORDER BY n`,
   },
+
 ];
 
 /** The tables whose ids are identities: each sequence goes on after the largest id copied. */
@@ -158,6 +159,12 @@ async function copy(source: Database.Database, target: pg.PoolClient, progress: 
     }
     if (batch.length > 0 || total === 0) await flush();
     report[table] = copied;
+  }
+  // Whether secrets were sealed, and a sealed value to check the key against: the moved database
+  // starts as the SQLite one would (refused without the key, or with another).
+  const sealing = source.prepare('SELECT id, state, check_value FROM secret_sealing').get() as { id: number; state: string; check_value: string } | undefined;
+  if (sealing !== undefined) {
+    await target.query('INSERT INTO secret_sealing (id, state, check_value) VALUES ($1, $2, $3)', [sealing.id, sealing.state, sealing.check_value]);
   }
   // A deleted hookId is never handed out again: the webhook sequence goes on after the largest
   // id SQLite ever gave (its AUTOINCREMENT counter), not only after the rows that remain.

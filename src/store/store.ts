@@ -317,6 +317,12 @@ export interface DeliveryRepository {
   ): Promise<DeliveryAttempt[] | undefined>;
 }
 
+/** Where `SecretRepository.seal` goes on from: the last webhook id, then the last answer's key. */
+export interface SealCursor {
+  webhookId: number;
+  answer?: { scope: string; key: string };
+}
+
 /** A webhook's signing secrets (README, "Rotating a webhook's secret"). */
 export interface SecretRepository {
   /**
@@ -326,13 +332,20 @@ export interface SecretRepository {
    */
   rotate(clientId: number, id: number, secret: string, previousUntil: string, idempotency?: IdempotentWrite<boolean>): Promise<boolean>;
   /**
-   * Secrets at rest: replaces up to `limit` stored values not starting with `prefix` (webhooks'
-   * secrets and previous secrets, deleted webhooks' too, and the answers kept for Idempotency-Keys)
-   * by `seal(value)`, in one transaction; returns how many it replaced (0: none is left).
+   * Secrets at rest: goes on from `after` (start with `{ webhookId: 0 }`) through the stored
+   * values, webhooks' secrets and previous secrets (deleted webhooks' too) by id, then the answers
+   * kept for Idempotency-Keys by key, up to `limit` rows in one transaction, and replaces each
+   * value not starting with `prefix` by `seal(value)`. Returns how many it replaced and where to
+   * go on from, or `next: null` when it has been through them all.
    */
-  seal(prefix: string, limit: number, seal: (value: string) => string): Promise<number>;
-  /** One stored webhook secret starting with `prefix`, if there is any. */
-  sealedSample(prefix: string): Promise<string | undefined>;
+  seal(prefix: string, limit: number, seal: (value: string) => string, after: SealCursor): Promise<{ sealed: number; next: SealCursor | null }>;
+  /**
+   * Where sealing stands, from one row: undefined when no value was ever sealed; else a sealed
+   * value to check the key against, and whether every plain value has been sealed since.
+   */
+  sealing(): Promise<{ check: string; complete: boolean } | undefined>;
+  /** Records that sealing has begun (`complete: false`) or that every value is sealed, with a sealed value to check the key against. */
+  recordSealing(check: string, complete: boolean): Promise<void>;
 }
 
 export interface IdempotencyRepository {

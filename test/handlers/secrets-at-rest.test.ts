@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { createSecretBox } from '../../src/delivery/secret-box.js';
+import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { startReceiver, verifies } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
@@ -98,4 +101,70 @@ t.test('a wrong or missing key for sealed secrets stops start-up with a one-line
   const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...db.env })).catch((e: unknown) => e);
   t.type(missing, ConfigError);
   t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set, but the stored webhook secrets are encrypted/);
+});
+
+t.test('a key set on an empty database is checked at the next start, before any webhook exists', async (t) => {
+  const first = await buildTestApp(t, { SECRET_ENCRYPTION_KEY: KEY });
+  await first.app.close();
+  t.same(await first.db.query('SELECT state FROM secret_sealing'), [{ state: 'sealed' }], 'the store records that sealing is done');
+  const error = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...first.db.env, SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64') })).catch((e: unknown) => e);
+  t.match((error as Error).message, /^SECRET_ENCRYPTION_KEY does not decrypt/);
+  const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...first.db.env })).catch((e: unknown) => e);
+  t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set/);
+});
+
+t.test('once sealing is done, a start reads the recorded state and does not go through the tables again', async (t) => {
+  const first = await buildTestApp(t, { SECRET_ENCRYPTION_KEY: KEY });
+  const acme = await createClient(first.app);
+  await createWebhook(first.app, acme.apiKey, { url: 'https://hooks.example.com/a', events: ['lead_create'] });
+  await first.app.close();
+  // Never written by leadhooks with the key set: a plain value here can only be found by a
+  // start that reads the table through, which a start on a sealed database must not do.
+  await first.db.query("UPDATE webhooks SET secret = 'whsec_planted'");
+  const again = await buildTestApp(t, { ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  await again.app.close();
+  t.same(await first.db.query('SELECT secret FROM webhooks'), [{ secret: 'whsec_planted' }], 'left as it was: the start did not search');
+});
+
+t.test('a start that stopped half-way through sealing is finished by the next start with the key, and refused without it', async (t) => {
+  const first = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(first.app);
+  const receiver = await startReceiver(t);
+  const { created } = await attachAndRotate(first.app, acme.apiKey, receiver.url);
+  await first.app.close();
+  // What a start that was cut off after its first batch leaves: the state says "sealing", with
+  // one value sealed (the check value) and the rest still plain.
+  const box = createSecretBox(Buffer.from(KEY, 'base64'));
+  await first.db.query("INSERT INTO secret_sealing (id, state, check_value) VALUES (1, 'sealing', ?)", [box.seal('leadhooks secrets at rest')]);
+  const refused = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...first.db.env })).catch((e: unknown) => e);
+  t.match((refused as Error).message, /^SECRET_ENCRYPTION_KEY is not set/, 'without the key a half-sealed database is refused');
+
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  const raw = await rawSecrets(db);
+  t.equal(raw.length, 4);
+  t.ok(raw.every((value) => value.startsWith('enc:v1:')), 'the rest sealed');
+  t.same(await db.query('SELECT state FROM secret_sealing'), [{ state: 'sealed' }]);
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: LEAD });
+  await receiver.waitFor(1);
+  t.ok(verifies(created.json.secret, receiver.received[0]!), 'deliveries verify');
+});
+
+t.test('a database sealed before the state was recorded gets it from its migration', async (t) => {
+  const first = await buildTestApp(t, { SECRET_ENCRYPTION_KEY: KEY });
+  const acme = await createClient(first.app);
+  await createWebhook(first.app, acme.apiKey, { url: 'https://hooks.example.com/a', events: ['lead_create'] });
+  await first.app.close();
+  // Back to the schema before the state's table: sealed rows, and no record of them.
+  await first.db.query('DROP TABLE secret_sealing');
+  if (first.db.kind === 'sqlite') await first.db.query(`PRAGMA user_version = ${SQLITE_MIGRATIONS.length - 1}`);
+  else await first.db.query('DELETE FROM schema_migrations WHERE version = ?', [POSTGRES_MIGRATIONS.length]);
+
+  const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...first.db.env })).catch((e: unknown) => e);
+  t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set/, 'the migration found the sealed rows');
+  const [state] = await first.db.query<{ state: string; check_value: string }>('SELECT state, check_value FROM secret_sealing');
+  t.equal(state?.state, 'sealing', 'recorded as begun, so the next start with the key finishes it');
+  t.same(await first.db.query('SELECT secret FROM webhooks'), [{ secret: state?.check_value }], 'its check value is a stored secret');
+  const again = await buildTestApp(t, { ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  await again.app.close();
+  t.same(await first.db.query('SELECT state FROM secret_sealing'), [{ state: 'sealed' }]);
 });

@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import t from 'tap';
 import { generateApiKey } from '../../src/auth/api-keys.js';
+import { buildApp } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
+import { loadConfig } from '../../src/config.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, tempDir } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import { postgresDatabase, sqliteDatabase, usePostgres } from '../helpers/stores.js';
@@ -178,4 +181,25 @@ t.test('a rotated secret moves with its previous one and the end of its grace pe
     ],
     'the resend is still marked as a replay in the delivery log',
   );
+});
+
+t.test('a sealed database moves with its sealing state: the moved one wants the same key', async (t) => {
+  const key = randomBytes(32).toString('base64');
+  const path = join(tempDir(t), 'leadhooks.db');
+  const before = await buildTestApp(t, { DATABASE_PATH: path, SECRET_ENCRYPTION_KEY: key });
+  const acme = await createClient(before.app);
+  await createWebhook(before.app, acme.apiKey, { url: 'https://hooks.example.com/a', events: ['lead_create'] });
+  await before.app.close();
+  const [state] = await sqliteDatabase(path).query('SELECT id, state, check_value FROM secret_sealing');
+
+  const target = await postgresDatabase(t);
+  const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
+  t.equal(moved.code, 0, moved.err);
+  t.same(await target.query('SELECT id, state, check_value FROM secret_sealing'), [state], 'the state, as on SQLite');
+  const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...target.env })).catch((e: unknown) => e);
+  t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set/);
+  const after = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...target.env, SECRET_ENCRYPTION_KEY: key }));
+  const about = await send(after, { method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } });
+  await after.close();
+  t.equal(about.status, 200, 'starts with the key');
 });

@@ -136,4 +136,21 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN previous_secret text, ADD COLUMN previous_secret_until timestamptz;
   `,
+  // Secrets at rest: whether SECRET_ENCRYPTION_KEY ever sealed a value, so that start-up knows it
+  // from one row instead of searching the tables. No row: nothing is sealed. A row holds one
+  // sealed value, to check the key against, and whether every plain value has been sealed since
+  // ('sealing' until the start that sealed them all says 'sealed'). The one search of the tables
+  // is here: a database sealed before this table existed gets its row.
+  `
+  CREATE TABLE secret_sealing (
+    id integer PRIMARY KEY CHECK (id = 1),
+    state text NOT NULL CHECK (state IN ('sealing', 'sealed')),
+    check_value text NOT NULL
+  );
+  INSERT INTO secret_sealing (id, state, check_value)
+  SELECT 1, 'sealing', value FROM (
+    SELECT secret AS value FROM webhooks WHERE starts_with(secret, 'enc:v1:')
+    UNION ALL SELECT body FROM idempotency_keys WHERE starts_with(body, 'enc:v1:')
+  ) AS sealed LIMIT 1;
+  `,
 ];

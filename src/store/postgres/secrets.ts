@@ -1,10 +1,9 @@
 import type pg from 'pg';
-import type { SecretRepository } from '../store.js';
+import type { SealCursor, SecretRepository } from '../store.js';
 import { idempotently } from './idempotency.js';
 import { inTransaction } from './transaction.js';
 
 export function createSecretRepository(pool: pg.Pool): SecretRepository {
-  const sealed = (prefix: string, value: string, seal: (value: string) => string) => (value.startsWith(prefix) ? value : seal(value));
   return {
     async rotate(clientId, id, secret, previousUntil, idempotency) {
       if (!Number.isSafeInteger(id)) return false;
@@ -18,31 +17,54 @@ export function createSecretRepository(pool: pg.Pool): SecretRepository {
         return rowCount === 1;
       });
     },
-    async seal(prefix, limit, seal) {
+    async seal(prefix, limit, seal, after) {
+      const sealed = (value: string) => (value.startsWith(prefix) ? value : seal(value));
       // Rows locked while they are sealed, so a rotation in between is not overwritten.
       return inTransaction(pool, async (db) => {
-        const webhooks = await db.query<{ id: number; secret: string; previous_secret: string | null }>(
-          `SELECT id, secret, previous_secret FROM webhooks
-           WHERE NOT starts_with(secret, $1) OR NOT starts_with(previous_secret, $1) LIMIT $2 FOR UPDATE`,
-          [prefix, limit],
-        );
-        for (const row of webhooks.rows) {
-          const previous = row.previous_secret === null ? null : sealed(prefix, row.previous_secret, seal);
-          await db.query('UPDATE webhooks SET secret = $1, previous_secret = $2 WHERE id = $3', [sealed(prefix, row.secret, seal), previous, row.id]);
+        let count = 0;
+        if (after.answer === undefined) {
+          const webhooks = await db.query<{ id: string | number; secret: string; previous_secret: string | null }>(
+            'SELECT id, secret, previous_secret FROM webhooks WHERE id > $1 ORDER BY id LIMIT $2 FOR UPDATE',
+            [after.webhookId, limit],
+          );
+          for (const row of webhooks.rows) {
+            const secret = sealed(row.secret);
+            const previous = row.previous_secret === null ? null : sealed(row.previous_secret);
+            if (secret === row.secret && previous === row.previous_secret) continue;
+            await db.query('UPDATE webhooks SET secret = $1, previous_secret = $2 WHERE id = $3', [secret, previous, row.id]);
+            count++;
+          }
+          const last = webhooks.rows.at(-1);
+          if (last !== undefined) return { sealed: count, next: { webhookId: Number(last.id) } };
         }
+        const from = after.answer;
         const answers = await db.query<{ scope: string; idempotency_key: string; body: string }>(
-          'SELECT scope, idempotency_key, body FROM idempotency_keys WHERE NOT starts_with(body, $1) LIMIT $2 FOR UPDATE',
-          [prefix, limit - webhooks.rows.length],
+          from === undefined
+            ? 'SELECT scope, idempotency_key, body FROM idempotency_keys ORDER BY scope, idempotency_key LIMIT $1 FOR UPDATE'
+            : 'SELECT scope, idempotency_key, body FROM idempotency_keys WHERE (scope, idempotency_key) > ($2, $3) ORDER BY scope, idempotency_key LIMIT $1 FOR UPDATE',
+          from === undefined ? [limit] : [limit, from.scope, from.key],
         );
         for (const row of answers.rows) {
+          if (row.body.startsWith(prefix)) continue;
           await db.query('UPDATE idempotency_keys SET body = $1 WHERE scope = $2 AND idempotency_key = $3', [seal(row.body), row.scope, row.idempotency_key]);
+          count++;
         }
-        return webhooks.rows.length + answers.rows.length;
+        const last = answers.rows.at(-1);
+        const next: SealCursor | null = last === undefined ? null : { webhookId: after.webhookId, answer: { scope: last.scope, key: last.idempotency_key } };
+        return { sealed: count, next };
       });
     },
-    async sealedSample(prefix) {
-      const { rows } = await pool.query<{ secret: string }>('SELECT secret FROM webhooks WHERE starts_with(secret, $1) LIMIT 1', [prefix]);
-      return rows[0]?.secret;
+    async sealing() {
+      const { rows } = await pool.query<{ state: string; check_value: string }>('SELECT state, check_value FROM secret_sealing WHERE id = 1');
+      const row = rows[0];
+      return row === undefined ? undefined : { check: row.check_value, complete: row.state === 'sealed' };
+    },
+    async recordSealing(check, complete) {
+      await pool.query(
+        `INSERT INTO secret_sealing (id, state, check_value) VALUES (1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state, check_value = excluded.check_value`,
+        [complete ? 'sealed' : 'sealing', check],
+      );
     },
   };
 }

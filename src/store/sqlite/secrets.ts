@@ -1,4 +1,4 @@
-import type { SecretRepository } from '../store.js';
+import type { SealCursor, SecretRepository } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { idempotentRunner } from './idempotency.js';
@@ -10,37 +10,61 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
      WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
   );
   const idempotent = idempotentRunner(db);
-  // `substr(x, 1, length(p)) <> p`: no LIKE, whose wildcards and case-folding are not wanted here.
-  const plainWebhooks = db.prepare<[string, string, string, string, number], { id: number; secret: string; previous_secret: string | null }>(
-    `SELECT id, secret, previous_secret FROM webhooks
-     WHERE substr(secret, 1, length(?)) <> ? OR (previous_secret IS NOT NULL AND substr(previous_secret, 1, length(?)) <> ?) LIMIT ?`,
+  const webhooksAfter = db.prepare<[number, number], { id: number; secret: string; previous_secret: string | null }>(
+    'SELECT id, secret, previous_secret FROM webhooks WHERE id > ? ORDER BY id LIMIT ?',
   );
   const setSecrets = db.prepare<[string, string | null, number]>('UPDATE webhooks SET secret = ?, previous_secret = ? WHERE id = ?');
-  const plainAnswers = db.prepare<[string, string, number], { rowid: number; body: string }>(
-    'SELECT rowid, body FROM idempotency_keys WHERE substr(body, 1, length(?)) <> ? LIMIT ?',
+  const answersAfter = db.prepare<[string, string, number], { scope: string; idempotency_key: string; body: string }>(
+    'SELECT scope, idempotency_key, body FROM idempotency_keys WHERE (scope, idempotency_key) > (?, ?) ORDER BY scope, idempotency_key LIMIT ?',
   );
-  const setAnswer = db.prepare<[string, number]>('UPDATE idempotency_keys SET body = ? WHERE rowid = ?');
-  const sample = db.prepare<[string, string], { secret: string }>('SELECT secret FROM webhooks WHERE substr(secret, 1, length(?)) = ? LIMIT 1');
-  const sealed = (prefix: string, value: string, seal: (value: string) => string) => (value.startsWith(prefix) ? value : seal(value));
+  const answersFirst = db.prepare<[number], { scope: string; idempotency_key: string; body: string }>(
+    'SELECT scope, idempotency_key, body FROM idempotency_keys ORDER BY scope, idempotency_key LIMIT ?',
+  );
+  const setAnswer = db.prepare<[string, string, string]>('UPDATE idempotency_keys SET body = ? WHERE scope = ? AND idempotency_key = ?');
+  const readSealing = db.prepare<[], { state: string; check_value: string }>('SELECT state, check_value FROM secret_sealing WHERE id = 1');
+  const writeSealing = db.prepare<[string, string]>(
+    `INSERT INTO secret_sealing (id, state, check_value) VALUES (1, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET state = excluded.state, check_value = excluded.check_value`,
+  );
 
   return {
     async rotate(clientId, id, secret, previousUntil, idempotency) {
       return grouped(() => idempotent.run(idempotency, () => rotate.run(previousUntil, secret, id, clientId).changes === 1));
     },
-    async seal(prefix, limit, seal) {
+    async seal(prefix, limit, seal, after) {
+      const sealed = (value: string) => (value.startsWith(prefix) ? value : seal(value));
       return grouped(() => {
-        const webhooks = plainWebhooks.all(prefix, prefix, prefix, prefix, limit);
-        for (const row of webhooks) {
-          const previous = row.previous_secret === null ? null : sealed(prefix, row.previous_secret, seal);
-          setSecrets.run(sealed(prefix, row.secret, seal), previous, row.id);
+        let count = 0;
+        if (after.answer === undefined) {
+          const webhooks = webhooksAfter.all(after.webhookId, limit);
+          for (const row of webhooks) {
+            const secret = sealed(row.secret);
+            const previous = row.previous_secret === null ? null : sealed(row.previous_secret);
+            if (secret === row.secret && previous === row.previous_secret) continue;
+            setSecrets.run(secret, previous, row.id);
+            count++;
+          }
+          const last = webhooks.at(-1);
+          if (last !== undefined) return { sealed: count, next: { webhookId: last.id } };
         }
-        const answers = plainAnswers.all(prefix, prefix, limit - webhooks.length);
-        for (const row of answers) setAnswer.run(seal(row.body), row.rowid);
-        return webhooks.length + answers.length;
+        const from = after.answer;
+        const answers = from === undefined ? answersFirst.all(limit) : answersAfter.all(from.scope, from.key, limit);
+        for (const row of answers) {
+          if (row.body.startsWith(prefix)) continue;
+          setAnswer.run(seal(row.body), row.scope, row.idempotency_key);
+          count++;
+        }
+        const last = answers.at(-1);
+        const next: SealCursor | null = last === undefined ? null : { webhookId: after.webhookId, answer: { scope: last.scope, key: last.idempotency_key } };
+        return { sealed: count, next };
       });
     },
-    async sealedSample(prefix) {
-      return sample.get(prefix, prefix)?.secret;
+    async sealing() {
+      const row = readSealing.get();
+      return row === undefined ? undefined : { check: row.check_value, complete: row.state === 'sealed' };
+    },
+    async recordSealing(check, complete) {
+      await grouped(() => writeSealing.run(complete ? 'sealed' : 'sealing', check));
     },
   };
 }
