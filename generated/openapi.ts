@@ -106,8 +106,8 @@ export type paths = {
          *       `POST /webhook/{hookID}/test` still reaches it.
          *
          *     Input is checked as for `POST /webhook`, with the same words: `Missing data` when there
-         *     is no body, the body is not a JSON object, it names none of `url`, `events` and
-         *     `paused`, or one it names is `null`, `""` or `[]`; `Invalid data: ...` when a field is
+         *     is no body, the body is not a JSON object, it names none of `url`, `events`, `paused`
+         *     and `rateLimit`, or one it names is `null`, `""` or `[]`; `Invalid data: ...` when a field is
          *     present but wrong. Unknown extra fields are ignored. Sent as `application/json` only.
          */
         patch: operations["updateWebhook"];
@@ -563,16 +563,25 @@ export type components = {
         WebhookCreate: {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEvents"];
+            rateLimit?: components["schemas"]["WebhookRateLimit"];
         };
         /**
-         * @description What to change; at least one of `url`, `events` and `paused`. The fields are checked as
-         *     those of `WebhookCreate`.
+         * @description Deliveries per second this webhook gets at most, instead of the server's default
+         *     (`DELIVERY_RATE_LIMIT`, 30 unless configured otherwise). Deliveries beyond it wait in the
+         *     outbox, in order, and are sent as the rate allows; none fails because of it.
+         * @example 10
+         */
+        WebhookRateLimit: number;
+        /**
+         * @description What to change; at least one of `url`, `events`, `paused` and `rateLimit`. The fields are
+         *     checked as those of `WebhookCreate`.
          */
         WebhookUpdate: {
             url?: components["schemas"]["WebhookUrl"];
             events?: components["schemas"]["WebhookEvents"];
             /** @description `true` holds the deliveries to the webhook in the outbox; `false` sends them. */
             paused?: boolean;
+            rateLimit?: components["schemas"]["WebhookRateLimit"];
         };
         WebhookCreated: {
             /**
@@ -636,6 +645,12 @@ export type components = {
              *     outbox until it is resumed.
              */
             paused: boolean;
+            /**
+             * @description Deliveries per second the webhook gets at most: its own `rateLimit`, or the server's
+             *     default. `null`: no limit (the server's default is `off` and the webhook has none).
+             * @example 30
+             */
+            rateLimit: number | null;
         };
         WebhookList: {
             webhooks: components["schemas"]["WebhookSummary"][];
@@ -1055,9 +1070,10 @@ export interface operations {
              * @description The body is missing or invalid. `Missing data` when there is no body, the body is not
              *     a JSON object, or `url` or `events` is absent, `null`, `""` or `[]`. `Invalid data: ...`
              *     when a field is present but wrong: `url` not an absolute http(s) URL with a host or
-             *     longer than 2048 characters, `events` not an array of `lead_create` / `lead_update`.
-             *     `Invalid data: Idempotency-Key ...` when that header is empty, longer than 255
-             *     characters, or holds a character other than visible ASCII.
+             *     longer than 2048 characters, `events` not an array of `lead_create` / `lead_update`,
+             *     `rateLimit` not a whole number from 1 to 1000. `Invalid data: Idempotency-Key ...`
+             *     when that header is empty, longer than 255 characters, or holds a character other
+             *     than visible ASCII.
              */
             400: {
                 headers: {
@@ -1256,9 +1272,10 @@ export interface operations {
             /**
              * @description `Webhook ID is undefined` for a hookID that is not a positive integer. Then the body:
              *     `Missing data` when there is none, it is not a JSON object, it names none of `url`,
-             *     `events` and `paused`, or one it names is `null`, `""` or `[]`; `Invalid data: ...`
+             *     `events`, `paused` and `rateLimit`, or one it names is `null`, `""` or `[]`; `Invalid data: ...`
              *     when `url` is not an absolute http(s) URL with a host or longer than 2048 characters,
-             *     `events` not an array of `lead_create` / `lead_update`, or `paused` not a boolean.
+             *     `events` not an array of `lead_create` / `lead_update`, `paused` not a boolean, or
+             *     `rateLimit` not a whole number from 1 to 1000.
              */
             400: {
                 headers: {

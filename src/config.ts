@@ -34,6 +34,8 @@ export interface Config {
   deliveryConcurrency: number;
   /** How often a worker looks for due deliveries it was not told about, in milliseconds. */
   deliveryPollInterval: number;
+  /** Deliveries per second one webhook gets at most, unless it has its own rate; null: no limit. */
+  deliveryRateLimit: number | null;
   /** Lets deliveries reach loopback, private and other non-public addresses. */
   allowPrivateTargets: boolean;
   /** Requests per API key and window; null: no limit. */
@@ -229,6 +231,12 @@ const SETTINGS = {
     parse: parsePositiveDuration,
     expected: 'a duration with a unit, such as 250ms',
   },
+  DELIVERY_RATE_LIMIT: {
+    default: '30',
+    // Deliveries per second to one webhook; `off`: no limit for webhooks without their own.
+    parse: (value: string) => (value.trim().toLowerCase() === 'off' ? null : parseCount(value)),
+    expected: 'deliveries per second to one webhook, a whole number from 1, or off',
+  },
   ALLOW_PRIVATE_TARGETS: { default: 'false', parse: parseBoolean, expected: 'true or false' },
   RATE_LIMIT_PER_KEY: {
     default: '600/1m',
@@ -283,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryTimeout: read(env, 'DELIVERY_TIMEOUT'),
     deliveryConcurrency: read(env, 'DELIVERY_CONCURRENCY'),
     deliveryPollInterval: read(env, 'DELIVERY_POLL_INTERVAL'),
+    deliveryRateLimit: read(env, 'DELIVERY_RATE_LIMIT'),
     allowPrivateTargets: read(env, 'ALLOW_PRIVATE_TARGETS'),
     rateLimit: read(env, 'RATE_LIMIT_PER_KEY'),
     maxWebhooksPerClient: read(env, 'MAX_WEBHOOKS_PER_CLIENT'),

@@ -29,7 +29,7 @@ export interface DeliveryWorker {
 
 type WorkerConfig = Pick<
   Config,
-  'retrySchedule' | 'deliveryTimeout' | 'deliveryConcurrency' | 'deliveryPollInterval' | 'allowPrivateTargets' | 'secretEncryptionKey'
+  'retrySchedule' | 'deliveryTimeout' | 'deliveryConcurrency' | 'deliveryPollInterval' | 'allowPrivateTargets' | 'secretEncryptionKey' | 'deliveryRateLimit'
 >;
 
 /**
@@ -81,6 +81,7 @@ export function createDeliveryWorker(
           leaseUntil: now + config.deliveryTimeout + LEASE_MARGIN_MS,
           inFlight,
           perWebhook: PER_WEBHOOK_IN_FLIGHT,
+          defaultRate: config.deliveryRateLimit,
         });
         for (const job of jobs) run(job);
         if (jobs.length === free) {
@@ -123,6 +124,9 @@ export function createDeliveryWorker(
     });
     // A replay is one attempt: failing, it is as if the schedule were over.
     const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, Date.now());
+    // 429 Too Many Requests: the receiver is overwhelmed, so the whole webhook waits until this
+    // delivery's retry (the receiver's Retry-After, or the schedule's delay); other webhooks do not.
+    const slowDownUntil = result.statusCode === 429 && decision.nextAttemptAt !== undefined ? decision.nextAttemptAt : undefined;
     try {
       await store.deliveries.recordAttempt(job, {
         attemptedAt,
@@ -130,6 +134,7 @@ export function createDeliveryWorker(
         error: result.error,
         durationMs: result.durationMs,
         ...decision,
+        ...(slowDownUntil === undefined ? {} : { slowDownUntil }),
       });
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.

@@ -18,6 +18,8 @@ export interface HandlerOptions {
   testSend: Omit<SendOptions, 'secrets'>;
   /** How long a previous secret keeps signing after a rotation, in milliseconds. */
   secretRotationGrace: number;
+  /** Deliveries per second a webhook without its own rate gets at most (DELIVERY_RATE_LIMIT); null: no limit. */
+  defaultRateLimit: number | null;
   /** Seals signing secrets before they are stored; none: stored as they are. */
   secrets?: SecretBox;
   /** Called when there may be deliveries to make at once: an event was stored, a webhook resumed. */
@@ -35,6 +37,7 @@ export function createHandlers(store: Store, options: HandlerOptions): Handlers 
       testSend: { ...options.testSend, secrets },
       onResumed: onPublished,
       secrets,
+      defaultRateLimit: options.defaultRateLimit,
     }),
     ...createSecretHandlers(store, options.secretRotationGrace, secrets),
     ...createEventHandlers(store, onPublished, eventCatalogue(options.spec)),

@@ -21,10 +21,9 @@ export interface WebhookHandlerOptions {
   onResumed: () => void;
   /** Seals a new webhook's secret before it is stored. */
   secrets: SecretBox;
+  /** Deliveries per second a webhook without its own rate gets at most; null: no limit. */
+  defaultRateLimit: number | null;
 }
-
-/** A webhook as the API shows it, in the listing and alone. */
-const present = (w: WebhookSummary) => ({ hookId: w.id, url: w.url, events: w.events, created: w.createdAt, status: w.status, paused: w.paused });
 
 export function createWebhookHandlers(
   store: Store,
@@ -34,6 +33,16 @@ export function createWebhookHandlers(
   'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
 > {
   const { maxWebhooksPerClient, secrets } = options;
+  /** A webhook as the API shows it, in the listing and alone: its rate is the one it gets. */
+  const present = (w: WebhookSummary) => ({
+    hookId: w.id,
+    url: w.url,
+    events: w.events,
+    created: w.createdAt,
+    status: w.status,
+    paused: w.paused,
+    rateLimit: w.rateLimit ?? options.defaultRateLimit,
+  });
   return {
     async listWebhooks({ client, query }) {
       const limit = query.limit ?? 100;
@@ -59,6 +68,7 @@ export function createWebhookHandlers(
         url: body.url,
         events: body.events && [...new Set(body.events)],
         paused: body.paused,
+        rateLimit: body.rateLimit,
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
       if (body.paused === false) options.onResumed();
@@ -90,7 +100,7 @@ export function createWebhookHandlers(
       const secret = generateWebhookSecret();
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       const webhook = await store.webhooks.create(
-        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret) },
+        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret), rateLimit: body.rateLimit },
         maxWebhooksPerClient,
         idempotency?.keep(answer),
       );

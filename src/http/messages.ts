@@ -103,11 +103,12 @@ const webhookFields: Describers = {
     return `events must be an array of ${EVENT_LIST}`;
   },
   paused: () => 'paused must be true or false',
+  rateLimit: () => 'rateLimit must be a whole number of deliveries per second from 1 to 1000',
 };
 
-// A creation needs both fields; an update takes any of them (and `paused`), checked the same way.
+// A creation needs both fields; an update takes any of them (and `paused`, `rateLimit`), checked the same way.
 const webhookBody = jsonBody(['url', 'events'], webhookFields);
-const webhookChanges = jsonChanges(['url', 'events', 'paused'], webhookFields);
+const webhookChanges = jsonChanges(['url', 'events', 'paused', 'rateLimit'], webhookFields);
 
 const eventBody = jsonBody(['clientId', 'type', 'data'], {
   clientId: () => 'clientId must be a positive integer',

@@ -90,6 +90,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
           maxWebhooksPerClient: config.maxWebhooksPerClient,
           testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets },
           secretRotationGrace: config.secretRotationGrace,
+          defaultRateLimit: config.deliveryRateLimit,
           secrets,
           onPublished: () => app.notifyPublished(),
         }),

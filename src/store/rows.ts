@@ -51,6 +51,7 @@ export interface SummaryRow {
   events: EventName[];
   created_at: string;
   paused: boolean | number;
+  rate_limit: number | null;
   last_outcome: string | null;
 }
 
@@ -62,6 +63,7 @@ export const toSummary = (row: SummaryRow): WebhookSummary => ({
   createdAt: row.created_at,
   status: row.last_outcome === 'retrying' || row.last_outcome === 'failed' ? 'failing' : 'active',
   paused: Boolean(row.paused),
+  rateLimit: row.rate_limit,
 });
 
 export const toJob = (row: JobRow): DeliveryJob => ({

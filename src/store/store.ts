@@ -101,6 +101,8 @@ export interface NewWebhook {
   url: string;
   events: EventName[];
   secret: string;
+  /** Deliveries per second it gets at most; absent: the server's default. */
+  rateLimit?: number;
 }
 
 export type WebhookStatus = 'active' | 'failing';
@@ -113,6 +115,8 @@ export interface WebhookSummary {
   status: WebhookStatus;
   /** Its deliveries wait in the outbox, unattempted, until it is resumed. */
   paused: boolean;
+  /** Its own deliveries per second at most; null: the server's default. */
+  rateLimit: number | null;
 }
 
 /** What an update changes; an absent field stays as it is. */
@@ -120,6 +124,7 @@ export interface WebhookChanges {
   url?: string;
   events?: EventName[];
   paused?: boolean;
+  rateLimit?: number;
 }
 
 /** Where a webhook's requests go and what signs them. */
@@ -173,6 +178,8 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
   /** For `retrying`: when the next attempt is due (epoch ms). */
   nextAttemptAt?: number;
+  /** The receiver asked to slow down (429): none of the webhook's deliveries before this (epoch ms). */
+  slowDownUntil?: number;
 }
 
 export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt'> {
@@ -268,6 +275,14 @@ export interface DeliveryRepository {
    * so a deep paused backlog is stepped over once and not read again by every claim. Each claim
    * first releases a bounded batch of the held deliveries of webhooks resumed since (due at
    * `now`, in the order they were published).
+   *
+   * Pacing: a webhook gets at most its rate (its own `rateLimit`, else `defaultRate`; null: no
+   * limit) deliveries per second, one every 1000/rate ms, and none before a receiver's 429 asked
+   * it to wait (`slowDownUntil` of an attempt). A due delivery that would come too soon is not
+   * claimed: it is given the webhook's next free time (still pending, due then, its turn
+   * kept), so that the deliveries beyond the rate wait in the outbox in order, and a claim
+   * then takes it without pacing it again. The webhook's next free time is kept on its row,
+   * read and moved in the claim's transaction, so workers sharing a database share the rate.
    */
   claimDue(claim: {
     now: number;
@@ -275,6 +290,7 @@ export interface DeliveryRepository {
     leaseUntil: number;
     inFlight: ReadonlyMap<number, number>;
     perWebhook: number;
+    defaultRate: number | null;
   }): Promise<DeliveryJob[]>;
   /** Records one attempt and moves the delivery on (410 also detaches the webhook). */
   recordAttempt(job: DeliveryJob, attempt: AttemptRecord): Promise<void>;

@@ -154,10 +154,11 @@ t.test('a database sealed before the state was recorded gets it from its migrati
   const acme = await createClient(first.app);
   await createWebhook(first.app, acme.apiKey, { url: 'https://hooks.example.com/a', events: ['lead_create'] });
   await first.app.close();
-  // Back to the schema before the state's table: sealed rows, and no record of them.
+  // Back to before the state's table: sealed rows, and no record of them. Then that migration,
+  // statement by statement, as an upgrade runs it.
   await first.db.query('DROP TABLE secret_sealing');
-  if (first.db.kind === 'sqlite') await first.db.query(`PRAGMA user_version = ${SQLITE_MIGRATIONS.length - 1}`);
-  else await first.db.query('DELETE FROM schema_migrations WHERE version = ?', [POSTGRES_MIGRATIONS.length]);
+  const migration = (first.db.kind === 'sqlite' ? SQLITE_MIGRATIONS : POSTGRES_MIGRATIONS).find((sql) => sql.includes('CREATE TABLE secret_sealing'))!;
+  for (const statement of migration.split(';').filter((sql) => sql.trim() !== '')) await first.db.query(statement);
 
   const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...first.db.env })).catch((e: unknown) => e);
   t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set/, 'the migration found the sealed rows');

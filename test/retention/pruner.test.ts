@@ -69,6 +69,7 @@ async function settleDue(store: Store, now: number, stuckWebhook: number) {
     leaseUntil: now + 60_000,
     inFlight: new Map([[stuckWebhook, 1_000_000]]),
     perWebhook: 1_000_000,
+    defaultRate: null,
   });
   await Promise.all(
     jobs.map((job, i) =>

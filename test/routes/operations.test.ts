@@ -18,7 +18,7 @@ const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
 
 t.test('every operation of openapi.yaml has an operationId and a handler', async (t) => {
   const { app } = await buildTestApp(t);
-  const handlers = createHandlers(app.store, { spec, maxWebhooksPerClient: 100, testSend: { timeoutMs: 1000, allowPrivateTargets: false }, secretRotationGrace: 3_600_000 });
+  const handlers = createHandlers(app.store, { spec, maxWebhooksPerClient: 100, testSend: { timeoutMs: 1000, allowPrivateTargets: false }, secretRotationGrace: 3_600_000, defaultRateLimit: 30 });
   t.ok(operations.length >= 3);
   for (const { operationId, method, path } of operations) {
     t.type(operationId, 'string', `${method} ${path} has an operationId`);

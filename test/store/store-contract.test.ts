@@ -95,8 +95,8 @@ t.test('webhooks: create under the cap, list with health, delete once and only i
   t.equal(made.filter(Boolean).length, 4, 'six concurrent creations against a cap of four: four made');
 
   t.same(await store.webhooks.list(acme.client.id, { limit: 1000 }), [
-    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false },
-    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false },
+    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false, rateLimit: null },
+    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false, rateLimit: null },
   ]);
   t.equal(await store.webhooks.delete(bolt.client.id, 1), false, "another client's webhook");
   t.equal(await store.webhooks.delete(acme.client.id, 1), true);
@@ -123,7 +123,7 @@ t.test('the kept webhook count follows creations, deletions and a 410 detach', a
   await store.webhooks.delete(acme.client.id, ids[0]!);
   t.same(await counted(), [{ id: 1, kept: 3, actual: 3 }]);
   await store.events.publish({ id: 'evt_gone', clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
-  const jobs = await store.deliveries.claimDue({ now: T0 + 1000, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 });
+  const jobs = await store.deliveries.claimDue({ now: T0 + 1000, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   await store.deliveries.recordAttempt(jobs[0]!, attempt('gone'));
   t.same(await counted(), [{ id: 1, kept: 2, actual: 2 }], 'a 410 detach is counted');
   t.same((await store.webhooks.list(acme.client.id, { limit: 1000 })).length, 2);
@@ -195,17 +195,17 @@ t.test('deliveries: claim leases, recordAttempt moves on, listAttempts pages new
   for (let i = 0; i < 3; i++) {
     await store.events.publish({ id: `evt_${i}`, clientId: acme.client.id, type: 'lead_create', payload: `{"i":${i}}`, createdAt: at(i) });
   }
-  t.same(await store.deliveries.claimDue({ now: T0 - 1, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 }), [], 'nothing due yet');
+  t.same(await store.deliveries.claimDue({ now: T0 - 1, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null }), [], 'nothing due yet');
 
-  const jobs = await store.deliveries.claimDue({ now: T0 + 10, limit: 2, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 });
+  const jobs = await store.deliveries.claimDue({ now: T0 + 10, limit: 2, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.same(jobs.map((j) => ({ ...j, deliveryId: typeof j.deliveryId })), [
     { deliveryId: 'number', eventId: 'evt_0', webhookId: webhook!.id, url: webhook!.url, secret: 'whsec_contract', payload: '{"i":0}', attempts: 0 },
     { deliveryId: 'number', eventId: 'evt_1', webhookId: webhook!.id, url: webhook!.url, secret: 'whsec_contract', payload: '{"i":1}', attempts: 0 },
   ], 'the earliest due first, with what an attempt needs');
   t.equal(await store.deliveries.nextDueAt(), T0 + 2, 'the leased ones are not due before their lease ends');
-  const again = await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 });
+  const again = await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.same(again.map((j) => j.eventId), ['evt_2'], 'a leased delivery is not claimed twice');
-  const expired = await store.deliveries.claimDue({ now: T0 + 60_000, limit: 10, leaseUntil: T0 + 120_000, inFlight: new Map(), perWebhook: 8 });
+  const expired = await store.deliveries.claimDue({ now: T0 + 60_000, limit: 10, leaseUntil: T0 + 120_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.same(expired.map((j) => j.eventId).sort(), ['evt_0', 'evt_1', 'evt_2'], 'an expired lease makes the delivery due again');
 
   await store.deliveries.recordAttempt(jobs[0]!, attempt('retrying', { statusCode: 503, nextAttemptAt: T0 + 300_000 }));
@@ -251,7 +251,7 @@ t.test('claims keep each webhook within its in-flight cap and reach every webhoo
   const inFlight = new Map<number, number>();
   const served = new Set<number>();
   for (let round = 0; round < 3; round++) {
-    const jobs = await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight, perWebhook: 8 });
+    const jobs = await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight, perWebhook: 8, defaultRate: null });
     t.equal(jobs.length, 16, `claim ${round + 1}: every slot filled`);
     for (const job of jobs) {
       inFlight.set(job.webhookId, (inFlight.get(job.webhookId) ?? 0) + 1);
@@ -272,7 +272,7 @@ t.test('events.prune deletes settled history older than the cut-off in batches, 
   // Five old events, the second still pending, then two younger than the cut-off.
   const types = ['lead_create', 'lead_update', 'lead_create', 'lead_create', 'lead_create', 'lead_create', 'lead_create'] as const;
   for (const [i, type] of types.entries()) await store.events.publish({ id: `evt_${i}`, clientId: client.id, type, payload: '{}', createdAt: at(i < 5 ? i : 10_000 + i) });
-  const jobs = await store.deliveries.claimDue({ now: T0 + 20_000, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map([[settling!.id + 1, 100]]), perWebhook: 100 });
+  const jobs = await store.deliveries.claimDue({ now: T0 + 20_000, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map([[settling!.id + 1, 100]]), perWebhook: 100, defaultRate: null });
   for (const job of jobs) await store.deliveries.recordAttempt(job, attempt('succeeded'));
 
   const before = at(5_000);
@@ -296,7 +296,7 @@ t.test("webhooks.get, update and target: one of the client's own webhooks, read 
   const made = (await store.webhooks.create(hook(acme.client.id, ['lead_create'], 'https://a.example/1'), 10))!;
   const gone = (await store.webhooks.create(hook(acme.client.id), 10))!;
   await store.webhooks.delete(acme.client.id, gone.id);
-  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false };
+  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false, rateLimit: null };
 
   t.same(await store.webhooks.get(acme.client.id, made.id), summary);
   t.same(await store.webhooks.get(acme.client.id, made.id), (await store.webhooks.list(acme.client.id, { limit: 10 }))[0], 'as the listing shows it');
@@ -347,7 +347,7 @@ t.test("claims never take a paused webhook's deliveries: they are held, then rel
   const HELD = db.kind === 'sqlite' ? HELD_AT : HELD_AT_ISO;
   const heldOf = async (webhook: number) =>
     (await db.query<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending' AND next_attempt_at = ?", [webhook, HELD]))[0]!.n;
-  const claim = (now: number, limit = 10) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8 });
+  const claim = (now: number, limit = 10) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
 
   t.same((await claim(T0 + 100)).map((j) => [j.eventId, j.webhookId]), [['evt_o', other.id]], "only the other webhook's delivery");
   t.equal(await heldOf(paused.id), 5, "the paused webhook's due deliveries are held, still pending");
@@ -387,7 +387,7 @@ t.test('a paused backlog deeper than a batch is held and released a bounded batc
   const held = async () =>
     (await db.query<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending' AND next_attempt_at = ?", [deep.id, HELD]))[0]!.n;
   const now = T0 + depth + 1000;
-  const claim = (limit: number) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8 });
+  const claim = (limit: number) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
 
   t.same((await claim(4)).map((j) => j.webhookId), [other.id], "the first claim steps over the paused backlog to the other webhook's delivery");
   t.equal(await held(), HOLD_BATCH, 'one batch held');
@@ -414,7 +414,7 @@ t.test('a deleted paused webhook cancels its held deliveries; a pause of a webho
   const webhook = (await store.webhooks.create(hook(client.id), 10))!;
   await store.events.publish({ id: 'evt_1', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
   await store.webhooks.update(client.id, webhook.id, { paused: true });
-  t.same(await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 }), []);
+  t.same(await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null }), []);
   t.equal(await store.webhooks.delete(client.id, webhook.id), true);
   t.same(await db.query('SELECT state FROM deliveries'), [{ state: 'cancelled' }]);
   t.equal(await store.deliveries.nextDueAt(T0 + 20), undefined, 'nothing pending');
@@ -423,7 +423,7 @@ t.test('a deleted paused webhook cancels its held deliveries; a pause of a webho
   await store.webhooks.update(client.id, idle.id, { paused: true });
   await store.webhooks.update(client.id, idle.id, { paused: false });
   t.equal(await store.deliveries.nextDueAt(T0 + 30), T0 + 30, 'resumed: a claim looks');
-  t.same(await store.deliveries.claimDue({ now: T0 + 30, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8 }), []);
+  t.same(await store.deliveries.claimDue({ now: T0 + 30, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null }), []);
   t.equal(await store.deliveries.nextDueAt(T0 + 40), undefined, 'and then nothing more to do');
 });
 
@@ -432,4 +432,53 @@ t.test('ping answers while the store is open, and not after close', async (t) =>
   await t.resolves(store.ping());
   await store.close();
   await t.rejects(store.ping());
+});
+
+t.test("pacing: a claim takes a webhook's deliveries at its rate, gives the rest their later times in order, and a 429 holds the webhook", async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const slow = (await store.webhooks.create({ ...hook(acme.client.id), rateLimit: 2 }, 10))!;
+  const free = (await store.webhooks.create(hook(acme.client.id, ['lead_create'], 'https://free.example/x'), 10))!;
+  for (let i = 0; i < 4; i++) await store.events.publish({ id: `evt_${i}`, clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
+  const claim = (now: number, defaultRate: number | null = null) =>
+    store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 100, defaultRate });
+  const due = () =>
+    db.query<{ event_id: string; due: number; paced: number }>(
+      `SELECT event_id, ${db.kind === 'sqlite' ? 'next_attempt_at' : '(extract(epoch FROM next_attempt_at) * 1000)::bigint'} AS due,
+         CASE WHEN paced THEN 1 ELSE 0 END AS paced
+       FROM deliveries WHERE webhook_id = ? AND state = 'pending' ORDER BY event_id`,
+      [slow.id],
+    );
+
+  const first = await claim(T0 + 10);
+  t.same(first.filter((job) => job.webhookId === slow.id).map((job) => job.eventId), ['evt_0'], 'one of the rate-2 webhook: the next comes 500 ms later');
+  t.same(first.filter((job) => job.webhookId === free.id).map((job) => job.eventId), ['evt_0', 'evt_1', 'evt_2', 'evt_3'], 'no rate: all at once');
+  t.same(
+    (await due()).filter((row) => row.event_id !== 'evt_0'),
+    [
+      { event_id: 'evt_1', due: T0 + 510, paced: 1 },
+      { event_id: 'evt_2', due: T0 + 1010, paced: 1 },
+      { event_id: 'evt_3', due: T0 + 1510, paced: 1 },
+    ],
+    'still pending, each given its turn',
+  );
+  t.same(await claim(T0 + 500), [], 'none before its time');
+  t.same((await claim(T0 + 510)).map((job) => job.eventId), ['evt_1'], 'each at its time');
+
+  // The receiver said 429, retry in 5 s: the webhook waits, its turns after that.
+  await store.deliveries.recordAttempt(first.find((job) => job.webhookId === slow.id)!, attempt('retrying', { statusCode: 429, nextAttemptAt: T0 + 5_000, slowDownUntil: T0 + 5_000 }));
+  t.same(await claim(T0 + 1_010), [], 'a 429 holds the webhook');
+  t.same((await due()).map((row) => row.due), [T0 + 5_000, T0 + 60_510, T0 + 5_000, T0 + 1_510], 'the due one moves behind the wait (evt_1 is in flight)');
+  t.same((await claim(T0 + 5_000)).map((job) => job.eventId), ['evt_2'], 'then one at a time again');
+  t.same(
+    (await due()).map((row) => row.due),
+    [T0 + 6_000, T0 + 60_510, T0 + 65_000, T0 + 5_500],
+    'a turn given before the wait and falling within it is not kept: each takes a new one after it, in due order (evt_2 is in flight)',
+  );
+
+  // A webhook without a rate of its own follows the claim's default.
+  const paced = (await store.webhooks.create(hook(acme.client.id, ['lead_update'], 'https://default.example/x'), 10))!;
+  for (let i = 0; i < 3; i++) await store.events.publish({ id: `upd_${i}`, clientId: acme.client.id, type: 'lead_update', payload: '{}', createdAt: at(i) });
+  t.same((await claim(T0 + 20_000, 10)).filter((job) => job.webhookId === paced.id).length, 1, 'the default rate applies');
+  t.same((await claim(T0 + 20_100, 10)).filter((job) => job.webhookId === paced.id).length, 1, '100 ms later, the next');
 });

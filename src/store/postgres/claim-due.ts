@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
 import { HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH, toJob } from '../rows.js';
 import type { DeliveryJob, DeliveryRepository } from '../store.js';
 
@@ -6,7 +7,15 @@ type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
 interface Candidate {
   id: number;
   webhook_id: number;
+  paced: boolean;
+  /** next_attempt_at, epoch ms. */
+  due_at: number;
 }
+
+const DUE_AT = '(extract(epoch FROM next_attempt_at) * 1000)::float8 AS due_at';
+
+/** What a claim read of a webhook it locked, to pace its deliveries. */
+type WebhookPace = Pick<PacedCandidate, 'rate_limit' | 'pace_at' | 'slow_until'>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -22,7 +31,34 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * claim locked it. The due deliveries of a paused webhook that a claim meets are set aside
  * (next_attempt_at = HELD_AT) under the lock; a claim releases those of resumed webhooks under
  * their lock too, so a release never misses a delivery being set aside.
+ *
+ * Pacing: a webhook's next free time and 429 wait are read under that row lock too, and the
+ * claim stores the time it moved the first to before it commits, so workers pace one webhook
+ * one after the other and share its rate.
  */
+/** A claim's pacer, and what it read of the webhooks it locked. */
+interface Pacing {
+  pacer: Pacer;
+  paces: Map<number, WebhookPace>;
+}
+
+/** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
+async function storePacing(db: pg.PoolClient, pacer: Pacer): Promise<void> {
+  if (pacer.deferred.size > 0) {
+    await db.query(
+      `UPDATE deliveries d SET next_attempt_at = to_timestamp(p.at / 1000.0), paced = true
+       FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id`,
+      [[...pacer.deferred.keys()], [...pacer.deferred.values()]],
+    );
+  }
+  if (pacer.paces.size > 0) {
+    await db.query(
+      'UPDATE webhooks w SET pace_at = p.at FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE w.id = p.id',
+      [[...pacer.paces.keys()], [...pacer.paces.values()]],
+    );
+  }
+}
+
 export function createClaimer() {
   // Where the last claim behind a backlog stopped going round the webhooks (see ringFrom).
   let lastVisited = 0;
@@ -31,15 +67,22 @@ export function createClaimer() {
    * Locks what it can of `webhooks` and returns the slots each has left under the cap; a paused
    * one has none, and a batch of its due deliveries is set aside.
    */
-  async function roomFor(db: pg.PoolClient, webhooks: number[], request: ClaimRequest, held: Set<number>): Promise<Map<number, number>> {
+  async function roomFor(
+    db: pg.PoolClient,
+    webhooks: number[],
+    request: ClaimRequest,
+    held: Set<number>,
+    paces: Map<number, WebhookPace>,
+  ): Promise<Map<number, number>> {
     const room = new Map<number, number>();
     if (webhooks.length === 0) return room;
     // NO KEY UPDATE does not block the foreign-key checks of publications inserting deliveries.
     // Locking reads the row as last committed: a pause acknowledged before this is seen.
-    const locked = await db.query<{ id: number; paused: boolean }>(
-      'SELECT id, paused FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
+    const locked = await db.query<{ id: number; paused: boolean } & WebhookPace>(
+      'SELECT id, paused, rate_limit, pace_at, slow_until FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
       [webhooks],
     );
+    for (const { id, rate_limit, pace_at, slow_until } of locked.rows) paces.set(id, { rate_limit, pace_at, slow_until });
     const paused = locked.rows.filter((row) => row.paused).map((row) => row.id);
     for (const id of paused) room.set(id, 0);
     // One batch per paused webhook and claim.
@@ -75,7 +118,7 @@ export function createClaimer() {
            ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED
          ) AS d
        )
-       UPDATE deliveries SET next_attempt_at = $3::timestamptz, leased_until = NULL WHERE id IN (SELECT id FROM due)`,
+       UPDATE deliveries SET next_attempt_at = $3::timestamptz, leased_until = NULL, paced = false WHERE id IN (SELECT id FROM due)`,
       [webhooks, iso(now), HELD_AT_ISO, HOLD_BATCH],
     );
   }
@@ -103,13 +146,17 @@ export function createClaimer() {
     }
   }
 
-  /** Adds to `picked` from `rows`, up to the limit, each webhook within its room. */
-  function pick(rows: Candidate[], picked: Candidate[], room: Map<number, number>, limit: number): void {
+  /**
+   * Adds to `picked` from `rows`, up to the limit, each webhook within its room and its rate (the
+   * pacer gives the others their later time).
+   */
+  function pick(rows: Candidate[], picked: Candidate[], room: Map<number, number>, limit: number, pacing: Pacing): void {
     const already = new Set(picked.map((row) => row.id));
     for (const row of rows) {
       if (picked.length === limit) return;
       const left = room.get(row.webhook_id) ?? 0;
       if (left <= 0 || already.has(row.id)) continue;
+      if (!pacing.pacer.admit({ ...row, ...pacing.paces.get(row.webhook_id)! })) continue;
       room.set(row.webhook_id, left - 1);
       already.add(row.id);
       picked.push(row);
@@ -144,18 +191,18 @@ export function createClaimer() {
   }
 
   /** Claims behind backlogs: the webhooks round the ring, each one's earliest due within its room. */
-  async function pickRoundWebhooks(db: pg.PoolClient, picked: Candidate[], request: ClaimRequest, maxVisits: number, held: Set<number>) {
+  async function pickRoundWebhooks(db: pg.PoolClient, picked: Candidate[], request: ClaimRequest, maxVisits: number, held: Set<number>, pacing: Pacing) {
     const ring = await ringFrom(db, lastVisited, maxVisits);
     if (ring.length === 0) return;
-    const room = await roomFor(db, ring, request, held);
+    const room = await roomFor(db, ring, request, held, pacing.paces);
     const open = ring.filter((id) => (room.get(id) ?? 0) > 0);
     const due = open.length === 0
       ? []
       : (
           await db.query<Candidate>(
-            `SELECT d.id, d.webhook_id FROM unnest($1::bigint[], $2::int[]) AS w(id, room)
+            `SELECT d.id, d.webhook_id, d.paced, d.due_at FROM unnest($1::bigint[], $2::int[]) AS w(id, room)
              CROSS JOIN LATERAL (
-               SELECT id, webhook_id, next_attempt_at FROM deliveries
+               SELECT id, webhook_id, next_attempt_at, paced, ${DUE_AT} FROM deliveries
                WHERE webhook_id = w.id AND state = 'pending' AND next_attempt_at <= $3::timestamptz
                ORDER BY next_attempt_at, id LIMIT w.room FOR UPDATE SKIP LOCKED
              ) AS d`,
@@ -166,7 +213,7 @@ export function createClaimer() {
     for (const row of due) byWebhook.set(row.webhook_id, [...(byWebhook.get(row.webhook_id) ?? []), row]);
     for (const webhook of ring) {
       lastVisited = webhook;
-      pick(byWebhook.get(webhook) ?? [], picked, room, request.limit);
+      pick(byWebhook.get(webhook) ?? [], picked, room, request.limit, pacing);
       if (picked.length === request.limit) break;
     }
   }
@@ -177,22 +224,24 @@ export function createClaimer() {
     // The usual case: the earliest due deliveries, skipping those another worker has locked.
     const earliest = (
       await db.query<Candidate>(
-        `SELECT id, webhook_id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1::timestamptz
+        `SELECT id, webhook_id, paced, ${DUE_AT} FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1::timestamptz
          ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
         [iso(request.now), window],
       )
     ).rows;
     const held = new Set<number>();
-    const room = await roomFor(db, [...new Set(earliest.map((row) => row.webhook_id))], request, held);
+    const pacing: Pacing = { pacer: createPacer(request.now, request.defaultRate), paces: new Map() };
+    const room = await roomFor(db, [...new Set(earliest.map((row) => row.webhook_id))], request, held, pacing.paces);
     const picked: Candidate[] = [];
-    pick(earliest, picked, room, request.limit);
-    // The window was full yet could not fill the slots: webhooks at their cap (or paused) crowd it.
-    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window, held);
+    pick(earliest, picked, room, request.limit, pacing);
+    // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
+    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window, held, pacing);
+    await storePacing(db, pacing.pacer);
     if (picked.length === 0) return [];
 
     const leaseUntil = iso(request.leaseUntil);
     const { rows } = await db.query<{ id: number; event_id: string; webhook_id: number; attempts: number; url: string; secret: string; previous_secret: string | null; previous_secret_until: string | null; payload: string; replay: boolean }>(
-      `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz
+      `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false
        FROM webhooks w, events e
        WHERE d.id = ANY ($1::bigint[]) AND w.id = d.webhook_id AND e.id = d.event_id
        RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, d.replay`,

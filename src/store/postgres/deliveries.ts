@@ -59,13 +59,19 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
             job.replay === true,
           ],
         );
-      if (attempt.outcome !== 'gone') {
+      const slowDownUntil = attempt.slowDownUntil;
+      if (attempt.outcome !== 'gone' && slowDownUntil === undefined) {
         await record(pool);
         return;
       }
-      // 410 Gone: the receiver is gone for good (REST Hooks); the webhook is detached with it.
       await inTransaction(pool, async (db) => {
         await record(db);
+        // A 429: none of the webhook's deliveries before the time the receiver asked for.
+        if (slowDownUntil !== undefined) {
+          await db.query('UPDATE webhooks SET slow_until = greatest(slow_until, $1) WHERE id = $2', [slowDownUntil, job.webhookId]);
+        }
+        if (attempt.outcome !== 'gone') return;
+        // 410 Gone: the receiver is gone for good (REST Hooks); the webhook is detached with it.
         const now = new Date().toISOString();
         await db.query('UPDATE webhooks SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL', [now, job.webhookId]);
         await db.query(CANCEL_PENDING, [now, job.webhookId]);

@@ -153,4 +153,15 @@ export const MIGRATIONS: readonly string[] = [
     UNION ALL SELECT body FROM idempotency_keys WHERE starts_with(body, 'enc:v1:')
   ) AS sealed LIMIT 1;
   `,
+  // Pacing (README, "Throttling"): a webhook's own rate (null: the server's default), the next
+  // time it may be sent a delivery, and until when a receiver's 429 asked it to wait, both in
+  // epoch ms (bookkeeping of the claims, compared with their clock, never shown). `paced` marks a
+  // delivery a claim gave a later time to because of the rate: its turn is kept, and the claim
+  // that takes it does not pace it again. Constant defaults: no table rewrite.
+  `
+  ALTER TABLE webhooks ADD COLUMN rate_limit integer,
+    ADD COLUMN pace_at double precision NOT NULL DEFAULT 0,
+    ADD COLUMN slow_until double precision NOT NULL DEFAULT 0;
+  ALTER TABLE deliveries ADD COLUMN paced boolean NOT NULL DEFAULT false;
+  `,
 ];

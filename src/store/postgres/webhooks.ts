@@ -20,9 +20,9 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return idempotently(pool, idempotency, async (db) => {
         const { rows } = await db.query<{ id: number }>(
           `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
-           INSERT INTO webhooks (client_id, url, events, secret, created_at)
-           SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz FROM room RETURNING id`,
-          [input.clientId, maxActive, input.url, input.events, input.secret, createdAt],
+           INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit)
+           SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer FROM room RETURNING id`,
+          [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null],
         );
         const row = rows[0];
         return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
@@ -45,7 +45,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
     },
     async list(clientId, { limit, after }): Promise<WebhookSummary[]> {
       const { rows } = await pool.query<SummaryRow>(
-        `SELECT w.id, w.url, w.events, w.created_at, w.paused, ${LAST_OUTCOME}
+        `SELECT w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, ${LAST_OUTCOME}
          FROM webhooks w WHERE w.client_id = $1 AND w.deleted_at IS NULL AND w.id > $2 ORDER BY w.id LIMIT $3`,
         [clientId, after ?? 0, limit],
       );
@@ -54,7 +54,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
     async get(clientId, id) {
       if (!Number.isSafeInteger(id)) return undefined;
       const { rows } = await pool.query<SummaryRow>(
-        `SELECT w.id, w.url, w.events, w.created_at, w.paused, ${LAST_OUTCOME}
+        `SELECT w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, ${LAST_OUTCOME}
          FROM webhooks w WHERE w.id = $1 AND w.client_id = $2 AND w.deleted_at IS NULL`,
         [id, clientId],
       );
@@ -70,14 +70,15 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       const { rows } = await pool.query<SummaryRow>(
         `WITH changed AS (
            UPDATE webhooks SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
-             paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused)
+             paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused),
+             rate_limit = coalesce($6::integer, rate_limit)
            WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
-           RETURNING id, url, events, created_at, paused, held
+           RETURNING id, url, events, created_at, paused, held, rate_limit
          )
-         SELECT w.id, w.url, w.events, w.created_at, w.paused, ${LAST_OUTCOME},
+         SELECT w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, ${LAST_OUTCOME},
            CASE WHEN w.held AND NOT w.paused THEN pg_notify('${NEW_WORK_CHANNEL}', '') END AS notified
          FROM changed w`,
-        [id, clientId, changes.url ?? null, changes.events ?? null, changes.paused ?? null],
+        [id, clientId, changes.url ?? null, changes.events ?? null, changes.paused ?? null, changes.rateLimit ?? null],
       );
       return rows[0] && toSummary(rows[0]);
     },

@@ -1,3 +1,4 @@
+import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
 import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow } from '../rows.js';
 import type { AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
@@ -5,11 +6,11 @@ import type { Db } from './engine/open-database.js';
 import { cancelPendingDeliveries } from './webhooks.js';
 
 
-/** A due delivery as a claim reads it: the job, and whether its webhook is paused. */
-type DueRow = JobRow & { paused: number };
+/** A due delivery as a claim reads it: the job, whether its webhook is paused, and its pace. */
+type DueRow = JobRow & PacedCandidate & { paused: number };
 
 export function createDeliveryRepository(db: Db, grouped: GroupedWrite): DeliveryRepository {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, w.paused, d.replay';
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], DueRow>(`
@@ -27,11 +28,15 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ?
     ORDER BY d.next_attempt_at, d.id LIMIT ?`);
   let lastVisited = 0;
-  const lease = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?');
+  const lease = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ?, paced = 0 WHERE id = ?');
+  // Pacing: a delivery given a later time because of its webhook's rate, and the webhook's next free time.
+  const defer = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ?, paced = 1 WHERE id = ?');
+  const setPace = db.prepare<[number, number]>('UPDATE webhooks SET pace_at = ? WHERE id = ?');
+  const slowDown = db.prepare<[number, number]>('UPDATE webhooks SET slow_until = max(slow_until, ?) WHERE id = ?');
   // A paused webhook's due deliveries, set aside in one batch through deliveries_pending_by_webhook:
   // behind every real due time, so the claims that follow never read them.
   const hold = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
-    UPDATE deliveries SET next_attempt_at = :held WHERE id IN (
+    UPDATE deliveries SET next_attempt_at = :held, paced = 0 WHERE id IN (
       SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'pending' AND next_attempt_at <= :now
       ORDER BY next_attempt_at LIMIT :batch)`);
   // After a resume: the webhooks with deliveries still set aside (a partial index), and a batch
@@ -104,21 +109,25 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     }
   }
 
-  /** Adds to `picked` from `rows`, up to `limit`, no webhook past `perWebhook` in flight, none paused. */
-  function pick(rows: DueRow[], picked: JobRow[], taken: Map<number, number>, request: ClaimRequest): void {
+  /**
+   * Adds to `picked` from `rows`, up to `limit`, no webhook past `perWebhook` in flight, none
+   * paused, each within its webhook's rate (the pacer gives the others their later time).
+   */
+  function pick(rows: DueRow[], picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, pacer: Pacer): void {
     const already = new Set(picked.map((row) => row.id));
     for (const row of rows) {
       if (picked.length === request.limit) return;
       if (row.paused !== 0) continue;
       const count = taken.get(row.webhook_id) ?? 0;
       if (count >= request.perWebhook || already.has(row.id)) continue;
+      if (!pacer.admit(row)) continue;
       taken.set(row.webhook_id, count + 1);
       picked.push(row);
     }
   }
 
   /** Visits up to `maxVisits` webhooks with pending deliveries, round the ring from the last one visited. */
-  function pickRoundWebhooks(picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, maxVisits: number, held: Set<number>): void {
+  function pickRoundWebhooks(picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, maxVisits: number, held: Set<number>, pacer: Pacer): void {
     const start = lastVisited;
     let webhook = start;
     let wrapped = false;
@@ -136,7 +145,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
       if ((taken.get(webhook) ?? 0) < request.perWebhook) {
         const rows = dueForWebhook.all(webhook, request.now, request.perWebhook);
         holdPaused(rows, request.now, held);
-        pick(rows, picked, taken, request);
+        pick(rows, picked, taken, request, pacer);
       }
     }
     lastVisited = webhook;
@@ -152,10 +161,13 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     const picked: JobRow[] = [];
     const taken = new Map(request.inFlight);
     const held = new Set<number>();
+    const pacer = createPacer(now, request.defaultRate);
     holdPaused(earliest, now, held);
-    pick(earliest, picked, taken, request);
-    // The window was full yet could not fill the slots: webhooks at their cap (or paused) crowd it.
-    if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held);
+    pick(earliest, picked, taken, request, pacer);
+    // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
+    if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held, pacer);
+    for (const [id, at] of pacer.deferred) defer.run(Math.ceil(at), id);
+    for (const [webhook, at] of pacer.paces) setPace.run(at, webhook);
     return picked.map((row) => {
       lease.run(leaseUntil, row.id);
       return toJob(row);
@@ -164,6 +176,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
 
   const record = (job: DeliveryJob, attempt: AttemptRecord) => {
     insertAttempt.run(job.deliveryId, job.webhookId, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, attempt.outcome, job.replay ? 1 : 0);
+    if (attempt.slowDownUntil !== undefined) slowDown.run(attempt.slowDownUntil, job.webhookId);
     const finalState = FINAL_STATE[attempt.outcome];
     if (finalState === null) {
       retryLater.run(attempt.nextAttemptAt ?? Date.now(), job.deliveryId);

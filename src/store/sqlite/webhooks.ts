@@ -9,8 +9,8 @@ const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, e
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
-  const insert = db.prepare<[number, string, string, string, string]>(
-    'INSERT INTO webhooks (client_id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)',
+  const insert = db.prepare<[number, string, string, string, string, number | null]>(
+    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const softDelete = db.prepare<[string, number, number]>(
     'UPDATE webhooks SET deleted_at = ? WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
@@ -24,10 +24,10 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const createCapped = (input: NewWebhook, maxActive: number): Webhook | undefined => {
     if ((activeCount.get(input.clientId)?.n ?? 0) >= maxActive) return undefined;
     const createdAt = new Date().toISOString();
-    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt);
+    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null);
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
-  const SUMMARY_COLUMNS = `w.id, w.url, w.events, w.created_at, w.paused,
+  const SUMMARY_COLUMNS = `w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit,
       (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome`;
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
     SELECT ${SUMMARY_COLUMNS}
@@ -40,9 +40,9 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   );
   // An absent change (null) keeps the column. A pause raises `held` (its deliveries may be set
   // aside from now on); only the claims that release them after a resume lower it.
-  const change = db.prepare<{ id: number; client: number; url: string | null; events: string | null; paused: number | null }>(`
+  const change = db.prepare<{ id: number; client: number; url: string | null; events: string | null; paused: number | null; rate: number | null }>(`
     UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
-      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused))
+      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit)
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
   const remove = (clientId: number, id: number): boolean => {
     const now = new Date().toISOString();
@@ -57,6 +57,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       url: changes.url ?? null,
       events: changes.events ? JSON.stringify(changes.events) : null,
       paused: changes.paused === undefined ? null : Number(changes.paused),
+      rate: changes.rateLimit ?? null,
     });
     if (updated !== 1) return undefined;
     const row = summary.get(id, clientId);
