@@ -1,0 +1,120 @@
+import t from 'tap';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { eventually, startReceiver, type Received } from '../helpers/receiver.js';
+
+// Per-webhook throttle (README, "Throttling"): a webhook gets at most its rate of deliveries a
+// second, the rest wait in the outbox and are delivered, not failed; a receiver's 429 with
+// Retry-After holds that webhook and no other.
+
+/** The least time, in ms, between a request and the one `rate` places after it: no window shorter than this holds more than `rate`. */
+function tightestWindow(received: Received[], rate: number): number {
+  const times = received.map((r) => r.at).sort((a, b) => a - b);
+  let least = Infinity;
+  for (let i = 0; i + rate < times.length; i++) least = Math.min(least, times[i + rate]! - times[i]!);
+  return least;
+}
+
+const leadIds = (received: Received[]) => received.map((r) => (JSON.parse(r.body) as { data: { id: number } }).data.id);
+
+t.test('a webhook with rateLimit 5 gets at most 5 deliveries a second, all of them, in order; another webhook is not slowed', async (t) => {
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  const slowReceiver = await startReceiver(t);
+  const fastReceiver = await startReceiver(t);
+  const slow = await createWebhook(app, acme.apiKey, { url: slowReceiver.url, events: ['lead_create'], rateLimit: 5 });
+  t.equal(slow.status, 201);
+  const fast = await createWebhook(app, acme.apiKey, { url: fastReceiver.url, events: ['lead_create'] });
+
+  // The rate-5 webhook's 15 deliveries are published while it is paused, then released at once:
+  // each is due, so only the rate spaces them.
+  const headers = { 'x-api-key': acme.apiKey };
+  await send(app, { method: 'PATCH', url: `/webhook/${slow.json.hookId}`, headers, payload: { paused: true } });
+  for (let id = 1; id <= 15; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
+  await fastReceiver.waitFor(15);
+  const started = Date.now();
+  await send(app, { method: 'PATCH', url: `/webhook/${slow.json.hookId}`, headers, payload: { paused: false } });
+  await slowReceiver.waitFor(15, 10_000);
+  const slowDone = Date.now() - started;
+
+  t.same(leadIds(slowReceiver.received), Array.from({ length: 15 }, (_, i) => i + 1), 'every one delivered, in the order published');
+  // The k-th goes no earlier than k × 200 ms after the first, so any 6 consecutive deliveries
+  // span a second; 100 ms are allowed for one sent late and the next on time.
+  const window = tightestWindow(slowReceiver.received, 5);
+  t.ok(window >= 900, `at most 5 in any second (6 consecutive deliveries span at least ${window} ms)`);
+  t.ok(slowDone >= 2_700, `15 at 5 a second take about 3 s (${slowDone} ms)`);
+  const fastSpan = fastReceiver.received.at(-1)!.at - fastReceiver.received[0]!.at;
+  t.ok(fastSpan < 2_700, `the webhook at the default rate (30/s) got its 15 as they were published (${fastSpan} ms)`);
+
+  // The last attempts are recorded just after their receiver answered.
+  const states = await eventually(async () => {
+    const rows = await db.query<{ state: string; n: number }>('SELECT state, count(*) AS n FROM deliveries WHERE webhook_id = ? GROUP BY state', [slow.json.hookId]);
+    return rows.some((row) => row.state === 'pending') ? undefined : rows;
+  });
+  t.same(states, [{ state: 'succeeded', n: 15 }], 'none failed because of the rate');
+  const log = await send(app, { method: 'GET', url: `/webhook/${slow.json.hookId}/deliveries?limit=100`, headers: { 'x-api-key': acme.apiKey } });
+  t.same(
+    (log.json.attempts as { outcome: string }[]).map((a) => a.outcome),
+    Array(15).fill('succeeded'),
+    'one attempt each in the delivery log',
+  );
+  t.equal(fast.status, 201);
+});
+
+t.test("a receiver's 429 with Retry-After holds that webhook until then; the others go on", async (t) => {
+  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_RETRY_SCHEDULE: '50ms,50ms,50ms' });
+  const acme = await createClient(app);
+  const busy = await startReceiver(t, (n) => (n === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 }));
+  const calm = await startReceiver(t);
+  await createWebhook(app, acme.apiKey, { url: busy.url, events: ['lead_create'] });
+  await createWebhook(app, acme.apiKey, { url: calm.url, events: ['lead_update'] });
+
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  await busy.waitFor(1);
+  const refused = busy.received[0]!.at;
+  // While the busy webhook waits: more for it, and some for the other.
+  for (let id = 2; id <= 4; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
+  for (let id = 1; id <= 3; id++) await publish(app, { clientId: acme.clientId, type: 'lead_update', data: { id } });
+  await calm.waitFor(3);
+  t.ok(calm.received.every((r) => r.at - refused < 1_500), 'the other webhook is served during the wait');
+  t.equal(busy.received.length, 1, 'the busy one got nothing more meanwhile (its retry schedule alone would retry after 50 ms)');
+
+  await busy.waitFor(5, 10_000);
+  const after = busy.received.slice(1).map((r) => r.at - refused);
+  t.ok(Math.min(...after) >= 1_900, `the next request came after the 2 s it asked for (${Math.min(...after)} ms)`);
+  t.same(leadIds(busy.received).slice(1).sort(), [1, 2, 3, 4], 'the refused one is retried, the others delivered');
+  await eventually(async () => {
+    const log = await send(app, { method: 'GET', url: '/webhook/1/deliveries', headers: { 'x-api-key': acme.apiKey } });
+    const outcomes = (log.json.attempts as { outcome: string; statusCode: number }[]).map((a) => `${a.statusCode} ${a.outcome}`);
+    return outcomes.length === 5 ? outcomes : undefined;
+  }).then((outcomes) => t.same(outcomes.sort(), ['200 succeeded', '200 succeeded', '200 succeeded', '200 succeeded', '429 retrying']));
+});
+
+t.test('rateLimit: set at creation and by PATCH, shown in the listing; the server default is DELIVERY_RATE_LIMIT', async (t) => {
+  const { app } = await buildTestApp(t, { DELIVERY_RATE_LIMIT: '12' });
+  const acme = await createClient(app);
+  const headers = { 'x-api-key': acme.apiKey };
+  const own = await createWebhook(app, acme.apiKey, { url: 'https://a.example/h', events: ['lead_create'], rateLimit: 3 });
+  const plain = await createWebhook(app, acme.apiKey, { url: 'https://b.example/h', events: ['lead_create'] });
+  const list = await send(app, { method: 'GET', url: '/webhook', headers });
+  t.same((list.json.webhooks as { rateLimit: number }[]).map((w) => w.rateLimit), [3, 12], 'its own, and the default for the other');
+  const patched = await send(app, { method: 'PATCH', url: `/webhook/${plain.json.hookId}`, headers, payload: { rateLimit: 1000 } });
+  t.equal(patched.status, 200);
+  t.equal(patched.json.rateLimit, 1000);
+  t.equal((await send(app, { method: 'GET', url: `/webhook/${own.json.hookId}`, headers })).json.rateLimit, 3);
+
+  const message = 'Invalid data: rateLimit must be a whole number of deliveries per second from 1 to 1000';
+  for (const rateLimit of [0, 1001, 2.5, '5', true]) {
+    const created = await createWebhook(app, acme.apiKey, { url: 'https://c.example/h', events: ['lead_create'], rateLimit });
+    t.same([created.status, created.json], [400, { error: message }], `POST rateLimit ${JSON.stringify(rateLimit)}`);
+    const changed = await send(app, { method: 'PATCH', url: `/webhook/${own.json.hookId}`, headers, payload: { rateLimit } });
+    t.same([changed.status, changed.json], [400, { error: message }], `PATCH rateLimit ${JSON.stringify(rateLimit)}`);
+  }
+  const missing = await send(app, { method: 'PATCH', url: `/webhook/${own.json.hookId}`, headers, payload: { rateLimit: null } });
+  t.same([missing.status, missing.json], [400, { error: 'Missing data' }], 'null is an empty change, as for the other fields');
+
+  const off = await buildTestApp(t, { DELIVERY_RATE_LIMIT: 'off' });
+  const bolt = await createClient(off.app);
+  await createWebhook(off.app, bolt.apiKey, { url: 'https://d.example/h', events: ['lead_create'] });
+  const unlimited = await send(off.app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': bolt.apiKey } });
+  t.equal(unlimited.json.webhooks[0].rateLimit, null, 'off: no limit');
+});
