@@ -19,6 +19,7 @@ t.test('defaults', async (t) => {
     deliveryTimeout: 15_000,
     deliveryConcurrency: 64,
     deliveryPollInterval: 250,
+    deliveryRateLimit: 30,
     allowPrivateTargets: false,
     rateLimit: { max: 600, windowMs: 60_000, text: '600/1m' },
     maxWebhooksPerClient: 100,
@@ -47,6 +48,7 @@ t.test('values are read and converted', async (t) => {
     DELIVERY_TIMEOUT: '2s',
     DELIVERY_CONCURRENCY: '8',
     DELIVERY_POLL_INTERVAL: '50ms',
+    DELIVERY_RATE_LIMIT: '5',
     ALLOW_PRIVATE_TARGETS: 'true',
     RATE_LIMIT_PER_KEY: '30 / 10s',
     MAX_WEBHOOKS_PER_CLIENT: '5',
@@ -72,6 +74,7 @@ t.test('values are read and converted', async (t) => {
     deliveryTimeout: 2_000,
     deliveryConcurrency: 8,
     deliveryPollInterval: 50,
+    deliveryRateLimit: 5,
     allowPrivateTargets: true,
     rateLimit: { max: 30, windowMs: 10_000, text: '30 / 10s' },
     maxWebhooksPerClient: 5,
@@ -81,6 +84,7 @@ t.test('values are read and converted', async (t) => {
     secretEncryptionKey: Buffer.alloc(32, 0xab),
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
+  t.equal(loadConfig({ DELIVERY_RATE_LIMIT: 'off' }).deliveryRateLimit, null, 'no default rate');
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
   t.same(loadConfig({ DELIVERY_RETRY_SCHEDULE: '0ms' }).retrySchedule, [0]);
 });
@@ -101,6 +105,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     DELIVERY_TIMEOUT: '0s',
     DELIVERY_CONCURRENCY: '0',
     DELIVERY_POLL_INTERVAL: '1',
+    DELIVERY_RATE_LIMIT: '0',
     ALLOW_PRIVATE_TARGETS: 'yes please',
     RATE_LIMIT_PER_KEY: '600',
     MAX_WEBHOOKS_PER_CLIENT: '-1',
