@@ -89,15 +89,15 @@ t.test('a client generated from the served description compiles as consumers wri
     listWebhooks: [
       {
         status: 200,
-        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false }], next: null },
+        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, rateLimit: 30 }], next: null },
       },
     ],
     getWebhook: [
-      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false } },
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, rateLimit: 30 } },
     ],
     updateWebhook: [
-      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: true } },
-      { status: 200, body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false } },
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: true, rateLimit: 30 } },
+      { status: 200, body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false, rateLimit: 30 } },
       { status: 400, body: { error: 'Missing data' } },
     ],
     testWebhook: [
