@@ -45,15 +45,16 @@ const TABLES: TableCopy[] = [
   {
     // The insert triggers count each client's active webhooks as they arrive. `paused` and
     // `held` are 0/1 in SQLite, booleans here. A secret rotated during its grace period keeps its
-    // previous secret (sealed or not, as it is) and the grace period's end.
+    // previous secret (sealed or not, as it is) and the grace period's end. A webhook keeps its
+    // own rate; its pacing starts afresh (turns already given stay the deliveries' due times).
     table: 'webhooks',
-    select: 'SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until FROM webhooks ORDER BY id',
-    columns: ['id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held', 'previous_secret', 'previous_secret_until'],
-    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until)
+    select: 'SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, rate_limit FROM webhooks ORDER BY id',
+    columns: ['id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held', 'previous_secret', 'previous_secret_until', 'rate_limit'],
+    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, rate_limit)
       SELECT id, client_id, url, ARRAY(SELECT jsonb_array_elements_text(events::jsonb)), secret, created_at, deleted_at, paused <> 0, held <> 0,
-        previous_secret, previous_secret_until
-      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer', 'text', 'timestamptz'])}
-        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, n) ORDER BY n`,
+        previous_secret, previous_secret_until, rate_limit
+      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer', 'text', 'timestamptz', 'integer'])}
+        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, rate_limit, n) ORDER BY n`,
   },
   {
     // In the order they were written, so that retention walks them in the same order (seq).
