@@ -38,7 +38,7 @@ export async function call<T>(request: Promise<Result<T>>): Promise<T> {
   try {
     result = await request;
   } catch (error) {
-    throw new ApiError(0, `the service did not answer (${error instanceof Error ? error.message : String(error)})`);
+    throw new ApiError(0, error instanceof Error ? error.message : String(error));
   }
   if (result.response.ok) return result.data as T;
   const words = (result.error as { error?: unknown } | undefined)?.error;

@@ -98,7 +98,7 @@ function row(attempt: Attempt, replayable: boolean, onError: (error: unknown) =>
     { class: `outcome-${attempt.outcome}` },
     h('td', {}, time(attempt.attemptedAt)),
     h('td', {}, attempt.type, h('span', { class: 'event-id' }, attempt.eventId)),
-    h('td', {}, h('span', { class: `badge outcome outcome-${attempt.outcome}` }, attempt.outcome), attempt.replay ? h('span', { class: 'badge' }, 'replay') : null),
+    h('td', {}, h('span', { class: `badge outcome outcome-${attempt.outcome}` }, attempt.outcome), attempt.replay ? ' ' : null, attempt.replay ? h('span', { class: 'badge' }, 'replay') : null),
     response(attempt),
     h('td', { class: 'number' }, `${attempt.durationMs} ms`),
     h(

@@ -14,15 +14,15 @@ const REFRESH_MS = 3_000;
 let timer: ReturnType<typeof setInterval> | undefined;
 let refreshing = false;
 
-/** What every failed call says; a key that stopped working signs the tab out. */
+/** What every failed call says: the API's own words; a key that stopped working signs the tab out. */
 function onError(error: unknown): void {
-  if (error instanceof ApiError && error.status === 401) {
+  if (!(error instanceof ApiError)) return warn(`Something went wrong: ${error instanceof Error ? error.message : String(error)}`);
+  if (error.status === 401) {
     signOut();
-    warn('Your API key is no longer accepted (it may have been revoked). Sign in again with a valid key.');
-    return;
+    return warn('Your API key is no longer accepted (it may have been revoked). Sign in again with a valid key.');
   }
-  if (error instanceof ApiError && error.status === 429) return warn(`Too many requests: ${error.message}`);
-  warn(error instanceof Error ? `Something went wrong: ${error.message}` : 'Something went wrong.');
+  if (error.status === 0) return warn(`The service did not answer (${error.message}). Try again in a moment.`);
+  warn(error.message);
 }
 
 async function refresh(): Promise<void> {
@@ -71,8 +71,7 @@ async function signIn(apiKey: string): Promise<void> {
     input.focus();
     input.select();
     if (error instanceof ApiError && error.status === 401) warn('This API key was not accepted. Check it and try again.');
-    else if (error instanceof ApiError) warn(`Could not sign in: ${error.message}`);
-    else throw error;
+    else onError(error);
   }
 }
 

@@ -93,7 +93,7 @@ function card(hook: Webhook, onError: OnError): HTMLLIElement {
   return h(
     'li',
     { class: open ? 'hook hook-open' : 'hook' },
-    h('h3', {}, `Webhook ${id} `, statusBadge(String(hook.status)), hook.paused ? statusBadge('paused') : null),
+    h('h3', {}, `Webhook ${id} `, statusBadge(String(hook.status)), hook.paused ? ' ' : null, hook.paused ? statusBadge('paused') : null),
     h('p', { class: 'hook-url' }, hook.url),
     reason === undefined ? null : h('p', { class: 'hook-reason' }, reason),
     h(
