@@ -11,6 +11,8 @@ import { showSecret } from './secret-panel.js';
 type OnError = (error: unknown) => void;
 
 let drawn = '';
+/** Bumped at sign-out: a listing still on its way then is for a session that is over. */
+let generation = 0;
 
 /**
  * A reason the API may give beside a status (why a webhook was disabled, say). openapi.yaml
@@ -121,8 +123,10 @@ function card(hook: Webhook, onError: OnError): HTMLLIElement {
 }
 
 export async function refreshWebhooks(onError: OnError): Promise<void> {
+  const mine = generation;
   try {
     const webhooks = await listWebhooks();
+    if (mine !== generation) return;
     const state = JSON.stringify([webhooks, openHookId()]);
     if (state === drawn) return;
     drawn = state;
@@ -138,6 +142,7 @@ export async function refreshWebhooks(onError: OnError): Promise<void> {
 }
 
 export function clearWebhooks(): void {
+  generation++;
   drawn = '';
   replaceContent(byId('webhook-list'));
 }
@@ -155,6 +160,9 @@ export function setUpCreateForm(onError: OnError): void {
     event.preventDefault();
     const url = byId<HTMLInputElement>('create-url').value.trim();
     const events = [...form.querySelectorAll<HTMLInputElement>('#create-events input:checked')].map((box) => box.value as EventName);
+    // The API would answer both with `Missing data`; the form can say which.
+    if (url === '') return warn('Enter the callback URL of the webhook.');
+    if (events.length === 0) return warn('Choose at least one event for the webhook.');
     void (async () => {
       try {
         const created = await call(api.POST('/webhook', { body: { url, events } }));

@@ -204,7 +204,8 @@ t.test('a client signs in, manages its webhooks and deliveries, and signs out', 
   t.same(event1, { status: 202, json: { eventId: event1.json.eventId, deliveries: 1 } });
   await page.getByRole('button', { name: 'Deliveries of webhook 2' }).click();
   t.equal(await text(page, '#deliveries-title'), 'Deliveries to webhook 2');
-  t.equal(await page.getByRole('button', { name: 'Deliveries of webhook 2' }).getAttribute('aria-expanded'), 'true');
+  await page.getByRole('button', { name: 'Deliveries of webhook 2', expanded: true }).waitFor();
+  t.equal(await page.getByRole('button', { name: 'Deliveries of webhook 1', expanded: false }).count(), 1);
   const replay = page.getByRole('button', { name: 'Replay delivery 1' });
   await replay.waitFor(); // the log refreshes itself
   await receiver.waitFor(3);
@@ -248,7 +249,8 @@ t.test('a client signs in, manages its webhooks and deliveries, and signs out', 
   t.equal(await focused(page, 'textContent'), 'Cancel', 'Cancel has the focus');
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
-  t.equal(await focused(page, 'textContent'), 'Rotate secret of webhook 2');
+  await eventually(async () => ((await focused(page, 'textContent')) === 'Rotate secret of webhook 2' ? true : undefined), 2_000).catch(() => {});
+  t.equal(await focused(page, 'textContent'), 'Rotate secret of webhook 2', 'the focus is back on the button');
   t.equal(await secretField.isHidden(), true, 'nothing rotated');
   await rotateButton.click();
   await dialog.getByRole('button', { name: 'Rotate secret' }).click();
@@ -314,7 +316,15 @@ t.test('a key revoked while signed in signs the tab out with a message; a reload
   await page.getByText('No webhooks yet: add one below.').waitFor();
   t.equal(await text(page, '#account-name'), 'Acme Realty');
 
-  // A refused URL: the API's own words.
+  // What is missing, said by the form; a refused URL, in the API's own words.
+  await page.getByRole('button', { name: 'Add webhook' }).click();
+  await says(t, page, 'alert', 'Enter the callback URL of the webhook.');
+  await page.getByLabel('Callback URL').fill('https://hooks.example.com/x');
+  await page.getByLabel('lead_create').uncheck();
+  await page.getByLabel('lead_update').uncheck();
+  await page.getByRole('button', { name: 'Add webhook' }).click();
+  await says(t, page, 'alert', 'Choose at least one event for the webhook.');
+  await page.getByLabel('lead_create').check();
   await page.getByLabel('Callback URL').fill('hooks.example.com');
   await page.getByRole('button', { name: 'Add webhook' }).click();
   await page.getByText(/^Invalid data: url/).waitFor();
