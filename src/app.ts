@@ -8,6 +8,7 @@ import { validatorCompiler } from './http/validation.js';
 import { deliveryPlugin } from './plugins/delivery.js';
 import { docsPlugin } from './plugins/docs.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
+import { portalPlugin } from './plugins/portal.js';
 import { storePlugin } from './plugins/store.js';
 import { operationsPlugin } from './routes/operations.js';
 import { loadSpec } from './spec.js';
@@ -41,6 +42,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(jsonBodyPlugin); // JSON is the only body
   await app.register(deliveryPlugin, { store, config }); // delivery worker and retention pruner
   await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
+  await app.register(portalPlugin); // /portal, the client portal's static files
   await app.register(operationsPlugin, { spec, store, config }); // each operation's chain and handler
   return app;
 }

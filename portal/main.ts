@@ -1,0 +1,112 @@
+import { api, ApiError, call } from './api.js';
+import { setUpConfirm } from './confirm.js';
+import { closeDeliveries, refreshDeliveries } from './deliveries-view.js';
+import { byId } from './dom.js';
+import { clearMessages, say, warn } from './messages.js';
+import { hideSecret, setUpSecretPanel } from './secret-panel.js';
+import { session } from './session.js';
+import { clearWebhooks, refreshWebhooks, setUpCreateForm } from './webhooks-view.js';
+
+// The portal: sign in with an API key, then the client's webhooks and their delivery logs, kept
+// fresh while the tab is visible.
+
+const REFRESH_MS = 3_000;
+let timer: ReturnType<typeof setInterval> | undefined;
+let refreshing = false;
+
+/** What every failed call says: the API's own words; a key that stopped working signs the tab out. */
+function onError(error: unknown): void {
+  if (!(error instanceof ApiError)) return warn(`Something went wrong: ${error instanceof Error ? error.message : String(error)}`);
+  if (error.status === 401) {
+    signOut();
+    return warn('Your API key is no longer accepted (it may have been revoked). Sign in again with a valid key.');
+  }
+  if (error.status === 0) return warn(`The service did not answer (${error.message}). Try again in a moment.`);
+  warn(error.message);
+}
+
+async function refresh(): Promise<void> {
+  if (refreshing || document.hidden || session.key() === null) return;
+  refreshing = true;
+  try {
+    await Promise.all([refreshWebhooks(onError), refreshDeliveries(onError)]);
+  } finally {
+    refreshing = false;
+  }
+}
+
+async function showDashboard(accountName: string): Promise<void> {
+  byId('account-name').textContent = accountName;
+  byId('account').hidden = false;
+  byId('sign-in').hidden = true;
+  byId('dashboard').hidden = false;
+  await refreshWebhooks(onError);
+  timer = setInterval(() => void refresh(), REFRESH_MS);
+}
+
+function signOut(): void {
+  session.signOut();
+  clearInterval(timer);
+  hideSecret();
+  closeDeliveries();
+  clearWebhooks();
+  byId('account-name').textContent = '';
+  byId('account').hidden = true;
+  byId('dashboard').hidden = true;
+  byId('sign-in').hidden = false;
+  byId<HTMLInputElement>('api-key').value = '';
+}
+
+async function signIn(apiKey: string): Promise<void> {
+  try {
+    const about = await call(api.GET('/about', { headers: { 'x-api-key': apiKey } }));
+    session.signIn(apiKey);
+    byId<HTMLInputElement>('api-key').value = '';
+    say(`Signed in as ${about.name}.`);
+    await showDashboard(about.name);
+    byId('webhooks-title').focus();
+  } catch (error) {
+    const input = byId<HTMLInputElement>('api-key');
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+    input.select();
+    if (error instanceof ApiError && error.status === 401) warn('This API key was not accepted. Check it and try again.');
+    else onError(error);
+  }
+}
+
+function start(): void {
+  setUpConfirm();
+  setUpSecretPanel(() => byId('webhooks-title').focus());
+  setUpCreateForm(onError);
+  byId('deliveries-refresh').addEventListener('click', () => void refreshDeliveries(onError));
+  byId('deliveries-close').addEventListener('click', () => {
+    closeDeliveries();
+    void refreshWebhooks(onError);
+    byId('webhooks-title').focus();
+  });
+
+  byId('sign-in-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const apiKey = byId<HTMLInputElement>('api-key').value.trim();
+    clearMessages();
+    if (apiKey === '') return warn('Enter your API key to sign in.');
+    void signIn(apiKey);
+  });
+  byId('api-key').addEventListener('input', () => byId('api-key').removeAttribute('aria-invalid'));
+  byId('sign-out').addEventListener('click', () => {
+    signOut();
+    say('Signed out. The API key was removed from this tab.');
+    byId('api-key').focus();
+  });
+  document.addEventListener('visibilitychange', () => void refresh());
+
+  // A reload keeps the tab signed in: the key is still in its sessionStorage.
+  const stored = session.key();
+  if (stored === null) return;
+  void call(api.GET('/about'))
+    .then((about) => showDashboard(about.name))
+    .catch(onError);
+}
+
+start();

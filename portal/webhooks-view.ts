@@ -1,0 +1,182 @@
+import { EVENT_NAMES } from '../generated/spec-lists.js';
+import { api, call, listWebhooks, type EventName, type Webhook } from './api.js';
+import { confirmAction } from './confirm.js';
+import { closeDeliveries, openDeliveries, openHookId } from './deliveries-view.js';
+import { button, byId, h, replaceContent, time } from './dom.js';
+import { say, warn } from './messages.js';
+import { showSecret } from './secret-panel.js';
+
+// The client's webhooks: each with its status, and what can be done to it.
+
+type OnError = (error: unknown) => void;
+
+let drawn = '';
+/** Bumped at sign-out: a listing still on its way then is for a session that is over. */
+let generation = 0;
+
+/**
+ * A reason the API may give beside a status (why a webhook was disabled, say). openapi.yaml
+ * declares none yet: it is shown when present, whichever of these names carries it.
+ */
+function statusReason(hook: Webhook): string | undefined {
+  const fields = hook as unknown as Record<string, unknown>;
+  for (const name of ['statusReason', 'disabledReason', 'reason']) {
+    const value = fields[name];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  return undefined;
+}
+
+/** Any status the API returns, as a badge; the class name keeps to letters. */
+function statusBadge(status: string): HTMLElement {
+  return h('span', { class: `badge status status-${status.replace(/[^a-z]/gi, '')}` }, h('span', { class: 'visually-hidden' }, 'Status: '), status);
+}
+
+async function sendTest(hook: Webhook, onError: OnError): Promise<void> {
+  try {
+    const result = await call(api.POST('/webhook/{hookID}/test', { params: { path: { hookID: hook.hookId } } }));
+    const answer = result.statusCode === null ? `no response (${result.error ?? 'unknown error'})` : `HTTP ${result.statusCode}`;
+    const text = `Test event ${result.eventId} to webhook ${hook.hookId}: the receiver answered ${answer} in ${result.durationMs} ms.`;
+    if (result.succeeded) say(text);
+    else warn(`${text} It did not succeed.`);
+  } catch (error) {
+    onError(error);
+  }
+}
+
+async function rotate(hook: Webhook, onError: OnError): Promise<void> {
+  const sure = await confirmAction(
+    `Rotate the signing secret of webhook ${hook.hookId}? The new secret is shown once; the current one keeps signing deliveries for a grace period.`,
+    'Rotate secret',
+  );
+  if (!sure) return;
+  try {
+    const rotated = await call(api.POST('/webhook/{hookID}/secret/rotate', { params: { path: { hookID: hook.hookId } } }));
+    say(`The secret of webhook ${rotated.hookId} was rotated. The new secret is shown below, once.`);
+    const until = new Date(rotated.previousSecretExpiresAt).toLocaleString();
+    showSecret(
+      `New signing secret of webhook ${rotated.hookId}`,
+      rotated.secret,
+      `Shown once: store it in your receiver now. Deliveries are signed with the previous secret as well until ${until}.`,
+    );
+  } catch (error) {
+    onError(error);
+  }
+}
+
+async function setPaused(hook: Webhook, paused: boolean, onError: OnError): Promise<void> {
+  try {
+    await call(api.PATCH('/webhook/{hookID}', { params: { path: { hookID: hook.hookId } }, body: { paused } }));
+    say(paused ? `Webhook ${hook.hookId} is paused: its deliveries wait until it is resumed.` : `Webhook ${hook.hookId} is resumed.`);
+    await refreshWebhooks(onError);
+  } catch (error) {
+    onError(error);
+  }
+}
+
+async function remove(hook: Webhook, onError: OnError): Promise<void> {
+  const sure = await confirmAction(`Delete webhook ${hook.hookId} (${hook.url})? Nothing more is delivered to it. This cannot be undone.`, 'Delete webhook');
+  if (!sure) return;
+  try {
+    await call(api.DELETE('/webhook/{hookID}', { params: { path: { hookID: hook.hookId } } }));
+    if (openHookId() === hook.hookId) closeDeliveries();
+    say(`Webhook ${hook.hookId} was deleted.`);
+    await refreshWebhooks(onError);
+    byId('webhooks-title').focus();
+  } catch (error) {
+    onError(error);
+  }
+}
+
+function card(hook: Webhook, onError: OnError): HTMLLIElement {
+  const id = hook.hookId;
+  const reason = statusReason(hook);
+  const open = openHookId() === id;
+  return h(
+    'li',
+    { class: open ? 'hook hook-open' : 'hook' },
+    h('h3', {}, `Webhook ${id} `, statusBadge(String(hook.status)), hook.paused ? ' ' : null, hook.paused ? statusBadge('paused') : null),
+    h('p', { class: 'hook-url' }, hook.url),
+    reason === undefined ? null : h('p', { class: 'hook-reason' }, reason),
+    h(
+      'dl',
+      {},
+      h('dt', {}, 'Events'),
+      h('dd', {}, hook.events.join(', ')),
+      h('dt', {}, 'Added'),
+      h('dd', {}, time(hook.created)),
+    ),
+    h(
+      'div',
+      { class: 'actions' },
+      button('Deliveries', () => void openDeliveries(hook, onError).then(() => refreshWebhooks(onError)), {
+        'data-focus': `deliveries-${id}`,
+        'aria-controls': 'deliveries',
+        'aria-expanded': String(open),
+      }, `of webhook ${id}`),
+      button('Send test event', () => void sendTest(hook, onError), { 'data-focus': `test-${id}` }, `to webhook ${id}`),
+      button('Rotate secret', () => void rotate(hook, onError), { 'data-focus': `rotate-${id}` }, `of webhook ${id}`),
+      button(hook.paused ? 'Resume' : 'Pause', () => void setPaused(hook, !hook.paused, onError), { 'data-focus': `pause-${id}` }, `webhook ${id}`),
+      button('Delete', () => void remove(hook, onError), { class: 'danger', 'data-focus': `delete-${id}` }, `webhook ${id}`),
+    ),
+  );
+}
+
+export async function refreshWebhooks(onError: OnError): Promise<void> {
+  const mine = generation;
+  try {
+    const webhooks = await listWebhooks();
+    if (mine !== generation) return;
+    const state = JSON.stringify([webhooks, openHookId()]);
+    if (state === drawn) return;
+    drawn = state;
+    replaceContent(
+      byId('webhook-list'),
+      webhooks.length === 0
+        ? h('p', { class: 'empty' }, 'No webhooks yet: add one below.')
+        : h('ul', { class: 'hooks' }, ...webhooks.map((hook) => card(hook, onError))),
+    );
+  } catch (error) {
+    onError(error);
+  }
+}
+
+export function clearWebhooks(): void {
+  generation++;
+  drawn = '';
+  replaceContent(byId('webhook-list'));
+}
+
+export function setUpCreateForm(onError: OnError): void {
+  const form = byId<HTMLFormElement>('create-form');
+  replaceContent(
+    byId('create-events'),
+    h('legend', {}, 'Events'),
+    ...EVENT_NAMES.map((name) =>
+      h('label', { class: 'check' }, h('input', { type: 'checkbox', value: name, checked: true }), ` ${name}`),
+    ),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const url = byId<HTMLInputElement>('create-url').value.trim();
+    const events = [...form.querySelectorAll<HTMLInputElement>('#create-events input:checked')].map((box) => box.value as EventName);
+    // The API would answer both with `Missing data`; the form can say which.
+    if (url === '') return warn('Enter the callback URL of the webhook.');
+    if (events.length === 0) return warn('Choose at least one event for the webhook.');
+    void (async () => {
+      try {
+        const created = await call(api.POST('/webhook', { body: { url, events } }));
+        form.reset();
+        say(`Webhook ${created.hookId} was added. Its signing secret is shown below, once.`);
+        await refreshWebhooks(onError);
+        showSecret(
+          `Signing secret of webhook ${created.hookId}`,
+          created.secret,
+          'Shown once: store it in your receiver now, to verify the signature of each delivery.',
+        );
+      } catch (error) {
+        onError(error);
+      }
+    })();
+  });
+}
