@@ -1,18 +1,22 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
-import { consumerRoot, generateTypes, typeCheck, writeConsumer } from '../helpers/consumer-build.js';
-import { DATA_LINES } from '../helpers/consumer-program.js';
+import { consumerFolder, installedVersion, readmeConsumerSteps, runIn, tscDiagnostics } from '../helpers/consumer-build.js';
+import { CONSUMER_PROGRAM, DATA_LINES } from '../helpers/consumer-program.js';
 import { eventCatalogue } from '../../src/event-catalogue.js';
 import { checkedFetch } from '../../support/contract.js';
 import { startServer } from '../../support/server-process.js';
 
-// What a customer does: fetch the description a running server serves, generate types from it
-// with openapi-typescript, write a program with openapi-fetch, compile it (strict), run it.
-// If the description types a field so that valid input does not compile, this fails, and it
-// proves so by compiling the same program against the description with an old defect put back.
+// What a customer does, as the README's "Generating a client" shows it: generate types from the
+// description a running server serves (npx openapi-typescript), write a program with
+// openapi-fetch, compile it (npx tsc, strict), run it. The README's tsconfig.json, program and
+// console lines are taken from the README itself and must print what it shows. Beside the
+// README's program, one that calls every operation is compiled and run. If the description
+// types a field so that valid input does not compile, this fails, and it proves so by compiling
+// that program against the description with an old defect put back.
 
 interface Answer {
   status: number;
@@ -25,33 +29,62 @@ type Consumer = {
 const operationIds = (description: any): string[] =>
   Object.values(description.paths).flatMap((item: any) => Object.values(item).map((operation: any) => operation.operationId));
 
-t.test('a client generated from the served description compiles as consumers write it, and gets the answers it describes', async (t) => {
+const README_SERVER = 'http://127.0.0.1:3000';
+
+t.test("the README's client steps, as written, give a client that compiles and gets the answers the description gives", async (t) => {
   const databasePath = join(tempDir(t), 'leadhooks.db');
   const { clientId, apiKey } = await cliCreateClient(databasePath);
   const server = await startServer(t, { DATABASE_PATH: databasePath, PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, DELIVERY_WORKER: 'off' });
+  const steps = readmeConsumerSteps();
+  const here = (text: string) => text.replaceAll(README_SERVER, server.url);
+
+  // The packages the README installs are the repository's, which the consumer folder links.
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  t.strictSame(steps.packages.map((p) => p.name).sort(), ['@types/node', 'openapi-fetch', 'openapi-typescript', 'typescript']);
+  for (const { name, major } of steps.packages) {
+    t.ok(manifest.dependencies[name] ?? manifest.devDependencies[name], `${name} is a dependency of the repository`);
+    if (major !== undefined) t.equal(installedVersion(name).split('.')[0], String(major), `${name}@${major}`);
+  }
 
   const descriptionUrl = new URL('/openapi.yaml', server.url);
   const served = await fetch(descriptionUrl);
   t.equal(served.status, 200);
   t.equal(served.headers.get('content-type'), 'application/yaml');
-  const text = await served.text();
-  const description = parse(text);
+  const description = parse(await served.text());
 
-  const root = consumerRoot(tempDir(t));
-  const consumer = typeCheck(writeConsumer(root, 'client', await generateTypes(text)));
-  t.strictSame(consumer.diagnostics, [], 'the consumer program compiles against the generated types');
+  const root = tempDir(t);
+  const dir = consumerFolder(join(root, 'client'), steps.tsconfig);
+  writeFileSync(join(dir, steps.program.file), here(steps.program.text));
+  writeFileSync(join(dir, 'consumer.ts'), CONSUMER_PROGRAM);
+  // openapi-typescript says how long it took: that is not compared.
+  const duration = (line: string) => line.replace(/\[[\d.]+m?s\]$/, '[…]');
+  for (const { command, output } of steps.commands) {
+    const ran = await runIn(dir, here(command), { API_KEY: apiKey });
+    t.equal(ran.code, 0, `$ ${command}`, { stderr: ran.stderr });
+    t.strictSame(ran.stdout.map(duration), output.map(here).map(duration), `$ ${command} prints what the README shows`);
+  }
 
   // The defect this guards against: a free-form object declared `type: object` alone, which
-  // openapi-typescript types as Record<string, never>.
+  // openapi-typescript types as Record<string, never>. The same steps, on that description.
   const lead = description.components.schemas.Lead;
   t.equal(lead.additionalProperties, true);
   const { additionalProperties: _, ...plainObject } = lead;
   const defective = structuredClone(description);
   defective.components.schemas.Lead = plainObject;
-  const broken = typeCheck(writeConsumer(root, 'defective', await generateTypes(defective)));
-  t.strictSame([...new Set(broken.diagnostics.map((d) => d.line))], DATA_LINES, 'every lead the program writes fails to compile');
-  for (const diagnostic of broken.diagnostics) {
-    t.equal(diagnostic.file, join(root, 'defective', 'consumer.ts'));
+  const broken = consumerFolder(join(root, 'defective'), steps.tsconfig);
+  writeFileSync(join(broken, 'defective.yaml'), stringify(defective));
+  writeFileSync(join(broken, 'consumer.ts'), CONSUMER_PROGRAM);
+  // The packages' own commands, which is what npx runs, without npm's start-up each time.
+  const [generate, compile] = steps.commands.map((step) => step.command.replace(/^npx /, 'node_modules/.bin/'));
+  t.match(generate, `${README_SERVER}/openapi.yaml`);
+  t.equal((await runIn(broken, generate!.replace(`${README_SERVER}/openapi.yaml`, 'defective.yaml'))).code, 0);
+  t.equal(compile, 'node_modules/.bin/tsc');
+  const failed = await runIn(broken, compile!);
+  t.equal(failed.code, 2, 'tsc fails');
+  const diagnostics = tscDiagnostics(failed.stdout);
+  t.strictSame([...new Set(diagnostics.map((d) => d.line))], DATA_LINES, 'every lead the program writes fails to compile');
+  for (const diagnostic of diagnostics) {
+    t.equal(diagnostic.file, 'consumer.ts');
     // 'undefined' where openapi-fetch's request types have mapped the body's `never` over.
     t.match(diagnostic.message, /^Type '[^']+' is not assignable to type '(never|undefined)'\.$/);
   }
@@ -61,8 +94,7 @@ t.test('a client generated from the served description compiles as consumers wri
   t.equal(baseUrl, `${server.url}/`);
   if (baseUrl !== `${server.url}/`) return; // the program creates webhooks: never on another server
 
-  consumer.emit();
-  const program: Consumer = await import(pathToFileURL(join(root, 'client', 'consumer.js')).href);
+  const program: Consumer = await import(pathToFileURL(join(dir, 'consumer.js')).href);
   const answers = await program.run({ baseUrl, apiKey, publisherToken: TEST_PUBLISHER_TOKEN, clientId, fetch: checkedFetch });
   t.strictSame(Object.keys(answers).sort(), operationIds(description).sort(), 'the program calls every operation');
 

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { tempDir } from '../helpers/app.js';
+import { consoleSteps, sectionBlocks, type Block } from '../helpers/readme.js';
 import { sleep } from '../helpers/receiver.js';
 
 // The README's quick start, publishing walkthrough and safe retries, run as written: its
@@ -16,58 +16,6 @@ import { sleep } from '../helpers/receiver.js';
 // commands get the real one in its place. Timestamps and durations are not compared.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-interface Block {
-  lang: string;
-  lines: string[];
-  /** The last non-empty line of text before the block. */
-  intro: string;
-}
-
-/** The fenced blocks of one `## ` section. */
-function sectionBlocks(title: string): Block[] {
-  const start = README.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README has no section "${title}"`);
-  const end = README.indexOf('\n## ', start + 1);
-  const lines = README.slice(start, end < 0 ? undefined : end).split('\n');
-  const blocks: Block[] = [];
-  let intro = '';
-  for (let i = 0; i < lines.length; i++) {
-    const fence = /^```(\w*)$/.exec(lines[i]!);
-    if (!fence) {
-      if (lines[i]!.trim() !== '') intro = lines[i]!;
-      continue;
-    }
-    const body: string[] = [];
-    for (i++; lines[i] !== '```'; i++) body.push(lines[i]!);
-    blocks.push({ lang: fence[1]!, lines: body, intro });
-  }
-  return blocks;
-}
-
-interface Step {
-  command: string;
-  output: string[];
-}
-
-/** `$ ` commands (with `\` continuation lines) and the lines each printed. */
-function consoleSteps(block: Block): Step[] {
-  const steps: Step[] = [];
-  for (let i = 0; i < block.lines.length; i++) {
-    const line = block.lines[i]!;
-    if (!line.startsWith('$ ')) {
-      steps.at(-1)!.output.push(line);
-      continue;
-    }
-    let command = line.slice(2);
-    while (command.endsWith('\\')) command = `${command}\n${block.lines[++i]}`;
-    steps.push({ command, output: [] });
-  }
-  // A blank line separates one command's output from the next command.
-  for (const step of steps) while (step.output.at(-1) === '') step.output.pop();
-  return steps;
-}
 
 // Values that differ from run to run. Paired: keys, key prefixes, secrets, event ids. Ignored:
 // timestamps and durations.

@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+
+// The README's fenced blocks, for the tests that run what it shows.
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+export interface Block {
+  lang: string;
+  lines: string[];
+  /** The last non-empty line of text before the block. */
+  intro: string;
+}
+
+/** The fenced blocks of one `## ` section. */
+export function sectionBlocks(title: string): Block[] {
+  const start = README.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`README has no section "${title}"`);
+  const end = README.indexOf('\n## ', start + 1);
+  const lines = README.slice(start, end < 0 ? undefined : end).split('\n');
+  const blocks: Block[] = [];
+  let intro = '';
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^```(\w*)$/.exec(lines[i]!);
+    if (!fence) {
+      if (lines[i]!.trim() !== '') intro = lines[i]!;
+      continue;
+    }
+    const body: string[] = [];
+    for (i++; lines[i] !== '```'; i++) body.push(lines[i]!);
+    blocks.push({ lang: fence[1]!, lines: body, intro });
+  }
+  return blocks;
+}
+
+export interface Step {
+  command: string;
+  output: string[];
+}
+
+/** `$ ` commands (with `\` continuation lines) and the lines each printed. */
+export function consoleSteps(block: Block): Step[] {
+  const steps: Step[] = [];
+  for (let i = 0; i < block.lines.length; i++) {
+    const line = block.lines[i]!;
+    if (!line.startsWith('$ ')) {
+      steps.at(-1)!.output.push(line);
+      continue;
+    }
+    let command = line.slice(2);
+    while (command.endsWith('\\')) command = `${command}\n${block.lines[++i]}`;
+    steps.push({ command, output: [] });
+  }
+  // A blank line separates one command's output from the next command.
+  for (const step of steps) while (step.output.at(-1) === '') step.output.pop();
+  return steps;
+}
