@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import type { AttemptOutcome, DeliveryJob, Store } from '../store/store.js';
+import { webhookDisabledReason } from '../http/messages.js';
+import type { AttemptOutcome, DeliveryJob, OperationalEvent, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
 import { createSecretBox } from './secret-box.js';
 import { sendWebhook } from './send-webhook.js';
@@ -29,7 +30,13 @@ export interface DeliveryWorker {
 
 type WorkerConfig = Pick<
   Config,
-  'retrySchedule' | 'deliveryTimeout' | 'deliveryConcurrency' | 'deliveryPollInterval' | 'allowPrivateTargets' | 'secretEncryptionKey'
+  | 'retrySchedule'
+  | 'deliveryTimeout'
+  | 'deliveryConcurrency'
+  | 'deliveryPollInterval'
+  | 'allowPrivateTargets'
+  | 'secretEncryptionKey'
+  | 'webhookDisableAfter'
 >;
 
 /**
@@ -42,6 +49,7 @@ export function createDeliveryWorker(
   config: WorkerConfig,
   log: FastifyBaseLogger,
   onAttempt: (outcome: AttemptOutcome) => void = () => {},
+  onDisabled: (event: OperationalEvent) => void = () => {},
 ): DeliveryWorker {
   const inFlight = new Map<number, number>();
   const secrets = createSecretBox(config.secretEncryptionKey);
@@ -122,14 +130,23 @@ export function createDeliveryWorker(
       secrets,
     });
     // A replay is one attempt: failing, it is as if the schedule were over.
-    const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, Date.now());
+    const now = Date.now();
+    const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, now);
+    // A failure disables the webhook when every attempt to it has failed for WEBHOOK_DISABLE_AFTER.
+    const disableAfter = config.webhookDisableAfter;
+    const disable =
+      disableAfter === null
+        ? undefined
+        : { failingSince: new Date(now - disableAfter).toISOString(), reason: webhookDisabledReason(disableAfter, result) };
+    let disabled: OperationalEvent | undefined;
     try {
-      await store.deliveries.recordAttempt(job, {
+      disabled = await store.deliveries.recordAttempt(job, {
         attemptedAt,
         statusCode: result.statusCode,
         error: result.error,
         durationMs: result.durationMs,
         ...decision,
+        ...(disable ? { disable } : {}),
       });
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
@@ -137,6 +154,10 @@ export function createDeliveryWorker(
       return;
     }
     onAttempt(decision.outcome);
+    if (disabled) {
+      log.warn({ hookId: disabled.webhookId, clientId: disabled.clientId, reason: disabled.reason }, 'webhook disabled');
+      onDisabled(disabled);
+    }
     const entry = { deliveryId: job.deliveryId, eventId: job.eventId, webhookId: job.webhookId, ...result, outcome: decision.outcome };
     if (decision.outcome === 'succeeded') log.debug(entry, 'delivered');
     else log.info(entry, 'delivery attempt failed');

@@ -24,14 +24,23 @@ export interface WebhookHandlerOptions {
 }
 
 /** A webhook as the API shows it, in the listing and alone. */
-const present = (w: WebhookSummary) => ({ hookId: w.id, url: w.url, events: w.events, created: w.createdAt, status: w.status, paused: w.paused });
+const present = (w: WebhookSummary) => ({
+  hookId: w.id,
+  url: w.url,
+  events: w.events,
+  created: w.createdAt,
+  status: w.status,
+  paused: w.paused,
+  disabledAt: w.disabledAt,
+  disabledReason: w.disabledReason,
+});
 
 export function createWebhookHandlers(
   store: Store,
   options: WebhookHandlerOptions,
 ): Pick<
   Handlers,
-  'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
+  'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'enableWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
 > {
   const { maxWebhooksPerClient, secrets } = options;
   return {
@@ -62,6 +71,13 @@ export function createWebhookHandlers(
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
       if (body.paused === false) options.onResumed();
+      return { status: 200, body: present(webhook) };
+    },
+
+    async enableWebhook({ client, params }) {
+      const webhook = await store.webhooks.enable(client.id, params.hookID);
+      if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
+      // Nothing was queued for it while it was disabled: new events are what it gets from now on.
       return { status: 200, body: present(webhook) };
     },
 

@@ -89,15 +89,15 @@ t.test('a client generated from the served description compiles as consumers wri
     listWebhooks: [
       {
         status: 200,
-        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false }], next: null },
+        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, disabledAt: null, disabledReason: null }], next: null },
       },
     ],
     getWebhook: [
-      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false } },
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, disabledAt: null, disabledReason: null } },
     ],
     updateWebhook: [
-      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: true } },
-      { status: 200, body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false } },
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: true, disabledAt: null, disabledReason: null } },
+      { status: 200, body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false, disabledAt: null, disabledReason: null } },
       { status: 400, body: { error: 'Missing data' } },
     ],
     testWebhook: [
@@ -112,6 +112,13 @@ t.test('a client generated from the served description compiles as consumers wri
         },
       },
     ],
+    enableWebhook: [
+      {
+        status: 200,
+        body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false, disabledAt: null, disabledReason: null },
+      },
+    ],
+    listOperationalEvents: [{ status: 200, body: { events: [], next: null } }],
     publishEvent: [
       { status: 202, body: { eventId, deliveries: 1 } },
       { status: 404, body: { error: 'Client not found' } },
