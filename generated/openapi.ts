@@ -37,8 +37,10 @@ export type paths = {
          * @description The calling client's attached webhooks, oldest first, a page at a time (100 by default,
          *     which is the default webhook cap: one page holds them all unless the cap was raised).
          *     Detached webhooks are not listed. `status` is `failing` when the most recent delivery
-         *     attempt to the webhook failed; `paused` is true while the webhook is paused
-         *     (`PATCH /webhook/{hookID}`).
+         *     attempt to the webhook failed, and `disabled` when every attempt failed for so long that
+         *     deliveries to it were stopped (`disabledAt` and `disabledReason` say when and why;
+         *     `POST /webhook/{hookID}/enable` resumes them); `paused` is true while the webhook is
+         *     paused (`PATCH /webhook/{hookID}`).
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -164,8 +166,8 @@ export type paths = {
          *     A test send is not a delivery: it is not stored, so it does not appear in
          *     `GET /webhook/{hookID}/deliveries`, does not change the webhook's `status`, and is never
          *     retried; a `410` answer does not detach the webhook. It is made whether or not the webhook
-         *     is paused. The receiver failing or being unreachable is still a 200 here, with the
-         *     failure in the body.
+         *     is paused or disabled: check the URL of a disabled webhook with it before enabling it again.
+         *     The receiver failing or being unreachable is still a 200 here, with the failure in the body.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -227,6 +229,12 @@ export type paths = {
          *     a time, as it does for any backlog, while other webhooks' deliveries are not held up
          *     behind them. Each is one attempt with the same `webhook-id` as before, recorded in the
          *     delivery log with `"replay": true`, and not retried on the backoff schedule.
+         *
+         *     When a webhook is disabled (every attempt failed for `WEBHOOK_DISABLE_AFTER`), its
+         *     deliveries still pending become `failed`: once the receiver is fixed and the webhook
+         *     enabled again (`POST /webhook/{hookID}/enable`), recovering them with `since` set to a
+         *     time before the trouble began sends them. Resends and recoveries are made on a client's
+         *     request, so they are attempted even while the webhook is disabled, as test sends are.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -264,6 +272,39 @@ export type paths = {
          *     without losing the secret the receiver still holds (see "Safe retries" above).
          */
         post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook/{hookID}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a disabled webhook again
+         * @description Deliveries to a webhook stop when every attempt to it has failed for a sustained period
+         *     (`WEBHOOK_DISABLE_AFTER` of the server, 5 days by default; the attempt that stops them
+         *     is logged with the outcome `disabled`). Its `status` is then `disabled`, with
+         *     `disabledAt` and `disabledReason`, and events published meanwhile are not queued for it.
+         *     This operation enables it again: from now on, events published are delivered to it as
+         *     before, and its run of failures starts over (another `WEBHOOK_DISABLE_AFTER` of failing
+         *     attempts, counted from the next failure, would disable it again).
+         *
+         *     It answers with the webhook as `GET /webhook/{hookID}` shows it afterwards (`status`
+         *     `active`, `disabledAt` and `disabledReason` null). Enabling a webhook that is not
+         *     disabled changes nothing and answers the same way. The deliveries that were pending when
+         *     it was disabled are `failed`: `POST /webhook/{hookID}/recover` sends them again. Check
+         *     the URL first with `POST /webhook/{hookID}/test`, which reaches a disabled webhook too.
+         *     No body is taken.
+         */
+        post: operations["enableWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -372,6 +413,36 @@ export type paths = {
          *     Public, like this description itself: it needs no key, and counts against none.
          */
         get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operations/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operational events, for the lead system to poll
+         * @description What happened to the service that the lead system (the publisher) should know of, oldest
+         *     first: today one type, `webhook.disabled`, written when a webhook is disabled because
+         *     every delivery attempt to it failed for `WEBHOOK_DISABLE_AFTER` (5 days by default).
+         *     Each is written in the same transaction as what it reports, so none is lost.
+         *
+         *     Poll it with `after`: pass the `next` of the previous page (the `id` of its last event)
+         *     to get the events written since. An empty page answers `next: null`: keep the `after`
+         *     you sent. A page shorter than `limit` means there is nothing more for now. Events are
+         *     kept for the server's retention period (`RETENTION`, 30 days by default), then deleted.
+         *
+         *     Takes the publisher token, as `POST /events` does; API keys are not accepted here.
+         */
+        get: operations["listOperationalEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -636,10 +707,14 @@ export type components = {
              */
             created: string;
             /**
-             * @description `failing` when the most recent delivery attempt to it failed.
+             * @description `disabled` when deliveries to it were stopped because every attempt failed for
+             *     `WEBHOOK_DISABLE_AFTER` (see `disabledReason`; `POST /webhook/{hookID}/enable` resumes
+             *     them); otherwise `failing` when the most recent delivery attempt to it failed, and
+             *     `active` when it succeeded or none was made. Enabling a disabled webhook makes it
+             *     `active` until an attempt fails.
              * @enum {string}
              */
-            status: "active" | "failing";
+            status: "active" | "failing" | "disabled";
             /**
              * @description Whether the webhook is paused (`PATCH /webhook/{hookID}`): its deliveries wait in the
              *     outbox until it is resumed.
@@ -651,6 +726,17 @@ export type components = {
              * @example 30
              */
             rateLimit: number | null;
+            /**
+             * Format: date-time
+             * @description When the webhook was disabled; null unless `status` is `disabled`.
+             */
+            disabledAt: string | null;
+            /**
+             * @description Why the webhook was disabled, with the last attempt's status or error, such as
+             *     `every delivery attempt failed for at least 5 days (last: HTTP 503)`; null unless
+             *     `status` is `disabled`.
+             */
+            disabledReason: string | null;
         };
         WebhookList: {
             webhooks: components["schemas"]["WebhookSummary"][];
@@ -696,9 +782,12 @@ export type components = {
             /**
              * @description `succeeded`: a 2xx. `retrying`: failed, another attempt is scheduled. `failed`: failed
              *     and it was the last attempt. `gone`: the receiver answered 410 and the webhook was detached.
+             *     `disabled`: failed, and every attempt to the webhook had failed for `WEBHOOK_DISABLE_AFTER`,
+             *     so this attempt disabled it: this delivery and the others still pending are `failed`, and
+             *     nothing more is delivered until the webhook is enabled again (`POST /webhook/{hookID}/enable`).
              * @enum {string}
              */
-            outcome: "succeeded" | "retrying" | "failed" | "gone";
+            outcome: "succeeded" | "retrying" | "failed" | "gone" | "disabled";
             /**
              * @description True for an attempt asked for by `POST /webhook/{hookID}/deliveries/{deliveryId}/retry`
              *     or `POST /webhook/{hookID}/recover`, false for the attempts of the delivery schedule.
@@ -837,6 +926,44 @@ export type components = {
         };
         EventTypeList: {
             types: components["schemas"]["EventType"][];
+        };
+        OperationalEvent: {
+            /**
+             * @description The event's place in the feed; pass the last one seen as `after`.
+             * @example 7
+             */
+            id: number;
+            /**
+             * @description `webhook.disabled`: every delivery attempt to the webhook failed for
+             *     `WEBHOOK_DISABLE_AFTER`, and deliveries to it stopped until its client enables it.
+             * @enum {string}
+             */
+            type: "webhook.disabled";
+            /**
+             * @description The webhook.
+             * @example 43
+             */
+            hookId: number;
+            /**
+             * @description The client (account) the webhook belongs to, as `POST /events` names it.
+             * @example 1
+             */
+            clientId: number;
+            /**
+             * @description Why, in the words the client reads in the webhook's `disabledReason`.
+             * @example every delivery attempt failed for at least 5 days (last: HTTP 503)
+             */
+            reason: string;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            createdAt: string;
+        };
+        OperationalEventPage: {
+            events: components["schemas"]["OperationalEvent"][];
+            /** @description The `id` of the page's last event, to pass as `after`; null for an empty page. */
+            next: number | null;
         };
     };
     responses: {
@@ -1666,6 +1793,62 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `hookId` returned when the webhook was attached. */
+                hookID: components["parameters"]["HookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook is enabled (or was not disabled). */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSummary"];
+                };
+            };
+            /** @description The hookID is missing, empty, `undefined`, `null` or not a positive integer. */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The calling client has no webhook with this id (never attached, detached, or another client's). */
+            404: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -1911,6 +2094,62 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+        };
+    };
+    listOperationalEvents: {
+        parameters: {
+            query?: {
+                /** @description The `next` of the previous page; events after it. Absent, the list starts at the oldest kept. */
+                after?: number;
+                /** @description Events per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operational events, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationalEventPage"];
+                };
+            };
+            /** @description `Invalid data: ...` for an `after` or `limit` out of range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description The bearer token is missing or wrong, or the server has no `PUBLISHER_TOKEN`
+             *     configured.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure. Details go to the server's log, never to the caller. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
         };
     };
 }

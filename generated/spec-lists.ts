@@ -24,9 +24,11 @@ export const OPERATION_SECURITY = {
   retryWebhookDelivery: "apiKey",
   recoverWebhookDeliveries: "apiKey",
   rotateWebhookSecret: "apiKey",
+  enableWebhook: "apiKey",
   getHealth: null,
   getReadiness: null,
   listEvents: "apiKey",
   publishEvent: "publisherToken",
   listEventTypes: null,
+  listOperationalEvents: "publisherToken",
 } as const satisfies Record<keyof operations, SecurityScheme | null>;

@@ -50,6 +50,11 @@ export interface Config {
   secretRotationGrace: number;
   /** AES-256 key that seals signing secrets at rest (32 bytes); null: stored as they are. */
   secretEncryptionKey: Buffer | null;
+  /**
+   * How long every delivery attempt to a webhook must have failed before it is disabled, in
+   * milliseconds; null: webhooks are never disabled.
+   */
+  webhookDisableAfter: number | null;
 }
 
 export interface RateLimit {
@@ -97,6 +102,11 @@ export function parseDuration(value: string): number | undefined {
 function parsePositiveDuration(value: string): number | undefined {
   const ms = parseDuration(value);
   return ms && ms > 0 ? ms : undefined;
+}
+
+/** A positive duration, or `off` (null). */
+function parseDurationOrOff(value: string): number | null | undefined {
+  return value.trim().toLowerCase() === 'off' ? null : parsePositiveDuration(value);
 }
 
 /** `5s,5m,30m` → [5000, 300000, 1800000]. */
@@ -257,6 +267,11 @@ const SETTINGS = {
     parse: parsePositiveDuration,
     expected: 'a duration with a unit, such as 24h',
   },
+  WEBHOOK_DISABLE_AFTER: {
+    default: '5d',
+    parse: parseDurationOrOff,
+    expected: 'a duration with a unit, such as 5d, or off',
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -299,5 +314,6 @@ export function loadConfig(env: Env = process.env): Config {
     pruneInterval: read(env, 'PRUNE_INTERVAL'),
     secretRotationGrace: read(env, 'SECRET_ROTATION_GRACE'),
     secretEncryptionKey: read(env, 'SECRET_ENCRYPTION_KEY'),
+    webhookDisableAfter: read(env, 'WEBHOOK_DISABLE_AFTER'),
   };
 }

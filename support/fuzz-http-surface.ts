@@ -19,12 +19,13 @@ const segment = fc.oneof(
 );
 const query = fc.oneof(
   fc.constant(''),
-  fc.tuple(fc.constantFrom('limit', 'before', 'type', 'x', '__proto__'), fc.string({ maxLength: 10 })).map(([k, v]) => `?${k}=${encodeURIComponent(v)}`),
-  fc.constantFrom('?limit=0', '?limit=101', '?limit=5&before=1', '?limit[]=1', '?before=abc', '?type=lead_create&limit=2', '?type=lead_update&type=lead_create'),
+  fc.tuple(fc.constantFrom('limit', 'before', 'after', 'type', 'x', '__proto__'), fc.string({ maxLength: 10 })).map(([k, v]) => `?${k}=${encodeURIComponent(v)}`),
+  fc.constantFrom('?limit=0', '?limit=101', '?limit=5&before=1', '?limit[]=1', '?before=abc', '?type=lead_create&limit=2', '?type=lead_update&type=lead_create', '?after=1&limit=2', '?after=0'),
 );
 const path = fc.oneof(
-  fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js'),
+  fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
   segment.map((s) => `/webhook/${s}`),
+  segment.map((s) => `/webhook/${s}/enable`),
   query.map((q) => `/events${q}`),
   fc.tuple(segment, query).map(([s, q]) => `/webhook/${s}/deliveries${q}`),
   fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`),
@@ -42,6 +43,8 @@ const operation = fc.oneof(
   fc.constant(['POST', '/events']),
   query.map((q) => ['GET', `/events${q}`]),
   fc.constant(['GET', '/events/types']),
+  segment.map((s) => ['POST', `/webhook/${s}/enable`]),
+  query.map((q) => ['GET', `/operations/events${q}`]),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
 );
 const request = fc.oneof({ weight: 4, arbitrary: operation }, { weight: 1, arbitrary: fc.tuple(method, path) });
@@ -146,8 +149,22 @@ export async function fuzzHttpSurface(options: {
     const victimKey = generateApiKey();
     await app.store.keys.create(victim.client.id, victimKey.stored);
     await app.store.webhooks.create({ clientId: victim.client.id, url: 'https://victim.example/h', events: ['lead_create'], secret: 'whsec_dmljdGlt' }, 100);
-    const victimBefore = JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 }));
     const victimEvent = await publishEvent(app.store, { clientId: victim.client.id, type: 'lead_create', data: { id: 1 } });
+    // The victim's webhook is disabled (its one attempt failed past WEBHOOK_DISABLE_AFTER): no
+    // request of the attacker's may enable it.
+    const now = Date.now();
+    const [job] = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    const failedAt = new Date(now).toISOString();
+    await app.store.deliveries.recordAttempt(job!, {
+      attemptedAt: failedAt,
+      statusCode: 503,
+      error: null,
+      durationMs: 1,
+      outcome: 'failed',
+      disable: { failingSince: failedAt, reason: 'every delivery attempt failed for at least 5 days (last: HTTP 503)' },
+    });
+    const victimBefore = JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 }));
+    if (!victimBefore.includes('"status":"disabled"')) throw new Error("the victim's webhook was not disabled");
     const attacker = generateApiKey();
     await app.store.clients.create('Attacker', attacker.stored);
 

@@ -27,6 +27,7 @@ t.test('defaults', async (t) => {
     pruneInterval: 60_000,
     secretRotationGrace: 86_400_000,
     secretEncryptionKey: null,
+    webhookDisableAfter: 5 * 86_400_000,
   });
 });
 
@@ -56,6 +57,7 @@ t.test('values are read and converted', async (t) => {
     PRUNE_INTERVAL: '10s',
     SECRET_ROTATION_GRACE: '90m',
     SECRET_ENCRYPTION_KEY: 'ab'.repeat(32),
+    WEBHOOK_DISABLE_AFTER: '36h',
   });
   t.same(config, {
     port: 8080,
@@ -82,9 +84,12 @@ t.test('values are read and converted', async (t) => {
     pruneInterval: 10_000,
     secretRotationGrace: 90 * 60_000,
     secretEncryptionKey: Buffer.alloc(32, 0xab),
+    webhookDisableAfter: 36 * 3_600_000,
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ DELIVERY_RATE_LIMIT: 'off' }).deliveryRateLimit, null, 'no default rate');
+  t.equal(loadConfig({ WEBHOOK_DISABLE_AFTER: 'off' }).webhookDisableAfter, null, 'off: webhooks are never disabled');
+  t.equal(loadConfig({ WEBHOOK_DISABLE_AFTER: 'OFF' }).webhookDisableAfter, null);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
   t.same(loadConfig({ DELIVERY_RETRY_SCHEDULE: '0ms' }).retrySchedule, [0]);
 });
@@ -113,6 +118,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     PRUNE_INTERVAL: '0s',
     SECRET_ROTATION_GRACE: '24',
     SECRET_ENCRYPTION_KEY: 'c2hvcnQ=',
+    WEBHOOK_DISABLE_AFTER: '0d',
   };
   for (const [name, value] of Object.entries(bad)) {
     t.throws(() => loadConfig({ [name]: value }), ConfigError, name);
@@ -123,6 +129,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     }
   }
   t.throws(() => loadConfig({ PORT: 'abc' }), /PORT="abc" is not valid: expected a port number/);
+  t.throws(() => loadConfig({ WEBHOOK_DISABLE_AFTER: 'never' }), { message: 'WEBHOOK_DISABLE_AFTER="never" is not valid: expected a duration with a unit, such as 5d, or off' });
 });
 
 t.test('a bad publisher token is refused without being echoed', async (t) => {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import type { AttemptOutcome, DeliveryJob, Store } from '../store/store.js';
+import { webhookDisabledReason } from '../http/messages.js';
+import type { AttemptOutcome, DeliveryJob, OperationalEvent, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
 import { createSecretBox } from './secret-box.js';
 import { sendWebhook } from './send-webhook.js';
@@ -29,7 +30,14 @@ export interface DeliveryWorker {
 
 type WorkerConfig = Pick<
   Config,
-  'retrySchedule' | 'deliveryTimeout' | 'deliveryConcurrency' | 'deliveryPollInterval' | 'allowPrivateTargets' | 'secretEncryptionKey' | 'deliveryRateLimit'
+  | 'retrySchedule'
+  | 'deliveryTimeout'
+  | 'deliveryConcurrency'
+  | 'deliveryPollInterval'
+  | 'allowPrivateTargets'
+  | 'secretEncryptionKey'
+  | 'webhookDisableAfter'
+  | 'deliveryRateLimit'
 >;
 
 /**
@@ -42,6 +50,7 @@ export function createDeliveryWorker(
   config: WorkerConfig,
   log: FastifyBaseLogger,
   onAttempt: (outcome: AttemptOutcome) => void = () => {},
+  onDisabled: (event: OperationalEvent) => void = () => {},
 ): DeliveryWorker {
   const inFlight = new Map<number, number>();
   const secrets = createSecretBox(config.secretEncryptionKey);
@@ -123,17 +132,26 @@ export function createDeliveryWorker(
       secrets,
     });
     // A replay is one attempt: failing, it is as if the schedule were over.
-    const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, Date.now());
+    const now = Date.now();
+    const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, now);
+    // A failure disables the webhook when every attempt to it has failed for WEBHOOK_DISABLE_AFTER.
+    const disableAfter = config.webhookDisableAfter;
+    const disable =
+      disableAfter === null
+        ? undefined
+        : { failingSince: new Date(now - disableAfter).toISOString(), reason: webhookDisabledReason(disableAfter, result) };
     // 429 Too Many Requests: the receiver is overwhelmed, so the whole webhook waits until this
     // delivery's retry (the receiver's Retry-After, or the schedule's delay); other webhooks do not.
     const slowDownUntil = result.statusCode === 429 && decision.nextAttemptAt !== undefined ? decision.nextAttemptAt : undefined;
+    let disabled: OperationalEvent | undefined;
     try {
-      await store.deliveries.recordAttempt(job, {
+      disabled = await store.deliveries.recordAttempt(job, {
         attemptedAt,
         statusCode: result.statusCode,
         error: result.error,
         durationMs: result.durationMs,
         ...decision,
+        ...(disable ? { disable } : {}),
         ...(slowDownUntil === undefined ? {} : { slowDownUntil }),
       });
     } catch (error) {
@@ -142,6 +160,10 @@ export function createDeliveryWorker(
       return;
     }
     onAttempt(decision.outcome);
+    if (disabled) {
+      log.warn({ hookId: disabled.webhookId, clientId: disabled.clientId, reason: disabled.reason }, 'webhook disabled');
+      onDisabled(disabled);
+    }
     const entry = { deliveryId: job.deliveryId, eventId: job.eventId, webhookId: job.webhookId, ...result, outcome: decision.outcome };
     if (decision.outcome === 'succeeded') log.debug(entry, 'delivered');
     else log.info(entry, 'delivery attempt failed');

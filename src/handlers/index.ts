@@ -5,6 +5,7 @@ import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
+import { createOperationalEventHandlers } from './operational-events.js';
 import { createReplayHandlers } from './replay.js';
 import { createSecretHandlers } from './secrets.js';
 import type { Handlers } from './types.js';
@@ -43,5 +44,6 @@ export function createHandlers(store: Store, options: HandlerOptions): Handlers 
     ...createEventHandlers(store, onPublished, eventCatalogue(options.spec)),
     ...createHealthHandlers(store),
     ...createReplayHandlers(store, onPublished),
+    ...createOperationalEventHandlers(store),
   };
 }

@@ -30,7 +30,7 @@ export function createWebhookHandlers(
   options: WebhookHandlerOptions,
 ): Pick<
   Handlers,
-  'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
+  'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'enableWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
 > {
   const { maxWebhooksPerClient, secrets } = options;
   /** A webhook as the API shows it, in the listing and alone: its rate is the one it gets. */
@@ -42,6 +42,8 @@ export function createWebhookHandlers(
     status: w.status,
     paused: w.paused,
     rateLimit: w.rateLimit ?? options.defaultRateLimit,
+    disabledAt: w.disabledAt,
+    disabledReason: w.disabledReason,
   });
   return {
     async listWebhooks({ client, query }) {
@@ -72,6 +74,13 @@ export function createWebhookHandlers(
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
       if (body.paused === false) options.onResumed();
+      return { status: 200, body: present(webhook) };
+    },
+
+    async enableWebhook({ client, params }) {
+      const webhook = await store.webhooks.enable(client.id, params.hookID);
+      if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
+      // Nothing was queued for it while it was disabled: new events are what it gets from now on.
       return { status: 200, body: present(webhook) };
     },
 

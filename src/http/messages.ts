@@ -40,6 +40,30 @@ export const MESSAGES = {
 export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
   `Rate limit exceeded: ${max} requests per ${window}; retry in ${retryInSeconds} seconds`;
 
+const DURATION_WORDS: Array<[number, string]> = [
+  [86_400_000, 'day'],
+  [3_600_000, 'hour'],
+  [60_000, 'minute'],
+  [1_000, 'second'],
+  [1, 'millisecond'],
+];
+
+/** 432000000 → `5 days`, 7200000 → `2 hours`, 90000 → `90 seconds`: the largest unit that divides it. */
+export function durationInWords(ms: number): string {
+  const [unit, word] = DURATION_WORDS.find(([unit]) => ms % unit === 0) ?? [1, 'millisecond'];
+  const n = ms / unit;
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * Why a webhook was disabled (WEBHOOK_DISABLE_AFTER), as its client reads it in the listing and
+ * the publisher in the operational event: the period, and the last attempt's status or error.
+ */
+export function webhookDisabledReason(disableAfterMs: number, last: { statusCode: number | null; error: string | null }): string {
+  const what = last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? 'no response');
+  return `every delivery attempt failed for at least ${durationInWords(disableAfterMs)} (last: ${what})`;
+}
+
 // Bad input: each operation has its own words (the interface document's for the first three).
 // A validation failure, or a body that could not be parsed at all, is turned into them here;
 // the schemas themselves live in openapi.yaml.
@@ -140,6 +164,7 @@ const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, In
   updateWebhook: { params: undefinedHookId, body: webhookChanges },
   deleteWebhook: { params: undefinedHookId },
   testWebhook: { params: undefinedHookId },
+  enableWebhook: { params: undefinedHookId },
   listWebhooks: { querystring: pageQuery },
   listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
   retryWebhookDelivery: { params: deliveryParams },
@@ -147,6 +172,7 @@ const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, In
   rotateWebhookSecret: { params: undefinedHookId, headers: idempotencyKeyHeader },
   publishEvent: { body: eventBody, headers: idempotencyKeyHeader },
   listEvents: { querystring: eventsQuery },
+  listOperationalEvents: { querystring: pageQuery },
 };
 
 /**

@@ -7,6 +7,8 @@ import type { AttemptOutcome, Store } from '../store/store.js';
 export interface Metrics {
   /** Counts one delivery attempt by its outcome. */
   countAttempt(outcome: AttemptOutcome): void;
+  /** Counts a webhook disabled by this process's delivery worker (WEBHOOK_DISABLE_AFTER). */
+  countDisabled(): void;
   /** Counts a request that matched no route (the not-found handler calls it as it answers). */
   observeUnmatched(request: FastifyRequest, reply: FastifyReply): void;
   /**
@@ -100,7 +102,7 @@ class RequestHistogram {
 
 /**
  * Prometheus metrics at GET /metrics (text exposition format, no key): requests by route and
- * status with their latency, delivery attempts by outcome, pending deliveries and the age of the
+ * status with their latency, delivery attempts by outcome, webhooks disabled, pending deliveries and the age of the
  * oldest one, and the process's own (memory, CPU, event loop). The operations' routes are timed
  * by their pipeline (src/routes/operation-pipeline.ts); this times the others (docs, /metrics).
  */
@@ -119,6 +121,11 @@ export const metricsPlugin = fp<{ store: Store }>(
       name: 'leadhooks_delivery_attempts_total',
       help: 'Delivery attempts made by this process, by outcome (succeeded, retrying, failed, gone).',
       labelNames: ['outcome'] as const,
+      registers: [registry],
+    });
+    const disabled = new Counter({
+      name: 'leadhooks_webhooks_disabled_total',
+      help: 'Webhooks disabled by this process because every delivery attempt failed for WEBHOOK_DISABLE_AFTER.',
       registers: [registry],
     });
     const pending = new Gauge({
@@ -142,6 +149,7 @@ export const metricsPlugin = fp<{ store: Store }>(
     const unmatched = requests.route('unmatched');
     app.decorate('metrics', {
       countAttempt: (outcome) => attempts.inc({ outcome }),
+      countDisabled: () => disabled.inc(),
       observeUnmatched: (request, reply) => unmatched(request.method, reply.statusCode).observe(reply.elapsedTime / 1000),
       routeObserver,
     } satisfies Metrics);

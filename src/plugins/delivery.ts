@@ -19,7 +19,7 @@ declare module 'fastify' {
 export const deliveryPlugin = fp<{ store: Store; config: Config }>(
   async (app, { store, config }) => {
     const worker = config.deliveryWorker
-      ? createDeliveryWorker(store, config, app.log.child({ component: 'delivery' }), app.metrics.countAttempt)
+      ? createDeliveryWorker(store, config, app.log.child({ component: 'delivery' }), app.metrics.countAttempt, app.metrics.countDisabled)
       : undefined;
     const pruner = createPruner(store, config, app.log.child({ component: 'retention' }));
     app.decorate('notifyPublished', () => worker?.notify());

@@ -13,6 +13,8 @@ export interface PruneTotals {
   attempts: number;
   /** Idempotency keys past their lifetime (24 hours), whatever RETENTION says. */
   idempotencyKeys: number;
+  /** Operational events older than RETENTION (GET /operations/events). */
+  operationalEvents: number;
 }
 
 export interface Pruner {
@@ -26,7 +28,8 @@ export interface Pruner {
 
 /**
  * Retention: delivered and failed events older than `retention` are deleted with their
- * deliveries and attempts, and idempotency keys past their lifetime, in small batches (README,
+ * deliveries and attempts, operational events older than `retention`, and idempotency keys
+ * past their lifetime, in small batches (README,
  * "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
  * database only take turns.
  */
@@ -44,7 +47,7 @@ export function createPruner(
 
   async function runOnce(): Promise<PruneTotals> {
     const before = new Date(now() - config.retention).toISOString();
-    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0 };
+    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0 };
     let cursor = 0;
     for (;;) {
       const batch = await store.events.prune(before, PRUNE_BATCH, cursor);
@@ -67,6 +70,13 @@ export function createPruner(
       await pause();
     }
     if (totals.idempotencyKeys > 0) log.info({ idempotencyKeys: totals.idempotencyKeys, before: expired }, 'pruned expired idempotency keys');
+    for (;;) {
+      const deleted = await store.operationalEvents.prune(before, PRUNE_BATCH);
+      totals.operationalEvents += deleted;
+      if (deleted < PRUNE_BATCH || stopped) break;
+      await pause();
+    }
+    if (totals.operationalEvents > 0) log.info({ operationalEvents: totals.operationalEvents, before }, 'pruned operational events older than the retention period');
     return totals;
   }
 

@@ -45,16 +45,24 @@ const TABLES: TableCopy[] = [
   {
     // The insert triggers count each client's active webhooks as they arrive. `paused` and
     // `held` are 0/1 in SQLite, booleans here. A secret rotated during its grace period keeps its
-    // previous secret (sealed or not, as it is) and the grace period's end. A webhook keeps its
-    // own rate; its pacing starts afresh (turns already given stay the deliveries' due times).
+    // previous secret (sealed or not, as it is) and the grace period's end. A failing webhook
+    // keeps when its run of failures began, and a disabled one stays disabled, with its reason.
+    // A webhook keeps its own rate; its pacing starts afresh (turns already given stay the
+    // deliveries' due times).
     table: 'webhooks',
-    select: 'SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, rate_limit FROM webhooks ORDER BY id',
-    columns: ['id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held', 'previous_secret', 'previous_secret_until', 'rate_limit'],
-    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, rate_limit)
+    select: `SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until,
+      failing_since, disabled_at, disabled_reason, rate_limit FROM webhooks ORDER BY id`,
+    columns: [
+      'id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held', 'previous_secret', 'previous_secret_until',
+      'failing_since', 'disabled_at', 'disabled_reason', 'rate_limit',
+    ],
+    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until,
+        failing_since, disabled_at, disabled_reason, rate_limit)
       SELECT id, client_id, url, ARRAY(SELECT jsonb_array_elements_text(events::jsonb)), secret, created_at, deleted_at, paused <> 0, held <> 0,
-        previous_secret, previous_secret_until, rate_limit
-      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer', 'text', 'timestamptz', 'integer'])}
-        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until, rate_limit, n) ORDER BY n`,
+        previous_secret, previous_secret_until, failing_since, disabled_at, disabled_reason, rate_limit
+      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer', 'text', 'timestamptz', 'timestamptz', 'timestamptz', 'text', 'integer'])}
+        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until,
+          failing_since, disabled_at, disabled_reason, rate_limit, n) ORDER BY n`,
   },
   {
     // In the order they were written, so that retention walks them in the same order (seq).
@@ -74,13 +82,14 @@ const TABLES: TableCopy[] = [
         AS r(id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, replay, n) ORDER BY n`,
   },
   {
+    // The attempt that disabled its webhook keeps its mark (0/1 in SQLite, a boolean here).
     table: 'delivery_attempts',
-    select: 'SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay FROM delivery_attempts ORDER BY id',
-    columns: ['id', 'delivery_id', 'webhook_id', 'attempted_at', 'status_code', 'error', 'duration_ms', 'outcome', 'replay'],
-    insert: `INSERT INTO delivery_attempts (id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay)
-      SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay <> 0
-      FROM ${unnest(['bigint', 'bigint', 'bigint', 'timestamptz', 'integer', 'text', 'integer', 'text', 'integer'])}
-        AS r(id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, n) ORDER BY n`,
+    select: 'SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook FROM delivery_attempts ORDER BY id',
+    columns: ['id', 'delivery_id', 'webhook_id', 'attempted_at', 'status_code', 'error', 'duration_ms', 'outcome', 'replay', 'disabled_webhook'],
+    insert: `INSERT INTO delivery_attempts (id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
+      SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay <> 0, disabled_webhook <> 0
+      FROM ${unnest(['bigint', 'bigint', 'bigint', 'timestamptz', 'integer', 'text', 'integer', 'text', 'integer', 'integer'])}
+        AS r(id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook, n) ORDER BY n`,
   },
   {
     // Keys keep their answers across the move: a retry made after it still gets the first answer.
@@ -92,11 +101,20 @@ const TABLES: TableCopy[] = [
       FROM ${unnest(['text', 'text', 'text', 'integer', 'text', 'timestamptz'])}
         AS r(scope, idempotency_key, request_hash, status, body, created_at, n) ORDER BY n`,
   },
-
+  {
+    // The publisher's feed keeps its ids: a poller's `after` goes on where it was.
+    table: 'operational_events',
+    select: 'SELECT id, type, webhook_id, client_id, reason, created_at FROM operational_events ORDER BY id',
+    columns: ['id', 'type', 'webhook_id', 'client_id', 'reason', 'created_at'],
+    insert: `INSERT INTO operational_events (id, type, webhook_id, client_id, reason, created_at)
+      SELECT id, type, webhook_id, client_id, reason, created_at
+      FROM ${unnest(['bigint', 'text', 'bigint', 'bigint', 'text', 'timestamptz'])}
+        AS r(id, type, webhook_id, client_id, reason, created_at, n) ORDER BY n`,
+  },
 ];
 
 /** The tables whose ids are identities: each sequence goes on after the largest id copied. */
-const IDENTITIES = ['clients', 'api_keys', 'webhooks', 'deliveries', 'delivery_attempts'];
+const IDENTITIES = ['clients', 'api_keys', 'webhooks', 'deliveries', 'delivery_attempts', 'operational_events'];
 
 export type MoveReport = Record<string, number>;
 
@@ -167,11 +185,16 @@ async function copy(source: Database.Database, target: pg.PoolClient, progress: 
   if (sealing !== undefined) {
     await target.query('INSERT INTO secret_sealing (id, state, check_value) VALUES ($1, $2, $3)', [sealing.id, sealing.state, sealing.check_value]);
   }
-  // A deleted hookId is never handed out again: the webhook sequence goes on after the largest
-  // id SQLite ever gave (its AUTOINCREMENT counter), not only after the rows that remain.
-  const given = source.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'webhooks'").get() as { seq: number } | undefined;
+  // A deleted hookId is never handed out again, and an operational event's id never goes back
+  // under a poller's `after` once older events are pruned: those sequences go on after the
+  // largest id SQLite ever gave (its AUTOINCREMENT counter), not only after the rows that remain.
+  const given = new Map(
+    (source.prepare("SELECT name, seq FROM sqlite_sequence WHERE name IN ('webhooks', 'operational_events')").all() as { name: string; seq: number }[]).map(
+      (row) => [row.name, row.seq],
+    ),
+  );
   for (const table of IDENTITIES) {
-    const floor = table === 'webhooks' ? (given?.seq ?? 0) : 0;
+    const floor = given.get(table) ?? 0;
     await target.query(
       `SELECT setval(pg_get_serial_sequence('${table}', 'id'), greatest((SELECT coalesce(max(id), 0) FROM ${table}), $1::bigint, 1),
          (SELECT count(*) > 0 FROM ${table}) OR $1::bigint > 0)`,

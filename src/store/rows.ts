@@ -1,6 +1,6 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
 // and how they become the store interface's records.
-import type { ApiKeyRecord, AttemptRecord, DeliveryAttempt, DeliveryJob, EventName, WebhookSummary } from './store.js';
+import type { ApiKeyRecord, AttemptOutcome, AttemptRecord, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
 
 export interface KeyRow {
   id: number;
@@ -52,18 +52,26 @@ export interface SummaryRow {
   created_at: string;
   paused: boolean | number;
   rate_limit: number | null;
-  last_outcome: string | null;
+  /** When the current run of failed attempts began; null when the latest attempt succeeded (or none was made). */
+  failing_since: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
 }
 
-/** A webhook as the API lists it: `failing` when its latest attempt failed. */
+/**
+ * A webhook as the API lists it: `disabled` when deliveries to it stopped, else `failing` while
+ * its latest attempts failed (a success, or enabling it again, ends the run).
+ */
 export const toSummary = (row: SummaryRow): WebhookSummary => ({
   id: row.id,
   url: row.url,
   events: row.events,
   createdAt: row.created_at,
-  status: row.last_outcome === 'retrying' || row.last_outcome === 'failed' ? 'failing' : 'active',
+  status: row.disabled_at !== null ? 'disabled' : row.failing_since !== null ? 'failing' : 'active',
   paused: Boolean(row.paused),
   rateLimit: row.rate_limit,
+  disabledAt: row.disabled_at,
+  disabledReason: row.disabled_at !== null ? row.disabled_reason : null,
 });
 
 export const toJob = (row: JobRow): DeliveryJob => ({
@@ -90,7 +98,9 @@ export interface AttemptRow {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
-  outcome: DeliveryAttempt['outcome'];
+  outcome: AttemptOutcome;
+  /** 1 or true on the attempt that disabled its webhook. */
+  disabled_webhook: number | boolean;
 }
 
 /** An attempt as the delivery log shows it. */
@@ -103,8 +113,28 @@ export const toAttempt = (row: AttemptRow): DeliveryAttempt => ({
   statusCode: row.status_code,
   error: row.error,
   durationMs: row.duration_ms,
-  outcome: row.outcome,
+  outcome: row.disabled_webhook ? 'disabled' : row.outcome,
   replay: Boolean(row.replay),
+});
+
+export interface OperationalEventRow {
+  id: number;
+  type: OperationalEvent['type'];
+  webhook_id: number;
+  client_id: number;
+  reason: string;
+  created_at: string;
+}
+
+export const OPERATIONAL_EVENT_COLUMNS = 'id, type, webhook_id, client_id, reason, created_at';
+
+export const toOperationalEvent = (row: OperationalEventRow): OperationalEvent => ({
+  id: row.id,
+  type: row.type,
+  webhookId: row.webhook_id,
+  clientId: row.client_id,
+  reason: row.reason,
+  createdAt: row.created_at,
 });
 
 /** The state a delivery moves to after an attempt with this outcome; null: it stays pending. */

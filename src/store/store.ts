@@ -105,7 +105,7 @@ export interface NewWebhook {
   rateLimit?: number;
 }
 
-export type WebhookStatus = 'active' | 'failing';
+export type WebhookStatus = 'active' | 'failing' | 'disabled';
 
 export interface WebhookSummary {
   id: number;
@@ -117,6 +117,10 @@ export interface WebhookSummary {
   paused: boolean;
   /** Its own deliveries per second at most; null: the server's default. */
   rateLimit: number | null;
+  /** When every attempt had failed for too long and deliveries to it stopped; null unless disabled. */
+  disabledAt: string | null;
+  /** Why, in the client's words; null unless disabled. */
+  disabledReason: string | null;
 }
 
 /** What an update changes; an absent field stays as it is. */
@@ -180,15 +184,36 @@ export interface AttemptRecord {
   nextAttemptAt?: number;
   /** The receiver asked to slow down (429): none of the webhook's deliveries before this (epoch ms). */
   slowDownUntil?: number;
+  /**
+   * When the attempt failed (`retrying` or `failed`) and every attempt to its webhook has failed
+   * since `failingSince` (ISO 8601) or earlier, the webhook is disabled with `reason`: see
+   * DeliveryRepository.recordAttempt. Absent: webhooks are never disabled.
+   */
+  disable?: { failingSince: string; reason: string };
 }
 
-export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt'> {
+/** An attempt's outcome as the delivery log shows it: `disabled` for the one that disabled its webhook. */
+export type LoggedOutcome = AttemptOutcome | 'disabled';
+
+export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt' | 'outcome' | 'disable'> {
   id: number;
   deliveryId: number;
   /** The attempt was asked for by a resend or a recovery. */
   replay: boolean;
   eventId: string;
   type: EventName;
+  outcome: LoggedOutcome;
+}
+
+/** Something the publisher should know of (GET /operations/events). */
+export interface OperationalEvent {
+  /** The feed's order: ids rise in the order the events were committed. */
+  id: number;
+  type: 'webhook.disabled';
+  webhookId: number;
+  clientId: number;
+  reason: string;
+  createdAt: string;
 }
 
 export interface ClientRepository {
@@ -228,6 +253,13 @@ export interface WebhookRepository {
   update(clientId: number, id: number, changes: WebhookChanges): Promise<WebhookSummary | undefined>;
   /** The url and secret of one of the client's active webhooks, to send it a request now. */
   target(clientId: number, id: number): Promise<WebhookTarget | undefined>;
+  /**
+   * Enables one of the client's active webhooks again after it was disabled (see
+   * DeliveryRepository.recordAttempt): publications make deliveries for it again, and its run of
+   * failures starts over. A webhook that is not disabled is left as it is. Returns it as `get`
+   * shows it afterwards; undefined when the client has no such webhook.
+   */
+  enable(clientId: number, id: number): Promise<WebhookSummary | undefined>;
 }
 
 /** What one batch of pruning deleted, and where the next batch goes on from. */
@@ -292,8 +324,17 @@ export interface DeliveryRepository {
     perWebhook: number;
     defaultRate: number | null;
   }): Promise<DeliveryJob[]>;
-  /** Records one attempt and moves the delivery on (410 also detaches the webhook). */
-  recordAttempt(job: DeliveryJob, attempt: AttemptRecord): Promise<void>;
+  /**
+   * Records one attempt and moves the delivery on (410 also detaches the webhook), in one
+   * transaction. Keeps the webhook's run of failures: any success ends it, a failure starts one.
+   * When the attempt failed, `attempt.disable` is given, and the run began at or before its
+   * `failingSince`, the webhook is disabled in the same transaction: the attempt is logged as
+   * `disabled` and its delivery fails, the webhook's other pending deliveries fail (a recovery
+   * can send them again), publications make no more deliveries for it, and an operational event
+   * is written, which is returned. An attempt that would be retried while its webhook is
+   * disabled (one in flight when it was) fails instead; a resend or recovery is one attempt anyway.
+   */
+  recordAttempt(job: DeliveryJob, attempt: AttemptRecord): Promise<OperationalEvent | undefined>;
   /**
    * Epoch ms of the earliest pending delivery, if any; `now` when a resumed webhook still has
    * held deliveries to release (a claim releases them).
@@ -364,6 +405,17 @@ export interface SecretRepository {
   recordSealing(check: string, complete: boolean): Promise<void>;
 }
 
+/** The publisher's feed of operational events (GET /operations/events). */
+export interface OperationalEventRepository {
+  /** Up to `limit` events with ids above `after` (all, without it), oldest first. */
+  list(page: { limit: number; after?: number }): Promise<OperationalEvent[]>;
+  /**
+   * Retention: deletes up to `limit` events created before `before` (ISO 8601), oldest first, in
+   * one short transaction; returns how many it deleted.
+   */
+  prune(before: string, limit: number): Promise<number>;
+}
+
 export interface IdempotencyRepository {
   /**
    * Retention: deletes up to `limit` idempotency keys created before `before` (ISO 8601), oldest
@@ -380,6 +432,7 @@ export interface Store {
   deliveries: DeliveryRepository;
   idempotency: IdempotencyRepository;
   secrets: SecretRepository;
+  operationalEvents: OperationalEventRepository;
   /**
    * Calls `listener` when deliveries may have been published by another process (PostgreSQL:
    * LISTEN/NOTIFY), so that an idle worker looks at once. A hint, never a guarantee: workers

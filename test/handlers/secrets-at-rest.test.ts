@@ -4,11 +4,9 @@ import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createSecretBox } from '../../src/delivery/secret-box.js';
-import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { startReceiver, verifies } from '../helpers/receiver.js';
-import type { TestDatabase } from '../helpers/stores.js';
+import { migrateUntil, testDatabase, type TestDatabase } from '../helpers/stores.js';
 
 // Secrets at rest: with SECRET_ENCRYPTION_KEY, the database holds no signing secret in the clear
 // (webhooks' current and previous secrets, the answers kept for Idempotency-Keys), rows written
@@ -150,22 +148,24 @@ t.test('a start that stopped half-way through sealing is finished by the next st
 });
 
 t.test('a database sealed before the state was recorded gets it from its migration', async (t) => {
-  const first = await buildTestApp(t, { SECRET_ENCRYPTION_KEY: KEY });
-  const acme = await createClient(first.app);
-  await createWebhook(first.app, acme.apiKey, { url: 'https://hooks.example.com/a', events: ['lead_create'] });
-  await first.app.close();
-  // Back to before the state's table: sealed rows, and no record of them. Then that migration,
-  // statement by statement, as an upgrade runs it.
-  await first.db.query('DROP TABLE secret_sealing');
-  const migration = (first.db.kind === 'sqlite' ? SQLITE_MIGRATIONS : POSTGRES_MIGRATIONS).find((sql) => sql.includes('CREATE TABLE secret_sealing'))!;
-  for (const statement of migration.split(';').filter((sql) => sql.trim() !== '')) await first.db.query(statement);
+  // A database at the schema before the state's table, with a webhook whose secret is sealed, and
+  // no record of it. (Built from the migrations before that one: later ones, appended since, are
+  // applied by the start as an upgrade applies them.)
+  const db = await testDatabase(t);
+  await migrateUntil(db, 'CREATE TABLE secret_sealing');
+  const sealed = createSecretBox(Buffer.from(KEY, 'base64')).seal('whsec_c2VhbGVkIGJlZm9yZSB0aGUgc3RhdGU=');
+  await db.query("INSERT INTO clients (id, name, created_at) VALUES (1, 'Acme Realty', '2026-01-01T00:00:00.000Z')");
+  await db.query("INSERT INTO webhooks (client_id, url, events, secret, created_at) VALUES (1, 'https://hooks.example.com/a', ?, ?, '2026-01-01T00:00:00.000Z')", [
+    db.kind === 'sqlite' ? '["lead_create"]' : '{lead_create}',
+    sealed,
+  ]);
 
-  const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...first.db.env })).catch((e: unknown) => e);
+  const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...db.env })).catch((e: unknown) => e);
   t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set/, 'the migration found the sealed rows');
-  const [state] = await first.db.query<{ state: string; check_value: string }>('SELECT state, check_value FROM secret_sealing');
+  const [state] = await db.query<{ state: string; check_value: string }>('SELECT state, check_value FROM secret_sealing');
   t.equal(state?.state, 'sealing', 'recorded as begun, so the next start with the key finishes it');
-  t.same(await first.db.query('SELECT secret FROM webhooks'), [{ secret: state?.check_value }], 'its check value is a stored secret');
-  const again = await buildTestApp(t, { ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  t.same(await db.query('SELECT secret FROM webhooks'), [{ secret: state?.check_value }], 'its check value is a stored secret');
+  const again = await buildTestApp(t, { ...db.env, SECRET_ENCRYPTION_KEY: KEY });
   await again.app.close();
-  t.same(await first.db.query('SELECT state FROM secret_sealing'), [{ state: 'sealed' }]);
+  t.same(await db.query('SELECT state FROM secret_sealing'), [{ state: 'sealed' }]);
 });

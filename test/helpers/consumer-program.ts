@@ -69,6 +69,9 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const nothing = await client.PATCH('/webhook/{hookID}', { params: { path: { hookID } }, body: {} });
   // The server refuses loopback targets: the test send says so, and no request leaves.
   const tested = await client.POST('/webhook/{hookID}/test', { params: { path: { hookID } } });
+  // Not disabled (nothing has failed): enabling it answers with the webhook as it is.
+  const enabled = await client.POST('/webhook/{hookID}/enable', { params: { path: { hookID } } });
+  const notices = await publisher.GET('/operations/events', { params: { query: { limit: 10 } } });
   // The worker is off: the event's delivery is still pending, and nothing has failed yet.
   const resent = await client.POST('/webhook/{hookID}/deliveries/{deliveryId}/retry', { params: { path: { hookID, deliveryId: 1 } } });
   const recovered = await client.POST('/webhook/{hookID}/recover', { params: { path: { hookID } }, body: { since: '2026-01-01T00:00:00Z' } });
@@ -89,6 +92,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     getWebhook: [answer(read)],
     updateWebhook: [answer(paused), answer(moved), answer(nothing)],
     testWebhook: [answer(tested)],
+    enableWebhook: [answer(enabled)],
+    listOperationalEvents: [answer(notices)],
     retryWebhookDelivery: [answer(resent)],
     recoverWebhookDeliveries: [answer(recovered)],
     rotateWebhookSecret: [answer(rotated)],

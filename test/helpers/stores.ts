@@ -5,6 +5,8 @@ import pg from 'pg';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
+import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from './temp-dir.js';
 
 // Which store a test file runs on. Test files run on SQLite; test/postgres/ holds one small file
@@ -103,6 +105,32 @@ function postgresAt(t: Test, url: string): TestDatabase {
       return rows as T[];
     },
   };
+}
+
+/**
+ * Brings an empty test database to an older schema: the first migrations of its store, up to the
+ * first whose SQL contains `until` (excluded), recorded as applied as the store records them. A
+ * store opened on it afterwards applies the rest, as an upgrade does.
+ */
+export async function migrateUntil(db: TestDatabase, until: string): Promise<void> {
+  const migrations = db.kind === 'sqlite' ? SQLITE_MIGRATIONS : POSTGRES_MIGRATIONS;
+  const count = migrations.findIndex((sql) => sql.includes(until));
+  if (count < 0) throw new Error(`no migration contains ${until}`);
+  if (db.kind === 'sqlite') {
+    const old = new Database(db.env.DATABASE_PATH!);
+    try {
+      old.exec(migrations.slice(0, count).join(';\n'));
+      old.pragma(`user_version = ${count}`);
+    } finally {
+      old.close();
+    }
+    return;
+  }
+  await db.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+  for (const [i, sql] of migrations.slice(0, count).entries()) {
+    await db.query(sql);
+    await db.query('INSERT INTO schema_migrations (version) VALUES (?)', [i + 1]);
+  }
 }
 
 /** A store opened the way the server opens its own (openStore), on a fresh test database. */

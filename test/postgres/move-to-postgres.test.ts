@@ -48,7 +48,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   const target = await postgresDatabase(t);
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys.`);
+  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events.`);
   t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
   t.match(moved.err, /^deliveries: 6\/6$/m);
   for (const table of ['clients', 'api_keys', 'webhooks', 'delivery_attempts']) {
@@ -203,4 +203,75 @@ t.test('a sealed database moves with its sealing state: the moved one wants the 
   const about = await send(after, { method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } });
   await after.close();
   t.equal(about.status, 200, 'starts with the key');
+});
+
+t.test('disabled and failing webhooks move as they are, with the marked attempts and the operational events; the feed goes on after its largest id', async (t) => {
+  const path = join(tempDir(t), 'leadhooks.db');
+  const before = await buildTestApp(t, { ...DELIVERY_ENV, DATABASE_PATH: path, DELIVERY_WORKER: 'off' });
+  const acme = await createClient(before.app);
+  // Each webhook gets one delivery, attempted once and recorded as the worker records it.
+  const failOnce = async (app: typeof before.app, url: string, disable: boolean) => {
+    const hookId: number = (await createWebhook(app, acme.apiKey, { url, events: ['lead_create'] })).json.hookId;
+    await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { hookId } });
+    const now = Date.now();
+    const [job] = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    const reason = 'every delivery attempt failed for at least 5 days (last: HTTP 503)';
+    const event = await app.store.deliveries.recordAttempt(job!, {
+      attemptedAt: new Date(now).toISOString(),
+      statusCode: 503,
+      error: null,
+      durationMs: 2,
+      outcome: 'retrying',
+      nextAttemptAt: now + 3_600_000,
+      ...(disable ? { disable: { failingSince: new Date(now).toISOString(), reason } } : {}),
+    });
+    return { hookId, event };
+  };
+  const disabled = await failOnce(before.app, 'https://disabled.example/h', true);
+  const pruned = await failOnce(before.app, 'https://pruned.example/h', true);
+  const failing = await failOnce(before.app, 'https://failing.example/h', false);
+  await before.app.close();
+  const source = sqliteDatabase(path);
+  // The second event is gone (retention): SQLite's counter still says 2 were given.
+  await source.query('DELETE FROM operational_events WHERE id = ?', [pruned.event!.id]);
+  const columns = 'id, failing_since, disabled_at, disabled_reason';
+  const sourceWebhooks = await source.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`);
+
+  const target = await postgresDatabase(t);
+  const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
+  t.equal(moved.code, 0, moved.err);
+  t.match(moved.out, / 1 operational_events\.$/);
+  const iso = (value: unknown) => (value === null ? null : new Date(value as string).toISOString());
+  t.same(
+    (await target.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`)).map((row) => ({
+      ...row,
+      failing_since: iso(row.failing_since),
+      disabled_at: iso(row.disabled_at),
+    })),
+    sourceWebhooks,
+    'when each run of failures began, and when and why a webhook was disabled',
+  );
+  t.same(
+    await target.query('SELECT webhook_id, outcome, disabled_webhook FROM delivery_attempts ORDER BY id'),
+    [
+      { webhook_id: disabled.hookId, outcome: 'failed', disabled_webhook: true },
+      { webhook_id: pruned.hookId, outcome: 'failed', disabled_webhook: true },
+      { webhook_id: failing.hookId, outcome: 'retrying', disabled_webhook: false },
+    ],
+  );
+
+  const after = await buildTestApp(t, { ...DELIVERY_ENV, ...target.env, DELIVERY_WORKER: 'off' });
+  const list = await send(after.app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': acme.apiKey } });
+  t.same(list.json.webhooks.map((w: { hookId: number; status: string; disabledAt: string | null }) => [w.hookId, w.status, w.disabledAt]), [
+    [disabled.hookId, 'disabled', disabled.event!.createdAt],
+    [pruned.hookId, 'disabled', pruned.event!.createdAt],
+    [failing.hookId, 'failing', null],
+  ]);
+  const log = await send(after.app, { method: 'GET', url: `/webhook/${disabled.hookId}/deliveries`, headers: { 'x-api-key': acme.apiKey } });
+  t.equal(log.json.attempts[0].outcome, 'disabled', 'the delivery log still shows the attempt that disabled it');
+  const feed = await send(after.app, { method: 'GET', url: '/operations/events', headers: { authorization: `Bearer ${DELIVERY_ENV.PUBLISHER_TOKEN}` } });
+  const { webhookId, ...notice } = disabled.event!;
+  t.same(feed.json, { events: [{ ...notice, hookId: webhookId }], next: 1 }, 'the feed, as it was');
+  const next = await failOnce(after.app, 'https://next.example/h', true);
+  t.equal(next.event!.id, 3, 'a new event on PostgreSQL is numbered after every id SQLite gave, pruned ones included');
 });

@@ -102,7 +102,7 @@ t.test('settled history older than the retention period is deleted; pending deli
     // Events of this round and the two before are at most two hours old; older ones are pruned.
     t.equal(pruned.events, round >= 3 ? PER_ROUND : 0, `round ${round}: one round's events pruned`);
     if (round >= 3) {
-      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0 }, `round ${round}: with their deliveries and attempts`);
+      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0, operationalEvents: 0 }, `round ${round}: with their deliveries and attempts`);
     }
     sizes.push(await databaseSize(db));
   }
@@ -182,6 +182,38 @@ t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log,
   t.equal(kept.status, 200);
   t.match(kept.json.attempts, [{ type: 'lead_update', statusCode: 500, outcome: 'retrying' }], 'the retrying delivery keeps its log');
   t.same(await counts(db), { events: 1, pending: 1, settled: 0, attempts: 1 }, 'only the pending event is left in the database');
+});
+
+t.test('operational events older than the retention period are pruned by the same pass, in batches', async (t) => {
+  const { store, db, clientId } = await storeWithTwoWebhooks(t);
+  const now = Date.parse('2026-03-01T00:00:00.000Z');
+  // 450 webhooks disabled, each by one failed attempt, as the delivery worker records it.
+  for (let i = 0; i < 450; i++) {
+    await store.webhooks.create({ clientId, url: `https://d${i}.example/`, events: ['lead_create'], secret: 'whsec_d' }, 1_000);
+  }
+  await publishAt(store, clientId, now - 10, 1, 'lead_create', 'dead');
+  const jobs = await store.deliveries.claimDue({ now, limit: 1_000, leaseUntil: now + HOUR, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  t.equal(jobs.length, 451);
+  const failedAt = new Date(now).toISOString();
+  for (const job of jobs) {
+    await store.deliveries.recordAttempt(job, {
+      attemptedAt: failedAt,
+      statusCode: 503,
+      error: null,
+      durationMs: 1,
+      outcome: 'failed',
+      disable: { failingSince: failedAt, reason: 'every delivery attempt failed for at least 5 days (last: HTTP 503)' },
+    });
+  }
+  t.same(await db.query('SELECT count(*) AS n FROM operational_events'), [{ n: 451 }]);
+  // 300 of them written two days ago.
+  await db.query('UPDATE operational_events SET created_at = ? WHERE id <= 300', [new Date(now - 48 * HOUR).toISOString()]);
+
+  const pruner = createPruner(store, { retention: 24 * HOUR, pruneInterval: HOUR }, silent, () => now);
+  const totals = await pruner.runOnce();
+  t.equal(totals.operationalEvents, 300, 'the 300 older than a day, 200 a transaction');
+  t.same(await db.query('SELECT min(id) AS first, count(*) AS n FROM operational_events'), [{ first: 301, n: 151 }], 'the younger ones stay');
+  t.match(await store.operationalEvents.list({ limit: 1 }), [{ id: 301, type: 'webhook.disabled', clientId }]);
 });
 
 t.test('the WAL is cut back to its size limit after a burst of writes', onlyOn('sqlite'), async (t) => {

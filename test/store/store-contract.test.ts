@@ -95,8 +95,8 @@ t.test('webhooks: create under the cap, list with health, delete once and only i
   t.equal(made.filter(Boolean).length, 4, 'six concurrent creations against a cap of four: four made');
 
   t.same(await store.webhooks.list(acme.client.id, { limit: 1000 }), [
-    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false, rateLimit: null },
-    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false, rateLimit: null },
+    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null },
+    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null },
   ]);
   t.equal(await store.webhooks.delete(bolt.client.id, 1), false, "another client's webhook");
   t.equal(await store.webhooks.delete(acme.client.id, 1), true);
@@ -296,7 +296,7 @@ t.test("webhooks.get, update and target: one of the client's own webhooks, read 
   const made = (await store.webhooks.create(hook(acme.client.id, ['lead_create'], 'https://a.example/1'), 10))!;
   const gone = (await store.webhooks.create(hook(acme.client.id), 10))!;
   await store.webhooks.delete(acme.client.id, gone.id);
-  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false, rateLimit: null };
+  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null };
 
   t.same(await store.webhooks.get(acme.client.id, made.id), summary);
   t.same(await store.webhooks.get(acme.client.id, made.id), (await store.webhooks.list(acme.client.id, { limit: 10 }))[0], 'as the listing shows it');
@@ -425,6 +425,153 @@ t.test('a deleted paused webhook cancels its held deliveries; a pause of a webho
   t.equal(await store.deliveries.nextDueAt(T0 + 30), T0 + 30, 'resumed: a claim looks');
   t.same(await store.deliveries.claimDue({ now: T0 + 30, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null }), []);
   t.equal(await store.deliveries.nextDueAt(T0 + 40), undefined, 'and then nothing more to do');
+});
+
+t.test('recordAttempt keeps the run of failures, and a failure past disable.failingSince disables the webhook in its transaction', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const failing = (await store.webhooks.create(hook(acme.client.id), 10))!;
+  const healthy = (await store.webhooks.create(hook(acme.client.id), 10))!;
+  for (let i = 0; i < 3; i++) await store.events.publish({ id: `evt_${i}`, clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
+  const claim = (ms: number) => store.deliveries.claimDue({ now: T0 + ms, limit: 10, leaseUntil: T0 + ms + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const first = await claim(10);
+  const job = (jobs: typeof first, webhookId: number, eventId: string) => jobs.find((j) => j.webhookId === webhookId && j.eventId === eventId)!;
+  const iso = (value: unknown) => (value === null ? null : new Date(value as string).toISOString());
+  const run = async () => {
+    const [row] = await db.query<{ since: unknown; at: unknown; reason: string | null }>(
+      'SELECT failing_since AS since, disabled_at AS at, disabled_reason AS reason FROM webhooks WHERE id = ?',
+      [failing.id],
+    );
+    return { since: iso(row!.since), at: iso(row!.at), reason: row!.reason };
+  };
+  const REASON = 'every delivery attempt failed for at least 5 days (last: HTTP 503)';
+  const retrying = (ms: number, extra: Partial<AttemptRecord> = {}) =>
+    attempt('retrying', { statusCode: 503, attemptedAt: at(ms), nextAttemptAt: T0 + 400, ...extra });
+
+  // A failure starts the run; one younger than the cut-off disables nothing.
+  t.equal(await store.deliveries.recordAttempt(job(first, failing.id, 'evt_0'), retrying(100, { disable: { failingSince: at(50), reason: REASON } })), undefined);
+  t.same(await run(), { since: at(100), at: null, reason: null });
+  t.equal((await store.webhooks.get(acme.client.id, failing.id))!.status, 'failing');
+  // A success ends it; the next failure starts another.
+  t.equal(await store.deliveries.recordAttempt(job(first, failing.id, 'evt_1'), attempt('succeeded', { attemptedAt: at(200) })), undefined);
+  t.same(await run(), { since: null, at: null, reason: null });
+  t.equal((await store.webhooks.get(acme.client.id, failing.id))!.status, 'active');
+  await store.deliveries.recordAttempt(job(first, failing.id, 'evt_2'), retrying(300));
+  t.same(await run(), { since: at(300), at: null, reason: null }, 'without `disable`, a failure only keeps the run');
+
+  const second = await claim(500);
+  t.same(second.map((j) => j.eventId).sort(), ['evt_0', 'evt_2'], 'the two retries');
+  t.equal(
+    await store.deliveries.recordAttempt(job(second, failing.id, 'evt_0'), retrying(600, { disable: { failingSince: at(299), reason: REASON } })),
+    undefined,
+    'a run that began after the cut-off disables nothing',
+  );
+  t.same(await run(), { since: at(300), at: null, reason: null }, 'a failure keeps when the run began');
+
+  const disabled = await store.deliveries.recordAttempt(job(second, failing.id, 'evt_2'), retrying(700, { disable: { failingSince: at(300), reason: REASON } }));
+  t.match(disabled, { id: 1, type: 'webhook.disabled', webhookId: failing.id, clientId: acme.client.id, reason: REASON, createdAt: ISO });
+  t.same(await run(), { since: at(300), at: disabled!.createdAt, reason: REASON });
+  t.same(await store.webhooks.get(acme.client.id, failing.id), {
+    id: failing.id,
+    url: failing.url,
+    events: ['lead_create'],
+    createdAt: failing.createdAt,
+    status: 'disabled',
+    paused: false,
+    disabledAt: disabled!.createdAt,
+    disabledReason: REASON,
+  });
+  t.same(
+    await db.query('SELECT e.id AS event, d.state FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = ? ORDER BY e.id', [failing.id]),
+    [
+      { event: 'evt_0', state: 'failed' },
+      { event: 'evt_1', state: 'succeeded' },
+      { event: 'evt_2', state: 'failed' },
+    ],
+    'its delivery failed, and so did its other pending one (leased, in flight)',
+  );
+  t.same(
+    await db.query("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending'", [healthy.id]),
+    [{ n: 3 }],
+    "another webhook's deliveries are untouched",
+  );
+  const log = await store.deliveries.listAttempts(acme.client.id, failing.id, { limit: 10 });
+  t.same(log!.map((a) => [a.eventId, a.outcome, a.statusCode]), [
+    ['evt_2', 'disabled', 503],
+    ['evt_0', 'retrying', 503],
+    ['evt_2', 'retrying', 503],
+    ['evt_1', 'succeeded', 200],
+    ['evt_0', 'retrying', 503],
+  ]);
+  const stored = await db.query<{ outcome: string; disabled_webhook: unknown }>('SELECT outcome, disabled_webhook FROM delivery_attempts WHERE webhook_id = ? ORDER BY id DESC LIMIT 1', [failing.id]);
+  t.same(stored.map((r) => [r.outcome, Boolean(r.disabled_webhook)]), [['failed', true]], 'stored as failed, as its delivery ended, and marked');
+  t.same(await store.operationalEvents.list({ limit: 10 }), [disabled], 'the operational event, written with it');
+
+  // An attempt in flight when it was disabled: its retry fails instead; nothing is disabled twice.
+  t.equal(await store.deliveries.recordAttempt(job(second, failing.id, 'evt_0'), retrying(800, { disable: { failingSince: at(800), reason: REASON } })), undefined);
+  t.equal((await store.deliveries.listAttempts(acme.client.id, failing.id, { limit: 1 }))![0]!.outcome, 'failed');
+  t.equal((await store.operationalEvents.list({ limit: 10 })).length, 1);
+  t.same(await run(), { since: at(300), at: disabled!.createdAt, reason: REASON });
+
+  // A publication makes no delivery for a disabled webhook.
+  t.same(await store.events.publish({ id: 'evt_3', clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(900) }), { deliveries: 1 });
+  t.same(await db.query("SELECT webhook_id FROM deliveries WHERE event_id = 'evt_3'"), [{ webhook_id: healthy.id }]);
+
+  // Enabled again: active, its run over; publications reach it again.
+  t.equal(await store.webhooks.enable(bolt.client.id, failing.id), undefined, "another client's");
+  t.equal(await store.webhooks.enable(acme.client.id, 999), undefined, 'no such webhook');
+  t.equal(await store.webhooks.enable(acme.client.id, 9007199254740991), undefined, 'the largest id the API accepts');
+  const enabled = { id: failing.id, url: failing.url, events: ['lead_create'], createdAt: failing.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null };
+  t.same(await store.webhooks.enable(acme.client.id, failing.id), enabled, 'as get shows it afterwards');
+  t.same(await store.webhooks.get(acme.client.id, failing.id), enabled);
+  t.same(await run(), { since: null, at: null, reason: null });
+  t.same(await store.events.publish({ id: 'evt_4', clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(1000) }), { deliveries: 2 });
+  // The failed deliveries can be recovered.
+  t.same(await store.deliveries.recoverFailed(acme.client.id, failing.id, at(0), 10, T0 + 1_100), { queued: 2, more: false });
+});
+
+t.test('enable leaves a webhook that is not disabled as it is; a deleted one is not found', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const webhook = (await store.webhooks.create(hook(client.id), 10))!;
+  await store.events.publish({ id: 'evt_1', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
+  const [job] = await store.deliveries.claimDue({ now: T0 + 10, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  await store.deliveries.recordAttempt(job!, attempt('retrying', { attemptedAt: at(20), nextAttemptAt: T0 + 100 }));
+  const failingSummary = await store.webhooks.get(client.id, webhook.id);
+  t.equal(failingSummary!.status, 'failing');
+  t.same(await store.webhooks.enable(client.id, webhook.id), failingSummary, 'a failing webhook stays failing: its run goes on');
+  t.same(await db.query('SELECT CASE WHEN failing_since IS NULL THEN 0 ELSE 1 END AS failing FROM webhooks'), [{ failing: 1 }]);
+  await store.webhooks.delete(client.id, webhook.id);
+  t.equal(await store.webhooks.enable(client.id, webhook.id), undefined, 'a deleted webhook');
+});
+
+t.test('operationalEvents: listed oldest first after a cursor, pruned by age in batches', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  t.same(await store.operationalEvents.list({ limit: 10 }), [], 'none yet');
+  const events = [];
+  for (let i = 0; i < 5; i++) {
+    const webhook = (await store.webhooks.create(hook(client.id), 10))!;
+    await store.events.publish({ id: `evt_${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
+    const [job] = await store.deliveries.claimDue({ now: T0 + 10, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    t.equal(job!.webhookId, webhook.id);
+    events.push(await store.deliveries.recordAttempt(job!, attempt('failed', { attemptedAt: at(10), disable: { failingSince: at(10), reason: `reason ${i}` } })));
+  }
+  t.same(events.map((e) => [e!.id, e!.webhookId, e!.reason]), [[1, 1, 'reason 0'], [2, 2, 'reason 1'], [3, 3, 'reason 2'], [4, 4, 'reason 3'], [5, 5, 'reason 4']]);
+  t.same(await store.operationalEvents.list({ limit: 2 }), events.slice(0, 2));
+  t.same(await store.operationalEvents.list({ limit: 2, after: 2 }), events.slice(2, 4));
+  t.same(await store.operationalEvents.list({ limit: 10, after: 4 }), events.slice(4));
+  t.same(await store.operationalEvents.list({ limit: 10, after: 5 }), []);
+
+  // Three of them a day old: pruned two at a time, oldest first; the younger ones stay.
+  for (const id of [1, 2, 3]) await db.query('UPDATE operational_events SET created_at = ? WHERE id = ?', [new Date(Date.now() - 86_400_000 - (10 - id) * 1000).toISOString(), id]);
+  const cutOff = new Date(Date.now() - 3_600_000).toISOString();
+  t.equal(await store.operationalEvents.prune(cutOff, 2), 2);
+  t.same((await store.operationalEvents.list({ limit: 10 })).map((e) => e.id), [3, 4, 5]);
+  t.equal(await store.operationalEvents.prune(cutOff, 2), 1);
+  t.equal(await store.operationalEvents.prune(cutOff, 2), 0);
+  t.same((await store.operationalEvents.list({ limit: 10 })).map((e) => e.id), [4, 5]);
 });
 
 t.test('ping answers while the store is open, and not after close', async (t) => {

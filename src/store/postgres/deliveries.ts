@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { FINAL_STATE, toAttempt, type AttemptRow } from '../rows.js';
-import type { DeliveryRepository } from '../store.js';
+import type { AttemptOutcome, DeliveryRepository } from '../store.js';
 import { createClaimer } from './claim-due.js';
+import { writeOperationalEvent } from './operational-events.js';
 import { inTransaction } from './transaction.js';
 import { CANCEL_PENDING } from './webhooks.js';
 
@@ -33,13 +34,16 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     },
 
     async recordAttempt(job, attempt) {
-      const finalState = FINAL_STATE[attempt.outcome];
-      // The attempt and the delivery's next state in one statement; the lease ends with it.
-      const record = (db: pg.Pool | pg.PoolClient) =>
-        db.query(
+      // The attempt and the delivery's next state in one statement; the lease ends with it. A
+      // success also ends the webhook's run of failures (a write only when there is one).
+      const record = (db: pg.Pool | pg.PoolClient, outcome: AttemptOutcome, disabledWebhook = false) => {
+        const finalState = FINAL_STATE[outcome];
+        return db.query(
           `WITH attempt AS (
-             INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay)
-             VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $10)
+             INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
+             VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $10, $11)
+           ), recovered AS (
+             UPDATE webhooks SET failing_since = NULL WHERE $7 = 'succeeded' AND id = $2 AND failing_since IS NOT NULL
            )
            UPDATE deliveries SET attempts = attempts + 1, leased_until = NULL,
              state = coalesce($8::text, state),
@@ -53,28 +57,75 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
             attempt.statusCode,
             attempt.error,
             Math.round(attempt.durationMs),
-            attempt.outcome,
+            outcome,
             finalState,
             new Date(attempt.nextAttemptAt ?? Date.now()).toISOString(),
             job.replay === true,
+            disabledWebhook,
           ],
         );
-      const slowDownUntil = attempt.slowDownUntil;
-      if (attempt.outcome !== 'gone' && slowDownUntil === undefined) {
-        await record(pool);
-        return;
+      };
+      if (attempt.outcome === 'succeeded') {
+        await record(pool, attempt.outcome);
+        return undefined;
       }
-      await inTransaction(pool, async (db) => {
-        await record(db);
-        // A 429: none of the webhook's deliveries before the time the receiver asked for.
-        if (slowDownUntil !== undefined) {
-          await db.query('UPDATE webhooks SET slow_until = greatest(slow_until, $1) WHERE id = $2', [slowDownUntil, job.webhookId]);
-        }
-        if (attempt.outcome !== 'gone') return;
+      if (attempt.outcome === 'gone') {
         // 410 Gone: the receiver is gone for good (REST Hooks); the webhook is detached with it.
+        await inTransaction(pool, async (db) => {
+          await record(db, attempt.outcome);
+          const now = new Date().toISOString();
+          await db.query('UPDATE webhooks SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL', [now, job.webhookId]);
+          await db.query(CANCEL_PENDING, [now, job.webhookId]);
+        });
+        return undefined;
+      }
+      // A failure: the webhook's run of failures, under its row lock, so that two failures
+      // recorded at once cannot both disable it (DeliveryRepository.recordAttempt).
+      return inTransaction(pool, async (db) => {
+        const { rows } = await db.query<{ client_id: number; failing_since: string | null; disabled_at: string | null; deleted_at: string | null }>(
+          'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = $1 FOR NO KEY UPDATE',
+          [job.webhookId],
+        );
+        const webhook = rows[0];
+        if (!webhook || webhook.deleted_at !== null) {
+          await record(db, attempt.outcome);
+          return undefined;
+        }
+        if (webhook.failing_since === null) {
+          await db.query('UPDATE webhooks SET failing_since = $1::timestamptz WHERE id = $2', [attempt.attemptedAt, job.webhookId]);
+        }
+        // A 429: none of the webhook's deliveries before the time the receiver asked for.
+        if (attempt.slowDownUntil !== undefined) {
+          await db.query('UPDATE webhooks SET slow_until = greatest(slow_until, $1) WHERE id = $2', [attempt.slowDownUntil, job.webhookId]);
+        }
+        // A retry of a disabled webhook's delivery (in flight when it was disabled) fails instead.
+        if (webhook.disabled_at !== null) {
+          await record(db, 'failed');
+          return undefined;
+        }
+        const failingSince = webhook.failing_since ?? attempt.attemptedAt;
+        if (!attempt.disable || Date.parse(failingSince) > Date.parse(attempt.disable.failingSince)) {
+          await record(db, attempt.outcome);
+          return undefined;
+        }
         const now = new Date().toISOString();
-        await db.query('UPDATE webhooks SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL', [now, job.webhookId]);
-        await db.query(CANCEL_PENDING, [now, job.webhookId]);
+        await db.query('UPDATE webhooks SET disabled_at = $1::timestamptz, disabled_reason = $2 WHERE id = $3', [now, attempt.disable.reason, job.webhookId]);
+        await record(db, 'failed', true);
+        // Its other pending deliveries fail (a recovery sends them again). Those locked by a claim
+        // or an attempt being recorded right now are stepped over, not waited for: their attempt
+        // is made or recorded, and a retry of it fails as above.
+        await db.query(
+          `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz, leased_until = NULL
+           WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)`,
+          [now, job.webhookId, job.deliveryId],
+        );
+        return writeOperationalEvent(db, {
+          type: 'webhook.disabled',
+          webhookId: job.webhookId,
+          clientId: webhook.client_id,
+          reason: attempt.disable.reason,
+          createdAt: now,
+        });
       });
     },
 
@@ -98,7 +149,8 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     async listAttempts(clientId, webhookId, { limit, before }) {
       if (!Number.isSafeInteger(webhookId)) return undefined;
       const { rows } = await pool.query<AttemptRow & { owned: boolean }>(
-        `SELECT true AS owned, a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay
+        `SELECT true AS owned, a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay,
+           a.disabled_webhook
          FROM webhooks w
          LEFT JOIN LATERAL (
            SELECT * FROM delivery_attempts a WHERE a.webhook_id = w.id AND a.id < $3 ORDER BY a.id DESC LIMIT $4

@@ -20,7 +20,7 @@ export function createEventRepository(pool: pg.Pool): EventRepository {
   return {
     async publish(event, idempotency) {
       // One statement, so one transaction: the event, one pending delivery per active webhook of
-      // the client subscribed to its type, and (when there are deliveries) a notification that
+      // the client subscribed to its type (none for a disabled one), and (when there are deliveries) a notification that
       // PostgreSQL sends to the listening workers when it commits.
       return idempotently(pool, idempotency, async (db) => {
         const { rows } = await db.query<{ events: number; deliveries: number }>(
@@ -31,7 +31,7 @@ export function createEventRepository(pool: pg.Pool): EventRepository {
            ), delivery AS (
              INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
              SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
-             JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND $3::text = ANY (w.events)
+             JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
              RETURNING 1
            )
            SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,

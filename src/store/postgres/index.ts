@@ -7,6 +7,7 @@ import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyRepository } from './keys.js';
 import { migrate } from './migrate.js';
 import { createNewWorkListener } from './new-work.js';
+import { createOperationalEventRepository } from './operational-events.js';
 import { createSecretRepository } from './secrets.js';
 import { reportUnavailable } from './unavailable.js';
 import { createWebhookRepository } from './webhooks.js';
@@ -34,6 +35,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     deliveries: reportUnavailable(createDeliveryRepository(pool)),
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     secrets: reportUnavailable(createSecretRepository(pool)),
+    operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
     onNewWork: (listener) => newWork.subscribe(listener),
     async ping() {
       await pool.query('SELECT 1');

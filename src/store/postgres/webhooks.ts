@@ -4,7 +4,7 @@ import type { WebhookRepository, WebhookSummary, WebhookTarget } from '../store.
 import { NEW_WORK_CHANNEL } from './events.js';
 import { idempotently } from './idempotency.js';
 
-const LAST_OUTCOME = '(SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome';
+const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
 
 /** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
 export const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
@@ -45,7 +45,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
     },
     async list(clientId, { limit, after }): Promise<WebhookSummary[]> {
       const { rows } = await pool.query<SummaryRow>(
-        `SELECT w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, ${LAST_OUTCOME}
+        `SELECT ${SUMMARY_COLUMNS}
          FROM webhooks w WHERE w.client_id = $1 AND w.deleted_at IS NULL AND w.id > $2 ORDER BY w.id LIMIT $3`,
         [clientId, after ?? 0, limit],
       );
@@ -54,7 +54,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
     async get(clientId, id) {
       if (!Number.isSafeInteger(id)) return undefined;
       const { rows } = await pool.query<SummaryRow>(
-        `SELECT w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, ${LAST_OUTCOME}
+        `SELECT ${SUMMARY_COLUMNS}
          FROM webhooks w WHERE w.id = $1 AND w.client_id = $2 AND w.deleted_at IS NULL`,
         [id, clientId],
       );
@@ -73,9 +73,9 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
              paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused),
              rate_limit = coalesce($6::integer, rate_limit)
            WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
-           RETURNING id, url, events, created_at, paused, held, rate_limit
+           RETURNING id, url, events, created_at, paused, held, rate_limit, failing_since, disabled_at, disabled_reason
          )
-         SELECT w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, ${LAST_OUTCOME},
+         SELECT ${SUMMARY_COLUMNS},
            CASE WHEN w.held AND NOT w.paused THEN pg_notify('${NEW_WORK_CHANNEL}', '') END AS notified
          FROM changed w`,
         [id, clientId, changes.url ?? null, changes.events ?? null, changes.paused ?? null, changes.rateLimit ?? null],
@@ -89,6 +89,17 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         [id, clientId],
       );
       return rows[0];
+    },
+    async enable(clientId, id) {
+      if (!Number.isSafeInteger(id)) return undefined;
+      // Only a disabled webhook changes: its run of failures starts over with the next failure.
+      // Then it is read as `get` reads it (a statement of its own, which sees the change).
+      await pool.query(
+        `UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+         WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL AND disabled_at IS NOT NULL`,
+        [id, clientId],
+      );
+      return this.get(clientId, id);
     },
   };
 }

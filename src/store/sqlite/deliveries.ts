@@ -1,8 +1,9 @@
 import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
 import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow } from '../rows.js';
-import type { AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
+import { operationalEventWriter } from './operational-events.js';
 import { cancelPendingDeliveries } from './webhooks.js';
 
 
@@ -48,9 +49,9 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
       ORDER BY id LIMIT :batch)`);
   const released = db.prepare<[number]>('UPDATE webhooks SET held = 0 WHERE id = ?');
   const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 LIMIT 1');
-  const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number]>(`
-    INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number, number]>(`
+    INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const retryLater = db.prepare<[number, number]>(
     "UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ? AND state = 'pending'",
   );
@@ -59,6 +60,18 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
   );
   const detach = db.prepare<[string, number]>('UPDATE webhooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL');
   const cancelPending = cancelPendingDeliveries(db);
+  // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, so
+  // a healthy webhook's attempts do not write its row), and what disabling it changes.
+  const health = db.prepare<[number], { client_id: number; failing_since: string | null; disabled_at: string | null; deleted_at: string | null }>(
+    'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = ?',
+  );
+  const startFailing = db.prepare<[string, number]>('UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL');
+  const stopFailing = db.prepare<[number]>('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
+  const disable = db.prepare<[string, string, number]>('UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL');
+  const failPending = db.prepare<[string, number, number]>(
+    "UPDATE deliveries SET state = 'failed', completed_at = ? WHERE webhook_id = ? AND state = 'pending' AND id <> ?",
+  );
+  const writeOperationalEvent = operationalEventWriter(db);
   const earliest = db.prepare<[], { at: number | null }>(
     "SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending'",
   );
@@ -69,7 +82,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     'SELECT id FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
   const attemptsPage = db.prepare<[number, number, number], AttemptRow>(`
-    SELECT a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay
+    SELECT a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay, a.disabled_webhook
     FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
     WHERE a.webhook_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?`);
 
@@ -174,10 +187,49 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     });
   };
 
-  const record = (job: DeliveryJob, attempt: AttemptRecord) => {
-    insertAttempt.run(job.deliveryId, job.webhookId, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, attempt.outcome, job.replay ? 1 : 0);
+  /**
+   * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
+   * run is old enough (DeliveryRepository.recordAttempt). Returns the outcome to record: a retry
+   * of a disabled webhook's delivery fails instead.
+   */
+  const followFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
+    const webhook = health.get(job.webhookId);
+    if (!webhook || webhook.deleted_at !== null) return { outcome: attempt.outcome };
+    if (webhook.failing_since === null) startFailing.run(attempt.attemptedAt, job.webhookId);
+    if (webhook.disabled_at !== null) return { outcome: 'failed' };
+    const failingSince = webhook.failing_since ?? attempt.attemptedAt;
+    if (!attempt.disable || failingSince > attempt.disable.failingSince) return { outcome: attempt.outcome };
+    const now = new Date().toISOString();
+    disable.run(now, attempt.disable.reason, job.webhookId);
+    failPending.run(now, job.webhookId, job.deliveryId);
+    const disabled = writeOperationalEvent({
+      type: 'webhook.disabled',
+      webhookId: job.webhookId,
+      clientId: webhook.client_id,
+      reason: attempt.disable.reason,
+      createdAt: now,
+    });
+    return { outcome: 'failed', disabled };
+  };
+
+  const record = (job: DeliveryJob, attempt: AttemptRecord): OperationalEvent | undefined => {
+    let outcome = attempt.outcome;
+    let disabled: OperationalEvent | undefined;
+    if (outcome === 'succeeded') stopFailing.run(job.webhookId);
+    else if (outcome === 'retrying' || outcome === 'failed') ({ outcome, disabled } = followFailure(job, attempt));
+    insertAttempt.run(
+      job.deliveryId,
+      job.webhookId,
+      attempt.attemptedAt,
+      attempt.statusCode,
+      attempt.error,
+      attempt.durationMs,
+      outcome,
+      job.replay ? 1 : 0,
+      disabled ? 1 : 0,
+    );
     if (attempt.slowDownUntil !== undefined) slowDown.run(attempt.slowDownUntil, job.webhookId);
-    const finalState = FINAL_STATE[attempt.outcome];
+    const finalState = FINAL_STATE[outcome];
     if (finalState === null) {
       retryLater.run(attempt.nextAttemptAt ?? Date.now(), job.deliveryId);
     } else {
@@ -189,6 +241,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
       detach.run(now, job.webhookId);
       cancelPending.run(now, job.webhookId);
     }
+    return disabled;
   };
 
   return {
@@ -196,7 +249,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
       return grouped(() => claim(request));
     },
     async recordAttempt(job, attempt) {
-      await grouped(() => record(job, attempt));
+      return grouped(() => record(job, attempt));
     },
     async nextDueAt(now = Date.now()) {
       const at = earliest.get()?.at ?? undefined;

@@ -18,11 +18,12 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   const insertEvent = db.prepare<[string, number, string, string, string]>(
     'INSERT INTO events (id, client_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
   );
-  // One delivery per active webhook of the client whose events include the type.
+  // One delivery per active webhook of the client whose events include the type; a disabled one
+  // gets none, so a dead receiver does not grow the outbox.
   const insertDeliveries = db.prepare<[string, number, string, number, string]>(`
     INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
     SELECT ?, w.id, 'pending', ?, ? FROM webhooks w
-    WHERE w.client_id = ? AND w.deleted_at IS NULL
+    WHERE w.client_id = ? AND w.deleted_at IS NULL AND w.disabled_at IS NULL
       AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`);
 
   // Run through the group commit: the event and its deliveries in one transaction.

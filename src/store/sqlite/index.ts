@@ -6,6 +6,7 @@ import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyRepository } from './keys.js';
+import { createOperationalEventRepository } from './operational-events.js';
 import { createSecretRepository } from './secrets.js';
 import { createWebhookRepository } from './webhooks.js';
 
@@ -22,6 +23,7 @@ export function createSqliteStore(path: string): Store {
     deliveries: createDeliveryRepository(db, writer.grouped),
     idempotency: createIdempotencyRepository(db, writer.grouped),
     secrets: createSecretRepository(db, writer.grouped),
+    operationalEvents: createOperationalEventRepository(db, writer.grouped),
     onNewWork() {
       return () => {};
     },

@@ -174,4 +174,34 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN slow_until REAL NOT NULL DEFAULT 0;
   ALTER TABLE deliveries ADD COLUMN paced INTEGER NOT NULL DEFAULT 0;
   `,
+  // Auto-disable (WEBHOOK_DISABLE_AFTER). `failing_since`: when the webhook's current unbroken
+  // run of failed attempts began (cleared by any success); the listing's `failing` reads it
+  // instead of looking up the latest attempt of each webhook. It is filled in here for the
+  // webhooks whose latest attempt failed, from the first attempt after their last success.
+  // `disabled_at` and `disabled_reason`: set when that run lasted too long; publications then
+  // make no deliveries for the webhook. The attempt that disabled it keeps its outcome (`failed`,
+  // as its delivery ended) and is marked, for the delivery log's `disabled`: SQLite cannot widen
+  // the outcome's CHECK without copying the whole attempts table. `operational_events` is the
+  // publisher's feed of such events (GET /operations/events), written in the transaction that
+  // disables the webhook.
+  `
+  ALTER TABLE webhooks ADD COLUMN failing_since TEXT;
+  UPDATE webhooks SET failing_since = (
+    SELECT min(a.attempted_at) FROM delivery_attempts a WHERE a.webhook_id = webhooks.id AND a.id > coalesce(
+      (SELECT max(s.id) FROM delivery_attempts s WHERE s.webhook_id = webhooks.id AND s.outcome = 'succeeded'), 0))
+  WHERE deleted_at IS NULL AND (
+    SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = webhooks.id ORDER BY a.id DESC LIMIT 1) IN ('retrying', 'failed');
+  ALTER TABLE webhooks ADD COLUMN disabled_at TEXT;
+  ALTER TABLE webhooks ADD COLUMN disabled_reason TEXT;
+  ALTER TABLE delivery_attempts ADD COLUMN disabled_webhook INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE operational_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    type TEXT NOT NULL CHECK (type IN ('webhook.disabled')),
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+    client_id INTEGER NOT NULL REFERENCES clients(id),
+    reason TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX operational_events_by_age ON operational_events(created_at);
+  `,
 ];

@@ -27,8 +27,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null);
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
-  const SUMMARY_COLUMNS = `w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit,
-      (SELECT a.outcome FROM delivery_attempts a WHERE a.webhook_id = w.id ORDER BY a.id DESC LIMIT 1) AS last_outcome`;
+  const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
     SELECT ${SUMMARY_COLUMNS}
     FROM webhooks w WHERE w.client_id = ? AND w.deleted_at IS NULL AND w.id > ? ORDER BY w.id LIMIT ?`);
@@ -44,6 +43,10 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
       paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit)
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
+  // Only a disabled webhook changes: its run of failures starts over with the next failure.
+  const enableDisabled = db.prepare<[number, number]>(`
+    UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+    WHERE id = ? AND client_id = ? AND deleted_at IS NULL AND disabled_at IS NOT NULL`);
   const remove = (clientId: number, id: number): boolean => {
     const now = new Date().toISOString();
     if (softDelete.run(now, id, clientId).changes !== 1) return false;
@@ -83,6 +86,13 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     },
     async target(clientId, id) {
       return target.get(id, clientId);
+    },
+    async enable(clientId, id) {
+      return grouped(() => {
+        enableDisabled.run(id, clientId);
+        const row = summary.get(id, clientId);
+        return row && fromStored(row);
+      });
     },
   };
 }
