@@ -144,6 +144,7 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
     created: disabled.created,
     status: 'active',
     paused: false,
+    rateLimit: 30,
     disabledAt: null,
     disabledReason: null,
   });

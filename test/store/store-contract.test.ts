@@ -479,6 +479,7 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
     createdAt: failing.createdAt,
     status: 'disabled',
     paused: false,
+    rateLimit: null,
     disabledAt: disabled!.createdAt,
     disabledReason: REASON,
   });
