@@ -84,6 +84,7 @@ export function createDeliveryWorker(
         sleep = sleepBefore(due, sleep);
       } else if (due !== undefined) {
         const now = Date.now();
+        let paced = 0;
         const jobs = await store.deliveries.claimDue({
           now,
           limit: free,
@@ -91,10 +92,16 @@ export function createDeliveryWorker(
           inFlight,
           perWebhook: PER_WEBHOOK_IN_FLIGHT,
           defaultRate: config.deliveryRateLimit,
+          onPaced: (count) => (paced = count),
         });
         for (const job of jobs) run(job);
         if (jobs.length === free) {
           sleep = 0; // every slot filled: there may be more due
+        } else if (paced > 0) {
+          // The claim gave later turns to due deliveries beyond their webhooks' rates: due ones it
+          // did not read may be left (a backlog deeper than a claim reads). Each claim moves those
+          // it reads out of the way, so claiming again at once goes through the rest.
+          sleep = 0;
         } else {
           // Due deliveries left behind belong to webhooks at their in-flight cap: the attempts
           // finishing wake the worker, so only sleep until the next delivery not yet due.

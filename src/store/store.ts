@@ -323,6 +323,8 @@ export interface DeliveryRepository {
     inFlight: ReadonlyMap<number, number>;
     perWebhook: number;
     defaultRate: number | null;
+    /** Told how many due deliveries this claim gave later turns (each is given its turn once). */
+    onPaced?: (count: number) => void;
   }): Promise<DeliveryJob[]>;
   /**
    * Records one attempt and moves the delivery on (410 also detaches the webhook), in one

@@ -118,3 +118,26 @@ t.test('rateLimit: set at creation and by PATCH, shown in the listing; the serve
   const unlimited = await send(off.app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': bolt.apiKey } });
   t.equal(unlimited.json.webhooks[0].rateLimit, null, 'off: no limit');
 });
+
+t.test('a paced backlog deeper than a claim reads drains at the webhooks\' rates, not at the poll interval', async (t) => {
+  // One slot: a claim reads 16 due deliveries, and may take none when every one it reads comes
+  // too soon for its webhook. With a poll interval of 5 s, a worker that then waited for the poll
+  // would take several intervals for what the rates allow in 1.5 s.
+  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_CONCURRENCY: '1', DELIVERY_POLL_INTERVAL: '5s' });
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const headers = { 'x-api-key': acme.apiKey };
+  const hooks: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const hook = await createWebhook(app, acme.apiKey, { url: `${receiver.url}?hook=${i}`, events: ['lead_create'], rateLimit: 20 });
+    await send(app, { method: 'PATCH', url: `/webhook/${hook.json.hookId}`, headers, payload: { paused: true } });
+    hooks.push(hook.json.hookId as number);
+  }
+  for (let id = 1; id <= 30; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
+  const started = Date.now();
+  for (const hookId of hooks) await send(app, { method: 'PATCH', url: `/webhook/${hookId}`, headers, payload: { paused: false } });
+  await receiver.waitFor(60, 30_000);
+  const took = Date.now() - started;
+  t.ok(took >= 1_400, `30 to each webhook at 20 a second: about 1.5 s (${took} ms)`);
+  t.ok(took < 4_000, `not held up by the 5 s poll interval (${took} ms)`);
+});

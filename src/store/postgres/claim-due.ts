@@ -237,6 +237,7 @@ export function createClaimer() {
     // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
     if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window, held, pacing);
     await storePacing(db, pacing.pacer);
+    request.onPaced?.(pacing.pacer.deferred.size);
     if (picked.length === 0) return [];
 
     const leaseUntil = iso(request.leaseUntil);

@@ -180,6 +180,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
     if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held, pacer);
     for (const [id, at] of pacer.deferred) defer.run(Math.ceil(at), id);
+    request.onPaced?.(pacer.deferred.size);
     for (const [webhook, at] of pacer.paces) setPace.run(at, webhook);
     return picked.map((row) => {
       lease.run(leaseUntil, row.id);
