@@ -71,6 +71,11 @@ t.test("a receiver's 429 with Retry-After holds that webhook until then; the oth
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
   await busy.waitFor(1);
   const refused = busy.received[0]!.at;
+  // The wait starts when the worker records the 429 (a delivery claimed before that goes out).
+  await eventually(async () => {
+    const log = await send(app, { method: 'GET', url: '/webhook/1/deliveries', headers: { 'x-api-key': acme.apiKey } });
+    return (log.json.attempts as unknown[]).length === 1 ? true : undefined;
+  });
   // While the busy webhook waits: more for it, and some for the other.
   for (let id = 2; id <= 4; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
   for (let id = 1; id <= 3; id++) await publish(app, { clientId: acme.clientId, type: 'lead_update', data: { id } });
