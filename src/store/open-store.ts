@@ -1,6 +1,4 @@
 import { maskDatabaseUrl, type Config } from '../config.js';
-import { createPostgresStore } from './postgres/index.js';
-import { createSqliteStore } from './sqlite/index.js';
 import type { Store } from './store.js';
 
 export type StoreConfig = Pick<
@@ -12,9 +10,16 @@ export type StoreConfig = Pick<
  * The one place that decides which store runs: the server, the delivery worker and the CLI all
  * open theirs here, from the same configuration. DATABASE_URL selects PostgreSQL; without it,
  * the SQLite file at DATABASE_PATH. Nothing above src/store/ knows which it is.
+ *
+ * Only the store that runs is loaded: a server on SQLite never loads the PostgreSQL driver (about
+ * 10 MB of its resident memory), and one on PostgreSQL never opens better-sqlite3.
  */
 export async function openStore(config: StoreConfig): Promise<Store> {
-  if (config.databaseUrl !== null) return createPostgresStore({ ...config, databaseUrl: config.databaseUrl });
+  if (config.databaseUrl !== null) {
+    const { createPostgresStore } = await import('./postgres/index.js');
+    return createPostgresStore({ ...config, databaseUrl: config.databaseUrl });
+  }
+  const { createSqliteStore } = await import('./sqlite/index.js');
   return createSqliteStore(config.databasePath);
 }
 
