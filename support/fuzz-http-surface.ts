@@ -153,7 +153,7 @@ export async function fuzzHttpSurface(options: {
     // The victim's webhook is disabled (its one attempt failed past WEBHOOK_DISABLE_AFTER): no
     // request of the attacker's may enable it.
     const now = Date.now();
-    const [job] = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    const { jobs: [job] } = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
     const failedAt = new Date(now).toISOString();
     await app.store.deliveries.recordAttempt(job!, {
       attemptedAt: failedAt,

@@ -63,7 +63,7 @@ async function publishAt(store: Store, clientId: number, at: number, n: number, 
 
 /** Attempts every due delivery except the stuck webhook's: 1 in 10 fails for good, the rest succeed. */
 async function settleDue(store: Store, now: number, stuckWebhook: number) {
-  const jobs = await store.deliveries.claimDue({
+  const { jobs } = await store.deliveries.claimDue({
     now,
     limit: 10_000,
     leaseUntil: now + 60_000,
@@ -192,7 +192,7 @@ t.test('operational events older than the retention period are pruned by the sam
     await store.webhooks.create({ clientId, url: `https://d${i}.example/`, events: ['lead_create'], secret: 'whsec_d' }, 1_000);
   }
   await publishAt(store, clientId, now - 10, 1, 'lead_create', 'dead');
-  const jobs = await store.deliveries.claimDue({ now, limit: 1_000, leaseUntil: now + HOUR, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const { jobs } = await store.deliveries.claimDue({ now, limit: 1_000, leaseUntil: now + HOUR, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.equal(jobs.length, 451);
   const failedAt = new Date(now).toISOString();
   for (const job of jobs) {
