@@ -5,6 +5,7 @@ import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
 import { loadConfig } from '../src/config.js';
 import { publishEvent } from '../src/delivery/publish-event.js';
 import { assertMatchesSpec } from './contract.js';
+import { failPastDisableTime } from './failed-attempt.js';
 
 // Random requests against the whole HTTP surface. Whatever arrives: never a 5xx, every error
 // body exactly {"error": string}, every response as openapi.yaml declares it, and another
@@ -153,16 +154,8 @@ export async function fuzzHttpSurface(options: {
     // The victim's webhook is disabled (its one attempt failed past WEBHOOK_DISABLE_AFTER): no
     // request of the attacker's may enable it.
     const now = Date.now();
-    const [job] = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
-    const failedAt = new Date(now).toISOString();
-    await app.store.deliveries.recordAttempt(job!, {
-      attemptedAt: failedAt,
-      statusCode: 503,
-      error: null,
-      durationMs: 1,
-      outcome: 'failed',
-      disable: { failingSince: failedAt, reason: 'every delivery attempt failed for at least 5 days (last: HTTP 503)' },
-    });
+    const { jobs: [job] } = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    await failPastDisableTime(app.store, job!, now);
     const victimBefore = JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 }));
     if (!victimBefore.includes('"status":"disabled"')) throw new Error("the victim's webhook was not disabled");
     const attacker = generateApiKey();

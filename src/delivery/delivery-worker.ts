@@ -84,15 +84,13 @@ export function createDeliveryWorker(
         sleep = sleepBefore(due, sleep);
       } else if (due !== undefined) {
         const now = Date.now();
-        let paced = 0;
-        const jobs = await store.deliveries.claimDue({
+        const { jobs, paced } = await store.deliveries.claimDue({
           now,
           limit: free,
           leaseUntil: now + config.deliveryTimeout + LEASE_MARGIN_MS,
           inFlight,
           perWebhook: PER_WEBHOOK_IN_FLIGHT,
           defaultRate: config.deliveryRateLimit,
-          onPaced: (count) => (paced = count),
         });
         for (const job of jobs) run(job);
         if (jobs.length === free) {

@@ -13,6 +13,20 @@ export class MoveRefusedError extends Error {
   override name = 'MoveRefusedError';
 }
 
+/**
+ * A column copied: its name (the same in both databases), the PostgreSQL type its SQLite values
+ * are sent as (one array of that type per column), and, where the value needs one, the conversion
+ * into the PostgreSQL column (an SQL expression of the value sent).
+ */
+type Column = [name: string, type: string, convert?: (value: string) => string];
+
+interface TableSource {
+  table: string;
+  /** The order the SQLite rows are read in: the order they were written. */
+  orderBy: 'id' | 'rowid';
+  columns: Column[];
+}
+
 interface TableCopy {
   table: string;
   /** Reads the SQLite rows, in the order they were written. */
@@ -22,25 +36,34 @@ interface TableCopy {
   columns: string[];
 }
 
+// 0/1 in SQLite, a boolean in PostgreSQL.
+const flag = (value: string) => `${value} <> 0`;
+
 // Every table, parents before children. Ids are kept (API clients know their hookIds); timestamps
 // become timestamptz, webhook events a text[], a delivery's due time (epoch ms) a timestamptz
 // (a held delivery's HELD_AT becomes the same instant, 9999-12-31, which the PostgreSQL store holds at).
 // Each batch goes in through unnest, one array per column, in the source's order.
-const unnest = (types: string[]) => `unnest(${types.map((type, i) => `$${i + 1}::${type}[]`).join(', ')}) WITH ORDINALITY`;
-const TABLES: TableCopy[] = [
+const SOURCES: TableSource[] = [
   {
     table: 'clients',
-    select: 'SELECT id, name, created_at FROM clients ORDER BY id',
-    columns: ['id', 'name', 'created_at'],
-    insert: `INSERT INTO clients (id, name, created_at) SELECT id, name, created_at
-      FROM ${unnest(['bigint', 'text', 'timestamptz'])} AS r(id, name, created_at, n) ORDER BY n`,
+    orderBy: 'id',
+    columns: [
+      ['id', 'bigint'],
+      ['name', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
   },
   {
     table: 'api_keys',
-    select: 'SELECT id, client_id, prefix, key_hash, created_at, revoked_at FROM api_keys ORDER BY id',
-    columns: ['id', 'client_id', 'prefix', 'key_hash', 'created_at', 'revoked_at'],
-    insert: `INSERT INTO api_keys (id, client_id, prefix, key_hash, created_at, revoked_at) SELECT id, client_id, prefix, key_hash, created_at, revoked_at
-      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'timestamptz', 'timestamptz'])} AS r(id, client_id, prefix, key_hash, created_at, revoked_at, n) ORDER BY n`,
+    orderBy: 'id',
+    columns: [
+      ['id', 'bigint'],
+      ['client_id', 'bigint'],
+      ['prefix', 'text'],
+      ['key_hash', 'text'],
+      ['created_at', 'timestamptz'],
+      ['revoked_at', 'timestamptz'],
+    ],
   },
   {
     // The insert triggers count each client's active webhooks as they arrive. `paused` and
@@ -50,68 +73,112 @@ const TABLES: TableCopy[] = [
     // A webhook keeps its own rate; its pacing starts afresh (turns already given stay the
     // deliveries' due times).
     table: 'webhooks',
-    select: `SELECT id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until,
-      failing_since, disabled_at, disabled_reason, rate_limit FROM webhooks ORDER BY id`,
+    orderBy: 'id',
     columns: [
-      'id', 'client_id', 'url', 'events', 'secret', 'created_at', 'deleted_at', 'paused', 'held', 'previous_secret', 'previous_secret_until',
-      'failing_since', 'disabled_at', 'disabled_reason', 'rate_limit',
+      ['id', 'bigint'],
+      ['client_id', 'bigint'],
+      ['url', 'text'],
+      ['events', 'text', (value) => `ARRAY(SELECT jsonb_array_elements_text(${value}::jsonb))`],
+      ['secret', 'text'],
+      ['created_at', 'timestamptz'],
+      ['deleted_at', 'timestamptz'],
+      ['paused', 'integer', flag],
+      ['held', 'integer', flag],
+      ['previous_secret', 'text'],
+      ['previous_secret_until', 'timestamptz'],
+      ['failing_since', 'timestamptz'],
+      ['disabled_at', 'timestamptz'],
+      ['disabled_reason', 'text'],
+      ['rate_limit', 'integer'],
     ],
-    insert: `INSERT INTO webhooks (id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until,
-        failing_since, disabled_at, disabled_reason, rate_limit)
-      SELECT id, client_id, url, ARRAY(SELECT jsonb_array_elements_text(events::jsonb)), secret, created_at, deleted_at, paused <> 0, held <> 0,
-        previous_secret, previous_secret_until, failing_since, disabled_at, disabled_reason, rate_limit
-      FROM ${unnest(['bigint', 'bigint', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'integer', 'integer', 'text', 'timestamptz', 'timestamptz', 'timestamptz', 'text', 'integer'])}
-        AS r(id, client_id, url, events, secret, created_at, deleted_at, paused, held, previous_secret, previous_secret_until,
-          failing_since, disabled_at, disabled_reason, rate_limit, n) ORDER BY n`,
   },
   {
     // In the order they were written, so that retention walks them in the same order (seq).
     table: 'events',
-    select: 'SELECT id, client_id, type, payload, created_at FROM events ORDER BY rowid',
-    columns: ['id', 'client_id', 'type', 'payload', 'created_at'],
-    insert: `INSERT INTO events (id, client_id, type, payload, created_at) SELECT id, client_id, type, payload, created_at
-      FROM ${unnest(['text', 'bigint', 'text', 'text', 'timestamptz'])} AS r(id, client_id, type, payload, created_at, n) ORDER BY n`,
+    orderBy: 'rowid',
+    columns: [
+      ['id', 'text'],
+      ['client_id', 'bigint'],
+      ['type', 'text'],
+      ['payload', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
   },
   {
     table: 'deliveries',
-    select: 'SELECT id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, replay FROM deliveries ORDER BY id',
-    columns: ['id', 'event_id', 'webhook_id', 'state', 'attempts', 'next_attempt_at', 'created_at', 'completed_at', 'replay'],
-    insert: `INSERT INTO deliveries (id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, replay)
-      SELECT id, event_id, webhook_id, state, attempts, to_timestamp(next_attempt_at / 1000.0), created_at, completed_at, replay <> 0
-      FROM ${unnest(['bigint', 'text', 'bigint', 'text', 'integer', 'bigint', 'timestamptz', 'timestamptz', 'integer'])}
-        AS r(id, event_id, webhook_id, state, attempts, next_attempt_at, created_at, completed_at, replay, n) ORDER BY n`,
+    orderBy: 'id',
+    columns: [
+      ['id', 'bigint'],
+      ['event_id', 'text'],
+      ['webhook_id', 'bigint'],
+      ['state', 'text'],
+      ['attempts', 'integer'],
+      ['next_attempt_at', 'bigint', (value) => `to_timestamp(${value} / 1000.0)`],
+      ['created_at', 'timestamptz'],
+      ['completed_at', 'timestamptz'],
+      ['replay', 'integer', flag],
+    ],
   },
   {
     // The attempt that disabled its webhook keeps its mark (0/1 in SQLite, a boolean here).
     table: 'delivery_attempts',
-    select: 'SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook FROM delivery_attempts ORDER BY id',
-    columns: ['id', 'delivery_id', 'webhook_id', 'attempted_at', 'status_code', 'error', 'duration_ms', 'outcome', 'replay', 'disabled_webhook'],
-    insert: `INSERT INTO delivery_attempts (id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
-      SELECT id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay <> 0, disabled_webhook <> 0
-      FROM ${unnest(['bigint', 'bigint', 'bigint', 'timestamptz', 'integer', 'text', 'integer', 'text', 'integer', 'integer'])}
-        AS r(id, delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook, n) ORDER BY n`,
+    orderBy: 'id',
+    columns: [
+      ['id', 'bigint'],
+      ['delivery_id', 'bigint'],
+      ['webhook_id', 'bigint'],
+      ['attempted_at', 'timestamptz'],
+      ['status_code', 'integer'],
+      ['error', 'text'],
+      ['duration_ms', 'integer'],
+      ['outcome', 'text'],
+      ['replay', 'integer', flag],
+      ['disabled_webhook', 'integer', flag],
+    ],
   },
   {
     // Keys keep their answers across the move: a retry made after it still gets the first answer.
     table: 'idempotency_keys',
-    select: 'SELECT scope, idempotency_key, request_hash, status, body, created_at FROM idempotency_keys ORDER BY rowid',
-    columns: ['scope', 'idempotency_key', 'request_hash', 'status', 'body', 'created_at'],
-    insert: `INSERT INTO idempotency_keys (scope, idempotency_key, request_hash, status, body, created_at)
-      SELECT scope, idempotency_key, request_hash, status, body, created_at
-      FROM ${unnest(['text', 'text', 'text', 'integer', 'text', 'timestamptz'])}
-        AS r(scope, idempotency_key, request_hash, status, body, created_at, n) ORDER BY n`,
+    orderBy: 'rowid',
+    columns: [
+      ['scope', 'text'],
+      ['idempotency_key', 'text'],
+      ['request_hash', 'text'],
+      ['status', 'integer'],
+      ['body', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
   },
   {
     // The publisher's feed keeps its ids: a poller's `after` goes on where it was.
     table: 'operational_events',
-    select: 'SELECT id, type, webhook_id, client_id, reason, created_at FROM operational_events ORDER BY id',
-    columns: ['id', 'type', 'webhook_id', 'client_id', 'reason', 'created_at'],
-    insert: `INSERT INTO operational_events (id, type, webhook_id, client_id, reason, created_at)
-      SELECT id, type, webhook_id, client_id, reason, created_at
-      FROM ${unnest(['bigint', 'text', 'bigint', 'bigint', 'text', 'timestamptz'])}
-        AS r(id, type, webhook_id, client_id, reason, created_at, n) ORDER BY n`,
+    orderBy: 'id',
+    columns: [
+      ['id', 'bigint'],
+      ['type', 'text'],
+      ['webhook_id', 'bigint'],
+      ['client_id', 'bigint'],
+      ['reason', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
   },
 ];
+
+/** The SELECT, the INSERT column list and the unnest types and conversions, all from the one column list. */
+function tableCopy({ table, orderBy, columns }: TableSource): TableCopy {
+  const names = columns.map(([name]) => name);
+  const list = names.join(', ');
+  const values = columns.map(([name, , convert]) => (convert ? convert(name) : name)).join(', ');
+  const arrays = columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  return {
+    table,
+    select: `SELECT ${list} FROM ${table} ORDER BY ${orderBy}`,
+    insert: `INSERT INTO ${table} (${list}) SELECT ${values} FROM unnest(${arrays}) WITH ORDINALITY AS r(${list}, n) ORDER BY n`,
+    columns: names,
+  };
+}
+
+const TABLES: TableCopy[] = SOURCES.map(tableCopy);
 
 /** The tables whose ids are identities: each sequence goes on after the largest id copied. */
 const IDENTITIES = ['clients', 'api_keys', 'webhooks', 'deliveries', 'delivery_attempts', 'operational_events'];

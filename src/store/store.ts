@@ -172,6 +172,14 @@ export interface DeliveryJob {
   previousSecret?: { secret: string; until: number };
 }
 
+/** What one claim of due deliveries took, and what it paced. */
+export interface ClaimedDeliveries {
+  /** The deliveries leased to the caller. */
+  jobs: DeliveryJob[];
+  /** How many due deliveries this claim gave later turns (each is given its turn once). */
+  paced: number;
+}
+
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
 
 export interface AttemptRecord {
@@ -315,6 +323,7 @@ export interface DeliveryRepository {
    * kept), so that the deliveries beyond the rate wait in the outbox in order, and a claim
    * then takes it without pacing it again. The webhook's next free time is kept on its row,
    * read and moved in the claim's transaction, so workers sharing a database share the rate.
+   * The claim returns how many due deliveries it gave later turns (`paced`) with the jobs it took.
    */
   claimDue(claim: {
     now: number;
@@ -323,9 +332,7 @@ export interface DeliveryRepository {
     inFlight: ReadonlyMap<number, number>;
     perWebhook: number;
     defaultRate: number | null;
-    /** Told how many due deliveries this claim gave later turns (each is given its turn once). */
-    onPaced?: (count: number) => void;
-  }): Promise<DeliveryJob[]>;
+  }): Promise<ClaimedDeliveries>;
   /**
    * Records one attempt and moves the delivery on (410 also detaches the webhook), in one
    * transaction. Keeps the webhook's run of failures: any success ends it, a failure starts one.

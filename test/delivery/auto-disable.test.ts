@@ -272,7 +272,7 @@ t.test('the operational events are read a page at a time, oldest first, from a c
     const hookId = (await createWebhook(app, client.apiKey, { url: `https://h${i}.example/`, events: ['lead_create'] })).json.hookId;
     await publish(app, { clientId: client.clientId, type: 'lead_create', data: { i } });
     const now = Date.now();
-    const [job] = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    const { jobs: [job] } = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
     const reason = `every delivery attempt failed for at least 5 days (last: HTTP 50${i})`;
     const event = await app.store.deliveries.recordAttempt(job!, {
       attemptedAt: new Date(now).toISOString(),

@@ -214,7 +214,7 @@ t.test('disabled and failing webhooks move as they are, with the marked attempts
     const hookId: number = (await createWebhook(app, acme.apiKey, { url, events: ['lead_create'] })).json.hookId;
     await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { hookId } });
     const now = Date.now();
-    const [job] = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    const { jobs: [job] } = await app.store.deliveries.claimDue({ now, limit: 1, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
     const reason = 'every delivery attempt failed for at least 5 days (last: HTTP 503)';
     const event = await app.store.deliveries.recordAttempt(job!, {
       attemptedAt: new Date(now).toISOString(),

@@ -72,7 +72,8 @@ t.test('two workers on one database share each webhook in-flight cap, never clai
   await first.events.publish({ id: 'evt_quiet', clientId: client.id, type: 'lead_update', payload: '{}', createdAt: new Date(T0 + 500).toISOString() });
 
   const now = T0 + 10_000;
-  const claim = (store: typeof first) => store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const claim = async (store: typeof first) =>
+    (await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs;
   const seen = new Set<number>();
   let busyInFlight = 0;
   const jobsOf: Record<string, Awaited<ReturnType<typeof claim>>> = {};

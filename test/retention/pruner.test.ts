@@ -5,6 +5,7 @@ import { generateApiKey } from '../../src/auth/api-keys.js';
 import { createPruner } from '../../src/retention/pruner.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/engine/open-database.js';
 import type { Store } from '../../src/store/store.js';
+import { failPastDisableTime } from '../../support/failed-attempt.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, openTestStore, type TestDatabase } from '../helpers/stores.js';
@@ -63,7 +64,7 @@ async function publishAt(store: Store, clientId: number, at: number, n: number, 
 
 /** Attempts every due delivery except the stuck webhook's: 1 in 10 fails for good, the rest succeed. */
 async function settleDue(store: Store, now: number, stuckWebhook: number) {
-  const jobs = await store.deliveries.claimDue({
+  const { jobs } = await store.deliveries.claimDue({
     now,
     limit: 10_000,
     leaseUntil: now + 60_000,
@@ -192,19 +193,9 @@ t.test('operational events older than the retention period are pruned by the sam
     await store.webhooks.create({ clientId, url: `https://d${i}.example/`, events: ['lead_create'], secret: 'whsec_d' }, 1_000);
   }
   await publishAt(store, clientId, now - 10, 1, 'lead_create', 'dead');
-  const jobs = await store.deliveries.claimDue({ now, limit: 1_000, leaseUntil: now + HOUR, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const { jobs } = await store.deliveries.claimDue({ now, limit: 1_000, leaseUntil: now + HOUR, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.equal(jobs.length, 451);
-  const failedAt = new Date(now).toISOString();
-  for (const job of jobs) {
-    await store.deliveries.recordAttempt(job, {
-      attemptedAt: failedAt,
-      statusCode: 503,
-      error: null,
-      durationMs: 1,
-      outcome: 'failed',
-      disable: { failingSince: failedAt, reason: 'every delivery attempt failed for at least 5 days (last: HTTP 503)' },
-    });
-  }
+  for (const job of jobs) await failPastDisableTime(store, job, now);
   t.same(await db.query('SELECT count(*) AS n FROM operational_events'), [{ n: 451 }]);
   // 300 of them written two days ago.
   await db.query('UPDATE operational_events SET created_at = ? WHERE id <= 300', [new Date(now - 48 * HOUR).toISOString()]);

@@ -123,7 +123,7 @@ t.test('the kept webhook count follows creations, deletions and a 410 detach', a
   await store.webhooks.delete(acme.client.id, ids[0]!);
   t.same(await counted(), [{ id: 1, kept: 3, actual: 3 }]);
   await store.events.publish({ id: 'evt_gone', clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
-  const jobs = await store.deliveries.claimDue({ now: T0 + 1000, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const { jobs } = await store.deliveries.claimDue({ now: T0 + 1000, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   await store.deliveries.recordAttempt(jobs[0]!, attempt('gone'));
   t.same(await counted(), [{ id: 1, kept: 2, actual: 2 }], 'a 410 detach is counted');
   t.same((await store.webhooks.list(acme.client.id, { limit: 1000 })).length, 2);
@@ -195,17 +195,17 @@ t.test('deliveries: claim leases, recordAttempt moves on, listAttempts pages new
   for (let i = 0; i < 3; i++) {
     await store.events.publish({ id: `evt_${i}`, clientId: acme.client.id, type: 'lead_create', payload: `{"i":${i}}`, createdAt: at(i) });
   }
-  t.same(await store.deliveries.claimDue({ now: T0 - 1, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null }), [], 'nothing due yet');
+  t.same((await store.deliveries.claimDue({ now: T0 - 1, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs, [], 'nothing due yet');
 
-  const jobs = await store.deliveries.claimDue({ now: T0 + 10, limit: 2, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const { jobs } = await store.deliveries.claimDue({ now: T0 + 10, limit: 2, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.same(jobs.map((j) => ({ ...j, deliveryId: typeof j.deliveryId })), [
     { deliveryId: 'number', eventId: 'evt_0', webhookId: webhook!.id, url: webhook!.url, secret: 'whsec_contract', payload: '{"i":0}', attempts: 0 },
     { deliveryId: 'number', eventId: 'evt_1', webhookId: webhook!.id, url: webhook!.url, secret: 'whsec_contract', payload: '{"i":1}', attempts: 0 },
   ], 'the earliest due first, with what an attempt needs');
   t.equal(await store.deliveries.nextDueAt(), T0 + 2, 'the leased ones are not due before their lease ends');
-  const again = await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const { jobs: again } = await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.same(again.map((j) => j.eventId), ['evt_2'], 'a leased delivery is not claimed twice');
-  const expired = await store.deliveries.claimDue({ now: T0 + 60_000, limit: 10, leaseUntil: T0 + 120_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const { jobs: expired } = await store.deliveries.claimDue({ now: T0 + 60_000, limit: 10, leaseUntil: T0 + 120_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   t.same(expired.map((j) => j.eventId).sort(), ['evt_0', 'evt_1', 'evt_2'], 'an expired lease makes the delivery due again');
 
   await store.deliveries.recordAttempt(jobs[0]!, attempt('retrying', { statusCode: 503, nextAttemptAt: T0 + 300_000 }));
@@ -251,7 +251,7 @@ t.test('claims keep each webhook within its in-flight cap and reach every webhoo
   const inFlight = new Map<number, number>();
   const served = new Set<number>();
   for (let round = 0; round < 3; round++) {
-    const jobs = await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight, perWebhook: 8, defaultRate: null });
+    const { jobs } = await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight, perWebhook: 8, defaultRate: null });
     t.equal(jobs.length, 16, `claim ${round + 1}: every slot filled`);
     for (const job of jobs) {
       inFlight.set(job.webhookId, (inFlight.get(job.webhookId) ?? 0) + 1);
@@ -272,7 +272,7 @@ t.test('events.prune deletes settled history older than the cut-off in batches, 
   // Five old events, the second still pending, then two younger than the cut-off.
   const types = ['lead_create', 'lead_update', 'lead_create', 'lead_create', 'lead_create', 'lead_create', 'lead_create'] as const;
   for (const [i, type] of types.entries()) await store.events.publish({ id: `evt_${i}`, clientId: client.id, type, payload: '{}', createdAt: at(i < 5 ? i : 10_000 + i) });
-  const jobs = await store.deliveries.claimDue({ now: T0 + 20_000, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map([[settling!.id + 1, 100]]), perWebhook: 100, defaultRate: null });
+  const { jobs } = await store.deliveries.claimDue({ now: T0 + 20_000, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map([[settling!.id + 1, 100]]), perWebhook: 100, defaultRate: null });
   for (const job of jobs) await store.deliveries.recordAttempt(job, attempt('succeeded'));
 
   const before = at(5_000);
@@ -347,7 +347,8 @@ t.test("claims never take a paused webhook's deliveries: they are held, then rel
   const HELD = db.kind === 'sqlite' ? HELD_AT : HELD_AT_ISO;
   const heldOf = async (webhook: number) =>
     (await db.query<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending' AND next_attempt_at = ?", [webhook, HELD]))[0]!.n;
-  const claim = (now: number, limit = 10) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const claim = async (now: number, limit = 10) =>
+    (await store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs;
 
   t.same((await claim(T0 + 100)).map((j) => [j.eventId, j.webhookId]), [['evt_o', other.id]], "only the other webhook's delivery");
   t.equal(await heldOf(paused.id), 5, "the paused webhook's due deliveries are held, still pending");
@@ -387,7 +388,8 @@ t.test('a paused backlog deeper than a batch is held and released a bounded batc
   const held = async () =>
     (await db.query<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending' AND next_attempt_at = ?", [deep.id, HELD]))[0]!.n;
   const now = T0 + depth + 1000;
-  const claim = (limit: number) => store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const claim = async (limit: number) =>
+    (await store.deliveries.claimDue({ now, limit, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs;
 
   t.same((await claim(4)).map((j) => j.webhookId), [other.id], "the first claim steps over the paused backlog to the other webhook's delivery");
   t.equal(await held(), HOLD_BATCH, 'one batch held');
@@ -414,7 +416,7 @@ t.test('a deleted paused webhook cancels its held deliveries; a pause of a webho
   const webhook = (await store.webhooks.create(hook(client.id), 10))!;
   await store.events.publish({ id: 'evt_1', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
   await store.webhooks.update(client.id, webhook.id, { paused: true });
-  t.same(await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null }), []);
+  t.same((await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs, []);
   t.equal(await store.webhooks.delete(client.id, webhook.id), true);
   t.same(await db.query('SELECT state FROM deliveries'), [{ state: 'cancelled' }]);
   t.equal(await store.deliveries.nextDueAt(T0 + 20), undefined, 'nothing pending');
@@ -423,7 +425,7 @@ t.test('a deleted paused webhook cancels its held deliveries; a pause of a webho
   await store.webhooks.update(client.id, idle.id, { paused: true });
   await store.webhooks.update(client.id, idle.id, { paused: false });
   t.equal(await store.deliveries.nextDueAt(T0 + 30), T0 + 30, 'resumed: a claim looks');
-  t.same(await store.deliveries.claimDue({ now: T0 + 30, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null }), []);
+  t.same((await store.deliveries.claimDue({ now: T0 + 30, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs, []);
   t.equal(await store.deliveries.nextDueAt(T0 + 40), undefined, 'and then nothing more to do');
 });
 
@@ -434,7 +436,8 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
   const failing = (await store.webhooks.create(hook(acme.client.id), 10))!;
   const healthy = (await store.webhooks.create(hook(acme.client.id), 10))!;
   for (let i = 0; i < 3; i++) await store.events.publish({ id: `evt_${i}`, clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
-  const claim = (ms: number) => store.deliveries.claimDue({ now: T0 + ms, limit: 10, leaseUntil: T0 + ms + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const claim = async (ms: number) =>
+    (await store.deliveries.claimDue({ now: T0 + ms, limit: 10, leaseUntil: T0 + ms + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs;
   const first = await claim(10);
   const job = (jobs: typeof first, webhookId: number, eventId: string) => jobs.find((j) => j.webhookId === webhookId && j.eventId === eventId)!;
   const iso = (value: unknown) => (value === null ? null : new Date(value as string).toISOString());
@@ -537,7 +540,7 @@ t.test('enable leaves a webhook that is not disabled as it is; a deleted one is 
   const { client } = await withClient(store);
   const webhook = (await store.webhooks.create(hook(client.id), 10))!;
   await store.events.publish({ id: 'evt_1', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
-  const [job] = await store.deliveries.claimDue({ now: T0 + 10, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const { jobs: [job] } = await store.deliveries.claimDue({ now: T0 + 10, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   await store.deliveries.recordAttempt(job!, attempt('retrying', { attemptedAt: at(20), nextAttemptAt: T0 + 100 }));
   const failingSummary = await store.webhooks.get(client.id, webhook.id);
   t.equal(failingSummary!.status, 'failing');
@@ -555,7 +558,7 @@ t.test('operationalEvents: listed oldest first after a cursor, pruned by age in 
   for (let i = 0; i < 5; i++) {
     const webhook = (await store.webhooks.create(hook(client.id), 10))!;
     await store.events.publish({ id: `evt_${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
-    const [job] = await store.deliveries.claimDue({ now: T0 + 10, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+    const { jobs: [job] } = await store.deliveries.claimDue({ now: T0 + 10, limit: 1, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
     t.equal(job!.webhookId, webhook.id);
     events.push(await store.deliveries.recordAttempt(job!, attempt('failed', { attemptedAt: at(10), disable: { failingSince: at(10), reason: `reason ${i}` } })));
   }
@@ -588,8 +591,8 @@ t.test("pacing: a claim takes a webhook's deliveries at its rate, gives the rest
   const slow = (await store.webhooks.create({ ...hook(acme.client.id), rateLimit: 2 }, 10))!;
   const free = (await store.webhooks.create(hook(acme.client.id, ['lead_create'], 'https://free.example/x'), 10))!;
   for (let i = 0; i < 4; i++) await store.events.publish({ id: `evt_${i}`, clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
-  const claim = (now: number, defaultRate: number | null = null) =>
-    store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 100, defaultRate });
+  const claim = async (now: number, defaultRate: number | null = null) =>
+    (await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 100, defaultRate })).jobs;
   const due = () =>
     db.query<{ event_id: string; due: number; paced: number }>(
       `SELECT event_id, ${db.kind === 'sqlite' ? 'next_attempt_at' : '(extract(epoch FROM next_attempt_at) * 1000)::bigint'} AS due,

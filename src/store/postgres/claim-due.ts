@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
 import { HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH, toJob } from '../rows.js';
-import type { DeliveryJob, DeliveryRepository } from '../store.js';
+import type { ClaimedDeliveries, DeliveryRepository } from '../store.js';
 
 type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
 interface Candidate {
@@ -218,7 +218,7 @@ export function createClaimer() {
     }
   }
 
-  return async function claim(db: pg.PoolClient, request: ClaimRequest): Promise<DeliveryJob[]> {
+  return async function claim(db: pg.PoolClient, request: ClaimRequest): Promise<ClaimedDeliveries> {
     await releaseResumed(db, request.now);
     const window = Math.max(request.limit * 4, 16);
     // The usual case: the earliest due deliveries, skipping those another worker has locked.
@@ -237,8 +237,8 @@ export function createClaimer() {
     // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
     if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window, held, pacing);
     await storePacing(db, pacing.pacer);
-    request.onPaced?.(pacing.pacer.deferred.size);
-    if (picked.length === 0) return [];
+    const paced = pacing.pacer.deferred.size;
+    if (picked.length === 0) return { jobs: [], paced };
 
     const leaseUntil = iso(request.leaseUntil);
     const { rows } = await db.query<{ id: number; event_id: string; webhook_id: number; attempts: number; url: string; secret: string; previous_secret: string | null; previous_secret_until: string | null; payload: string; replay: boolean }>(
@@ -249,8 +249,9 @@ export function createClaimer() {
       [picked.map((row) => row.id), leaseUntil],
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
-    return picked.map((candidate) => {
+    const jobs = picked.map((candidate) => {
       return toJob(byId.get(candidate.id)!);
     });
+    return { jobs, paced };
   };
 }

@@ -1,6 +1,6 @@
 import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
 import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow } from '../rows.js';
-import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { operationalEventWriter } from './operational-events.js';
@@ -166,7 +166,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
 
   // Run through the group commit, whose transactions are IMMEDIATE: the read and the lease happen
   // under the write lock, so two worker processes on one database never claim the same delivery.
-  const claim = (request: ClaimRequest): DeliveryJob[] => {
+  const claim = (request: ClaimRequest): ClaimedDeliveries => {
     const { now, limit, leaseUntil } = request;
     releaseResumed(now);
     const window = Math.max(limit * 4, 16);
@@ -180,12 +180,12 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
     // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
     if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held, pacer);
     for (const [id, at] of pacer.deferred) defer.run(Math.ceil(at), id);
-    request.onPaced?.(pacer.deferred.size);
     for (const [webhook, at] of pacer.paces) setPace.run(at, webhook);
-    return picked.map((row) => {
+    const jobs = picked.map((row) => {
       lease.run(leaseUntil, row.id);
       return toJob(row);
     });
+    return { jobs, paced: pacer.deferred.size };
   };
 
   /**
