@@ -189,7 +189,7 @@ function parseLogLevel(value: string): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
 
-const SETTINGS = {
+export const SETTINGS = {
   PORT: { default: '3000', parse: parsePort, expected: 'a port number from 0 to 65535' },
   HOST: { default: '127.0.0.1', parse: parseNonEmpty, expected: 'an address to listen on' },
   DATABASE_PATH: {

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { ConfigError, loadConfig, parseSize } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig, parseSize, SETTINGS } from '../src/config.js';
 
 t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
@@ -166,5 +167,14 @@ t.test('SECRET_ENCRYPTION_KEY: 32 bytes as hex or base64; anything else refused 
     t.throws(() => loadConfig({ SECRET_ENCRYPTION_KEY: bad }), {
       message: 'SECRET_ENCRYPTION_KEY=(value hidden) is not valid: expected 32 bytes as 64 hex digits or as base64 (openssl rand -base64 32)',
     }, bad);
+  }
+});
+
+t.test('every setting is in .env.example and in the README configuration table', async (t) => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  for (const name of Object.keys(SETTINGS)) {
+    t.match(example, new RegExp(`^(# )?${name}=`, 'm'), `${name} in .env.example`);
+    t.match(readme, new RegExp(`^\\| \`${name}\` \\|`, 'm'), `${name} in the README's configuration table`);
   }
 });
