@@ -40,12 +40,12 @@ function setup(t: Test) {
   const path = join(tempDir(t), 'leadhooks.db');
   const db = openDatabase(path);
   db.exec('CREATE TABLE IF NOT EXISTS probe (n INTEGER)');
-  const { grouped: write, synced: durable, assertHealthy, close } = createDurableWriter(db);
+  const { grouped: write, committed, synced: durable, assertHealthy, close } = createDurableWriter(db);
   t.teardown(async () => {
     await close();
     db.close();
   });
-  return { db, write, durable, assertHealthy, path };
+  return { db, write, committed, durable, assertHealthy, path };
 }
 
 const settledState = (promise: Promise<unknown>) => {
@@ -82,6 +82,28 @@ t.test('a write settles only after the fdatasync of the WAL that holds it', asyn
   held[1]!.complete();
   await until(() => second.settled && third.settled);
   t.same(db.prepare('SELECT n FROM probe ORDER BY n').all(), [{ n: 1 }, { n: 2 }, { n: 3 }]);
+});
+
+t.test('a committed write settles at its commit; a grouped write in the same batch still waits for the fsync', async (t) => {
+  const held = holdFdatasync(t);
+  const { db, write, committed } = setup(t);
+  const insert = db.prepare('INSERT INTO probe (n) VALUES (?)');
+  const lease = settledState(committed(() => insert.run(1)));
+  const acknowledged = settledState(write(() => insert.run(2)));
+  await until(() => lease.settled);
+  t.equal(lease.error, undefined);
+  t.same(db.prepare('SELECT n FROM probe ORDER BY n').all(), [{ n: 1 }, { n: 2 }], 'both committed in one batch');
+  await until(() => held.length === 1);
+  t.equal(acknowledged.settled, false, 'the grouped write waits for its fsync');
+  held[0]!.complete();
+  await until(() => acknowledged.settled);
+  t.equal(acknowledged.error, undefined);
+
+  // A batch of committed writes alone starts no fsync: the next grouped write's covers it.
+  const alone = settledState(committed(() => insert.run(3)));
+  await until(() => alone.settled);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(held.length, 1, 'no fsync for a batch of committed writes');
 });
 
 t.test('a failed fsync fails the writes that waited for it', async (t) => {

@@ -1,7 +1,7 @@
 import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
 import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow } from '../rows.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
-import type { GroupedWrite } from './engine/durable-writer.js';
+import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { operationalEventWriter } from './operational-events.js';
 import { cancelPendingDeliveries } from './webhooks.js';
@@ -10,7 +10,7 @@ import { cancelPendingDeliveries } from './webhooks.js';
 /** A due delivery as a claim reads it: the job, whether its webhook is paused, and its pace. */
 type DueRow = JobRow & PacedCandidate & { paused: number };
 
-export function createDeliveryRepository(db: Db, grouped: GroupedWrite): DeliveryRepository {
+export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committed: CommittedWrite): DeliveryRepository {
   const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
@@ -247,7 +247,9 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite): Deliver
 
   return {
     async claimDue(request) {
-      return grouped(() => claim(request));
+      // Committed, not waited for on disk: a lease lost in a power cut only means the delivery
+      // is attempted again (at least once), so the attempt need not wait for an fsync first.
+      return committed(() => claim(request));
     },
     async recordAttempt(job, attempt) {
       return grouped(() => record(job, attempt));

@@ -20,7 +20,7 @@ export function createSqliteStore(path: string): Store {
     keys: createKeyRepository(db, writer.synced),
     webhooks: createWebhookRepository(db, writer.grouped),
     events: createEventRepository(db, writer.grouped),
-    deliveries: createDeliveryRepository(db, writer.grouped),
+    deliveries: createDeliveryRepository(db, writer.grouped, writer.committed),
     idempotency: createIdempotencyRepository(db, writer.grouped),
     secrets: createSecretRepository(db, writer.grouped),
     operationalEvents: createOperationalEventRepository(db, writer.grouped),

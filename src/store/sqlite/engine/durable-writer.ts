@@ -21,6 +21,8 @@ import type { Db } from './open-database.js';
 //   to matter; until then SQLite's automatic checkpoint does it.
 // Writes made outside the group commit (clients, keys) go through `synced`, which syncs the WAL
 // before returning.
+// A claim's lease goes through `committed`: in the same batches, but settled at its commit, since
+// losing it in a power cut only means a delivery is attempted again.
 //
 // A failed fsync is final. The kernel may have dropped the pages it could not write and report
 // the next fsync as a success (PostgreSQL stops on it for that reason), so no later write could
@@ -28,6 +30,8 @@ import type { Db } from './open-database.js';
 
 interface Pending {
   write: () => unknown;
+  /** Settled once the WAL holding it is on disk; otherwise once it is committed. */
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   result?: { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -35,11 +39,19 @@ interface Pending {
 
 /** Queues a write for the next group commit; resolves with its result once it is on disk. */
 export type GroupedWrite = <T>(write: () => T) => Promise<T>;
+/**
+ * Queues a write for the next group commit; resolves once it is committed, without waiting for the
+ * fsync. Only for writes whose loss in a power cut undoes nothing anyone was told: a claim's lease
+ * (lost, the delivery is attempted again, which at-least-once delivery allows). The next fsync,
+ * for whatever write comes after it, makes it durable too.
+ */
+export type CommittedWrite = <T>(write: () => T) => Promise<T>;
 /** Runs a write (a transaction, or one statement) now, and returns once it is on disk. */
 export type SyncedWrite = <T>(write: () => T) => T;
 
 export interface DurableWriter {
   grouped: GroupedWrite;
+  committed: CommittedWrite;
   synced: SyncedWrite;
   /** Throws the fsync failure that stopped the store's writes, if one did. */
   assertHealthy(): void;
@@ -100,7 +112,9 @@ export function createDurableWriter(db: Db): DurableWriter {
       return;
     }
     if (!wal) return settle(batch);
-    wal.afterSync(batch);
+    const durable = batch.filter((pending) => pending.durable);
+    if (durable.length < batch.length) settle(batch.filter((pending) => !pending.durable));
+    if (durable.length > 0) wal.afterSync(durable);
     if (++commits === COMMITS_BEFORE_CHECKPOINTER) checkpointer = startCheckpointer(db);
   }
 
@@ -162,12 +176,15 @@ export function createDurableWriter(db: Db): DurableWriter {
     };
   }
 
+  const enqueue = <T>(write: () => T, durable: boolean) =>
+    new Promise<T>((resolve, reject) => {
+      if (queue.length === 0) setImmediate(flush);
+      queue.push({ write, durable, resolve: resolve as (value: unknown) => void, reject });
+    });
+
   return {
-    grouped: <T>(write: () => T) =>
-      new Promise<T>((resolve, reject) => {
-        if (queue.length === 0) setImmediate(flush);
-        queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      }),
+    grouped: (write) => enqueue(write, true),
+    committed: (write) => enqueue(write, false),
     synced: <T>(write: () => T): T => {
       if (failure !== undefined) throw failure;
       const result = write();
