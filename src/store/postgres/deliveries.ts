@@ -30,7 +30,12 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
 
   return {
     async claimDue(request) {
-      return inTransaction(pool, (db) => claim(db, request));
+      return inTransaction(pool, async (db) => {
+        // Its commit does not wait for the WAL flush: a lease lost in a crash only means the
+        // delivery is attempted again (at least once), as with SQLite's committed writes.
+        await db.query('SET LOCAL synchronous_commit = off');
+        return claim(db, request);
+      });
     },
 
     async recordAttempt(job, attempt) {
