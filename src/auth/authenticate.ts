@@ -1,7 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { HttpError } from '../http/http-error.js';
-import { MESSAGES } from '../http/messages.js';
+import { HttpError, MESSAGES } from '../messages.js';
 import type { Client, Store } from '../store/store.js';
 import { hashApiKey } from './api-keys.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { webhookDisabledReason } from '../http/messages.js';
+import { webhookDisabledReason } from '../messages.js';
 import type { AttemptOutcome, DeliveryJob, OperationalEvent, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
 import { createSecretBox } from './secret-box.js';

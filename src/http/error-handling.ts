@@ -3,9 +3,8 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { IdempotencyConflict, StoreUnavailableError } from '../store/store.js';
-import { errorBody, HttpError } from './http-error.js';
+import { errorBody, HttpError, inputErrorMessage, MESSAGES } from '../messages.js';
 import { operationIdOf } from '../spec.js';
-import { inputErrorMessage, MESSAGES } from './messages.js';
 
 // Every error leaves here, in the contract's one shape: {"error": string} and no other field.
 // Fastify's own errors (parse, size, media type, validation, routing) included.

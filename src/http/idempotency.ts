@@ -1,8 +1,9 @@
 import { hash } from 'node:crypto';
 import type { FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
 import type { SecretBox } from '../delivery/secret-box.js';
-import { IdempotencyConflict, IdempotentReplay, type IdempotentWrite, type StoredResponse } from '../store/store.js';
-import { errorBody, HttpError } from './http-error.js';
+import type { RequestIdempotency } from '../handlers/types.js';
+import { IdempotencyConflict, IdempotentReplay, type StoredResponse } from '../store/store.js';
+import { errorBody, HttpError } from '../messages.js';
 
 // Idempotent writes (README, "Retrying writes safely"). An operation whose openapi.yaml entry
 // declares the Idempotency-Key header gets its route handler wrapped here. For a request that
@@ -28,18 +29,6 @@ declare module 'fastify' {
 
 const KEY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
-
-/** What a handler gets of a request's Idempotency-Key. */
-export interface RequestIdempotency {
-  scope: string;
-  key: string;
-  requestHash: string;
-  /**
-   * The write to pass to the store: the answer `render` gives for its result (or the HttpError
-   * below 500 it throws, as the error handler would send it) is kept with it.
-   */
-  keep<T>(render: (result: T) => { status: number; body: unknown }): IdempotentWrite<T>;
-}
 
 /** JSON text with every object's keys sorted: equal JSON values, written in any key order, give the same text. */
 export function canonicalJson(value: unknown): string {

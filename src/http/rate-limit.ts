@@ -1,7 +1,6 @@
 import type { onRequestHookHandler } from 'fastify';
 import type { RateLimit } from '../config.js';
-import { HttpError } from './http-error.js';
-import { rateLimited } from './messages.js';
+import { HttpError, rateLimited } from '../messages.js';
 
 /** How often windows that have run out are dropped, at most (and at least once a minute). */
 const MAX_SWEEP_INTERVAL_MS = 60_000;
