@@ -2,7 +2,7 @@ import type { FastifyRequest, onRequestHookHandler, RouteHandlerMethod, RouteOpt
 import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
-import { createAuthenticators } from '../auth/authenticate.js';
+import { createAuthenticators } from '../auth/credentials.js';
 import type { Config } from '../config.js';
 import { createSecretBox } from '../delivery/secret-box.js';
 import { createHandlers } from '../handlers/index.js';
