@@ -12,7 +12,7 @@ import { portalPlugin } from './plugins/portal.js';
 import { storePlugin } from './plugins/store.js';
 import { operationsPlugin } from './routes/operations.js';
 import { loadSpec } from './spec.js';
-import { createSecretBox, sealSecretsAtRest } from './delivery/secret-box.js';
+import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
 import { openStore } from './store/open-store.js';
 
 export interface AppOptions {

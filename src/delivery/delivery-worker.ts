@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { webhookDisabledReason } from '../messages.js';
 import type { AttemptOutcome, DeliveryJob, OperationalEvent, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
-import { createSecretBox } from './secret-box.js';
+import { createSecretBox } from './webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
 
 /** Beyond the attempt timeout, how long a claim is held before another worker may take it over. */

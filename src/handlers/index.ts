@@ -1,4 +1,4 @@
-import { createSecretBox, type SecretBox } from '../delivery/secret-box.js';
+import { createSecretBox, type SecretBox } from '../delivery/webhook-secrets.js';
 import { eventCatalogue } from '../event-catalogue.js';
 import type { SendOptions } from '../delivery/send-webhook.js';
 import type { Store } from '../store/store.js';

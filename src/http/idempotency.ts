@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
-import type { SecretBox } from '../delivery/secret-box.js';
+import type { SecretBox } from '../delivery/webhook-secrets.js';
 import type { RequestIdempotency } from '../handlers/types.js';
 import { IdempotencyConflict, IdempotentReplay, type StoredResponse } from '../store/store.js';
 import { errorBody, HttpError } from '../messages.js';

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
 import { createAuthenticators } from '../auth/credentials.js';
 import type { Config } from '../config.js';
-import { createSecretBox } from '../delivery/secret-box.js';
+import { createSecretBox } from '../delivery/webhook-secrets.js';
 import { createHandlers } from '../handlers/index.js';
 import type { Handlers, RuntimeHandler } from '../handlers/types.js';
 import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
