@@ -1,4 +1,4 @@
-import { settleKnownKey, type IdempotencyKeyRow } from '../idempotency.js';
+import { settleKnownKey, type IdempotencyKeyRow } from '../rows.js';
 import type { IdempotencyRepository, IdempotentWrite } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
