@@ -4,9 +4,16 @@ import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
 import { createAuthenticators } from '../auth/credentials.js';
 import type { Config } from '../config.js';
-import { createSecretBox } from '../delivery/webhook-secrets.js';
-import { createHandlers } from '../handlers/index.js';
+import { createSecretBox, type SecretBox } from '../delivery/webhook-secrets.js';
+import { eventCatalogue } from '../event-catalogue.js';
+import { createAboutHandlers } from '../handlers/about.js';
+import { createEventHandlers } from '../handlers/events.js';
+import { createHealthHandlers } from '../handlers/health.js';
+import { createOperationalEventHandlers } from '../handlers/operational-events.js';
+import { createReplayHandlers } from '../handlers/replay.js';
+import { createSecretHandlers } from '../handlers/secrets.js';
 import type { Handlers, RuntimeHandler } from '../handlers/types.js';
+import { createWebhookHandlers } from '../handlers/webhooks.js';
 import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { operationIdOf } from '../spec.js';
@@ -33,6 +40,42 @@ const IDEMPOTENCY_SCOPE: Record<SecurityScheme, (request: FastifyRequest) => str
   apiKey: (request) => `client:${request.client!.id}`,
   publisherToken: () => 'publisher',
 };
+
+/** What the handlers are told of the configuration. */
+export type HandlerConfig = Pick<
+  Config,
+  'maxWebhooksPerClient' | 'deliveryTimeout' | 'allowPrivateTargets' | 'secretRotationGrace' | 'deliveryRateLimit'
+>;
+
+/**
+ * Every operation of openapi.yaml, by operationId, with its handler (src/handlers/, a file per
+ * group of operations). A missing one is a compile error. `secrets` seals signing secrets before
+ * they are stored; `onPublished` is called when there may be deliveries to make at once (an event
+ * was stored, a webhook resumed).
+ */
+export function createHandlers(
+  store: Store,
+  spec: Record<string, unknown>,
+  config: HandlerConfig,
+  secrets: SecretBox,
+  onPublished: () => void,
+): Handlers {
+  return {
+    ...createAboutHandlers(),
+    ...createWebhookHandlers(store, {
+      maxWebhooksPerClient: config.maxWebhooksPerClient,
+      testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets, secrets },
+      onResumed: onPublished,
+      secrets,
+      defaultRateLimit: config.deliveryRateLimit,
+    }),
+    ...createSecretHandlers(store, config.secretRotationGrace, secrets),
+    ...createEventHandlers(store, onPublished, eventCatalogue(spec)),
+    ...createHealthHandlers(store),
+    ...createReplayHandlers(store, onPublished),
+    ...createOperationalEventHandlers(store),
+  };
+}
 
 /** Glue's route handlers: each operation's typed handler, its result sent as status and body. */
 function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
@@ -84,17 +127,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
 
     await app.register(openapiGlue, {
       specification: spec,
-      serviceHandlers: bindHandlers(
-        createHandlers(store, {
-          spec,
-          maxWebhooksPerClient: config.maxWebhooksPerClient,
-          testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets },
-          secretRotationGrace: config.secretRotationGrace,
-          defaultRateLimit: config.deliveryRateLimit,
-          secrets,
-          onPublished: () => app.notifyPublished(),
-        }),
-      ),
+      serviceHandlers: bindHandlers(createHandlers(store, spec, config, secrets, () => app.notifyPublished())),
     });
   },
   { name: 'operations', dependencies: ['metrics', 'delivery'] },
