@@ -4,15 +4,13 @@ import type { Config } from './config.js';
 import { errorHandlingPlugin } from './http/error-handling.js';
 import { fastifyOptions } from './http/fastify-options.js';
 import { metricsPlugin } from './http/metrics.js';
-import { validatorCompiler } from './http/validation.js';
 import { deliveryPlugin } from './plugins/delivery.js';
 import { docsPlugin } from './plugins/docs.js';
-import { jsonBodyPlugin } from './plugins/json-body.js';
 import { portalPlugin } from './plugins/portal.js';
 import { storePlugin } from './plugins/store.js';
-import { operationsPlugin } from './routes/operations.js';
+import { jsonBodyPlugin, operationsPlugin, validatorCompiler } from './routes/operations.js';
 import { loadSpec } from './spec.js';
-import { createSecretBox, sealSecretsAtRest } from './delivery/secret-box.js';
+import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
 import { openStore } from './store/open-store.js';
 
 export interface AppOptions {
@@ -26,7 +24,7 @@ export interface AppOptions {
  */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(config, options.logStream));
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(validatorCompiler); // the operations' inputs, nothing coerced
   const spec = loadSpec();
   const store = await openStore(config);
   try {
@@ -39,7 +37,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(storePlugin, { store }); // app.store; closes last
   await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
   await app.register(errorHandlingPlugin); // every error in the contract's shape
-  await app.register(jsonBodyPlugin); // JSON is the only body
+  await app.register(jsonBodyPlugin); // JSON is the only body (the operations' body policy)
   await app.register(deliveryPlugin, { store, config }); // delivery worker and retention pruner
   await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
   await app.register(portalPlugin); // /portal, the client portal's static files

@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/delivery-worker.js';
-import { createSecretBox, sealSecretsAtRest } from './delivery/secret-box.js';
+import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
 import { exitOnUnsupportedNode } from './node-version.js';
 import { createPruner } from './retention/pruner.js';
 import { describeStore, openStore } from './store/open-store.js';

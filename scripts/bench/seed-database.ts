@@ -7,7 +7,7 @@
 // (a per-client webhook counter, say) fills it in, and the bench does not go stale with it.
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { hashApiKey } from '../../src/auth/api-keys.js';
+import { hashApiKey } from '../../src/auth/credentials.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
 import { count, say } from './progress.js';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { generateApiKey } from '../auth/api-keys.js';
+import { generateApiKey } from '../auth/credentials.js';
 import { loadConfig } from '../config.js';
 import { openStore } from '../store/open-store.js';
 import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';

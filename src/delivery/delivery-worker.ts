@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { webhookDisabledReason } from '../http/messages.js';
+import { webhookDisabledReason } from '../messages.js';
 import type { AttemptOutcome, DeliveryJob, OperationalEvent, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
-import { createSecretBox } from './secret-box.js';
+import { createSecretBox } from './webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
 
 /** Beyond the attempt timeout, how long a claim is held before another worker may take it over. */

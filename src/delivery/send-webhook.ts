@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { USER_AGENT } from '../package-info.js';
 import type { DeliveryJob } from '../store/store.js';
 import { BlockedAddressError, isPublicAddress, publicOnlyLookup } from './address-guard.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from './webhook-secrets.js';
 import { signPayload } from './sign-payload.js';
 
 export interface AttemptResult {

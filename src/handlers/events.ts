@@ -1,8 +1,7 @@
 import type { components } from '../../generated/openapi.js';
 import { publishEvent } from '../delivery/publish-event.js';
 import type { EventTypeEntry } from '../event-catalogue.js';
-import { HttpError } from '../http/http-error.js';
-import { MESSAGES } from '../http/messages.js';
+import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers, Success } from './types.js';
 

@@ -1,5 +1,4 @@
-import { HttpError } from '../http/http-error.js';
-import { MESSAGES } from '../http/messages.js';
+import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 

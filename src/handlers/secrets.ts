@@ -1,7 +1,5 @@
-import type { SecretBox } from '../delivery/secret-box.js';
-import { generateWebhookSecret } from '../delivery/webhook-secret.js';
-import { HttpError } from '../http/http-error.js';
-import { MESSAGES } from '../http/messages.js';
+import { generateWebhookSecret, type SecretBox } from '../delivery/webhook-secrets.js';
+import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 

@@ -1,8 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/openapi.js';
 import type { OPERATION_SECURITY } from '../../generated/spec-lists.js';
-import type { RequestIdempotency } from '../http/idempotency.js';
-import type { Client } from '../store/store.js';
+import type { Client, IdempotentWrite } from '../store/store.js';
 
 // Handler types derived from the generated `operations`: one handler per operationId, taking the
 // operation's own params and body and returning one of its own success responses. A spec change
@@ -41,6 +40,21 @@ type ClientlessOperation = {
 type IdempotentOperation = {
   [K in OperationId]: 'Idempotency-Key' extends keyof NonNullable<operations[K]['parameters']['header']> ? K : never;
 }[OperationId];
+
+/**
+ * What a handler gets of a request's Idempotency-Key (set by the route's idempotency wrapper,
+ * src/routes/operations.ts).
+ */
+export interface RequestIdempotency {
+  scope: string;
+  key: string;
+  requestHash: string;
+  /**
+   * The write to pass to the store: the answer `render` gives for its result (or the HttpError
+   * below 500 it throws, as the error handler would send it) is kept with it.
+   */
+  keep<T>(render: (result: T) => { status: number; body: unknown }): IdempotentWrite<T>;
+}
 
 export type OperationRequest<K extends OperationId> = {
   params: PathParams<K>;

@@ -1,9 +1,7 @@
 import type { SendOptions } from '../delivery/send-webhook.js';
 import { sendTestEvent } from '../delivery/test-send.js';
-import type { SecretBox } from '../delivery/secret-box.js';
-import { generateWebhookSecret } from '../delivery/webhook-secret.js';
-import { HttpError } from '../http/http-error.js';
-import { MESSAGES } from '../http/messages.js';
+import { generateWebhookSecret, type SecretBox } from '../delivery/webhook-secrets.js';
+import { HttpError, MESSAGES } from '../messages.js';
 import type { Store, Webhook, WebhookSummary } from '../store/store.js';
 import type { Handlers, Success } from './types.js';
 

@@ -3,9 +3,8 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { IdempotencyConflict, StoreUnavailableError } from '../store/store.js';
-import { errorBody, HttpError } from './http-error.js';
+import { errorBody, HttpError, inputErrorMessage, MESSAGES } from '../messages.js';
 import { operationIdOf } from '../spec.js';
-import { inputErrorMessage, MESSAGES } from './messages.js';
 
 // Every error leaves here, in the contract's one shape: {"error": string} and no other field.
 // Fastify's own errors (parse, size, media type, validation, routing) included.
@@ -50,7 +49,7 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   }
   const conflict: unknown = error;
   if (conflict instanceof IdempotencyConflict) {
-    // The key was used for another request, or its request is still running (src/http/idempotency.ts).
+    // The key was used for another request, or its request is still running (src/routes/operations.ts).
     if (conflict.reason === 'mismatch') return reply.code(422).send(errorBody(MESSAGES.idempotencyKeyReused));
     return reply.code(409).send(errorBody(MESSAGES.idempotencyKeyInUse));
   }

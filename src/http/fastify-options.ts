@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest, FastifyServerOptions } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
-import { redactSecrets } from '../auth/api-keys.js';
+import { REDACTED_PATHS, redactSecrets } from '../auth/credentials.js';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './error-handling.js';
 import { requestLogger } from './request-logger.js';
 
 /** A request must arrive whole within this: a client trickling bytes cannot hold a socket. */
 const REQUEST_TIMEOUT_MS = 30_000;
-
-/** Credentials that must never reach a log line, wherever a headers object is logged. */
-export const REDACTED_PATHS = [
-  'headers["x-api-key"]',
-  'headers.authorization',
-  '*.headers["x-api-key"]',
-  '*.headers.authorization',
-];
 
 /** Fastify's own request serializer, with any key-like text in the URL masked. */
 function serializeRequest(request: FastifyRequest) {

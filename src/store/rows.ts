@@ -1,6 +1,20 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
-// and how they become the store interface's records.
-import type { ApiKeyRecord, AttemptOutcome, AttemptRecord, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
+// and how they become the store interface's records (or, for an Idempotency-Key's row, the
+// replay or refusal it stands for).
+import {
+  IDEMPOTENCY_KEY_LIFETIME_MS,
+  IdempotencyConflict,
+  IdempotentReplay,
+  type ApiKeyRecord,
+  type AttemptOutcome,
+  type AttemptRecord,
+  type DeliveryAttempt,
+  type DeliveryJob,
+  type EventName,
+  type IdempotentWrite,
+  type OperationalEvent,
+  type WebhookSummary,
+} from './store.js';
 
 export interface KeyRow {
   id: number;
@@ -144,3 +158,25 @@ export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
   gone: 'failed',
   retrying: null,
 };
+
+/** An Idempotency-Key's row. */
+export interface IdempotencyKeyRow {
+  request_hash: string;
+  status: number;
+  body: string;
+  created_at: string;
+}
+
+/**
+ * What both stores do with the row an Idempotency-Key left, once they hold the key (SQLite: in
+ * the group commit's write transaction; PostgreSQL: under the key's advisory lock). Throws the
+ * replay of a live key's answer (the same request), or a mismatch (another request). Returns true
+ * when the row is there but has expired: the caller deletes it and writes anew. Returns false
+ * when there is no row.
+ */
+export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: IdempotentWrite<unknown>, now: number): boolean {
+  if (row === undefined) return false;
+  if (Date.parse(row.created_at) <= now - IDEMPOTENCY_KEY_LIFETIME_MS) return true;
+  if (row.request_hash !== write.requestHash) throw new IdempotencyConflict('mismatch');
+  throw new IdempotentReplay({ status: row.status, body: row.body });
+}

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/api-keys.js';
+import { generateApiKey } from '../../src/auth/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { createHandlers } from '../../src/handlers/index.js';
+import { createSecretBox } from '../../src/delivery/webhook-secrets.js';
+import { createHandlers } from '../../src/routes/operations.js';
 import { loadSpec } from '../../src/spec.js';
 import { buildTestApp, createClient } from '../helpers/app.js';
 
@@ -18,7 +19,8 @@ const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
 
 t.test('every operation of openapi.yaml has an operationId and a handler', async (t) => {
   const { app } = await buildTestApp(t);
-  const handlers = createHandlers(app.store, { spec, maxWebhooksPerClient: 100, testSend: { timeoutMs: 1000, allowPrivateTargets: false }, secretRotationGrace: 3_600_000, defaultRateLimit: 30 });
+  const config = { maxWebhooksPerClient: 100, deliveryTimeout: 1000, allowPrivateTargets: false, secretRotationGrace: 3_600_000, deliveryRateLimit: 30 };
+  const handlers = createHandlers(app.store, spec, config, createSecretBox(null), () => {});
   t.ok(operations.length >= 3);
   for (const { operationId, method, path } of operations) {
     t.type(operationId, 'string', `${method} ${path} has an operationId`);

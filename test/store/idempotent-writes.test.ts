@@ -1,5 +1,5 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/api-keys.js';
+import { generateApiKey } from '../../src/auth/credentials.js';
 import { IdempotencyConflict, IdempotentReplay, type IdempotentWrite } from '../../src/store/store.js';
 import { openTestStore } from '../helpers/stores.js';
 

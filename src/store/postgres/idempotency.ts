@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type pg from 'pg';
-import { settleKnownKey, type IdempotencyKeyRow } from '../idempotency.js';
+import { settleKnownKey, type IdempotencyKeyRow } from '../rows.js';
 import { IdempotencyConflict, type IdempotencyRepository, type IdempotentWrite } from '../store.js';
 import { inTransaction, type Queryable } from './transaction.js';
 

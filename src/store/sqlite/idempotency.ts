@@ -1,4 +1,4 @@
-import { settleKnownKey, type IdempotencyKeyRow } from '../idempotency.js';
+import { settleKnownKey, type IdempotencyKeyRow } from '../rows.js';
 import type { IdempotencyRepository, IdempotentWrite } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -8,7 +8,7 @@ import type { Db } from './engine/open-database.js';
 // the write made and the key's answer inserted there, so they commit together or not at all,
 // and two requests with one key cannot both write (the second finds the first's row). A retry
 // that arrives while the first request still waits for its fsync is refused before it gets
-// here, by the HTTP layer (src/http/idempotency.ts).
+// here, by the route's idempotency wrapper (src/routes/operations.ts).
 
 export interface IdempotentRunner {
   /** Runs `write` under `idempotency`, inside a write transaction; `write` alone without one. */

@@ -1,10 +1,30 @@
 import type { FastifySchemaValidationError } from 'fastify';
-import type { operations } from '../../generated/openapi.js';
-import { EVENT_NAMES } from '../../generated/spec-lists.js';
+import type { operations } from '../generated/openapi.js';
+import { EVENT_NAMES } from '../generated/spec-lists.js';
 
-// Every word the API says to a client, in one place. The interface document fixes three of them
-// (`Client not found`, `Missing data`, `Webhook ID is undefined`); README's "The API" lists the
-// rest with the status each goes with.
+// Every word the API says to a client, in one place, and the error that carries one with its
+// status. The interface document fixes three of them (`Client not found`, `Missing data`,
+// `Webhook ID is undefined`); README's "The API" lists the rest with the status each goes with.
+// Below every layer that speaks to a client (authentication, handlers, delivery's disabled
+// reason, the HTTP layer), so that none of them imports another's words.
+
+/** An error whose status and message are meant for the client, in the contract's shape. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/** The one error body of the API: a JSON object with exactly one field. */
+export interface ErrorBody {
+  error: string;
+}
+
+export const errorBody = (message: string): ErrorBody => ({ error: message });
 
 export const MESSAGES = {
   // The interface document's words for an unknown API client; 401 here.

@@ -1,9 +1,11 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { HttpError } from '../http/http-error.js';
-import { MESSAGES } from '../http/messages.js';
-import type { Client, Store } from '../store/store.js';
-import { hashApiKey } from './api-keys.js';
+import { HttpError, MESSAGES } from '../messages.js';
+import type { Client, NewApiKey, Store } from '../store/store.js';
+
+// The credentials the API checks: clients' API keys (made here, stored as their hashes, checked
+// on every request to an operation secured by `apiKey`) and the publisher's token; and what keeps
+// them, and webhooks' signing secrets, out of the log.
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,6 +14,23 @@ declare module 'fastify' {
     /** SHA-256 of the API key that authenticated the request (the rate limit counts by it). */
     apiKeyHash: string | null;
   }
+}
+
+// `lh_` makes a leaked key recognisable to secret scanners; 32 random bytes are 256 bits.
+const KEY_PREFIX = 'lh_';
+const DISPLAY_CHARS = 8;
+
+export function hashApiKey(key: string): string {
+  return hash('sha256', key, 'hex');
+}
+
+/** A new key: the plaintext to show once, and what the store keeps of it. */
+export function generateApiKey(): { apiKey: string; stored: NewApiKey } {
+  const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
+  return {
+    apiKey,
+    stored: { prefix: apiKey.slice(0, KEY_PREFIX.length + DISPLAY_CHARS), hash: hashApiKey(apiKey) },
+  };
 }
 
 const sha256 = (value: string) => hash('sha256', value, 'buffer');
@@ -44,4 +63,20 @@ export function createAuthenticators(store: Store, publisherToken: string | null
       }
     },
   };
+}
+
+/** The headers holding credentials, which never reach a log line, wherever a headers object is logged. */
+export const REDACTED_PATHS = [
+  'headers["x-api-key"]',
+  'headers.authorization',
+  '*.headers["x-api-key"]',
+  '*.headers.authorization',
+];
+
+// A key or a signing secret pasted into a URL (a key given as the hookID, say) must not reach
+// the log with it; both have recognisable prefixes.
+const SECRET_PATTERN = /\b(lh_|whsec_)[A-Za-z0-9_\-+/=%]+/g;
+
+export function redactSecrets(text: string): string {
+  return text.replace(SECRET_PATTERN, '$1[redacted]');
 }

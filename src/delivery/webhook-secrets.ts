@@ -1,6 +1,14 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ConfigError } from '../config.js';
+import { pooledRandomBytes } from '../random-bytes.js';
 import type { SealCursor, Store } from '../store/store.js';
+
+// Webhooks' signing secrets: how one is made, and how they are kept at rest.
+
+/** A signing secret in Standard Webhooks form: `whsec_` and base64 of 24 random bytes. */
+export function generateWebhookSecret(): string {
+  return `whsec_${pooledRandomBytes(24).toString('base64')}`;
+}
 
 // Secrets at rest (README, "Secrets at rest"). With SECRET_ENCRYPTION_KEY set, webhooks' signing
 // secrets (current and previous) and the answers kept for Idempotency-Keys (which hold secrets)
