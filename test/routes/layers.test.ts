@@ -1,0 +1,49 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+// The layers of src/, top to bottom. A module may import from its own layer's folder and from any
+// layer below it, never from one above it or from another folder of its own layer (the entry
+// points, at the top, and the shared leaves, at the bottom, may use each other).
+const LAYERS: string[][] = [
+  ['server.ts', 'worker.ts', 'cli.ts', 'cli', 'app.ts'],
+  ['http', 'routes', 'plugins'],
+  ['auth', 'handlers'],
+  ['delivery', 'retention'],
+  ['store'],
+  ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts'],
+];
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');
+const placeOf = (file: string) => {
+  const top = relative(SRC, file).split('/')[0]!;
+  const layer = LAYERS.findIndex((names) => names.includes(top));
+  return { top, layer };
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
+}
+
+t.test('every module of src/ has a layer', async (t) => {
+  for (const file of sources(SRC)) t.not(placeOf(file).layer, -1, relative(SRC, file));
+});
+
+t.test('no import runs back up the layers', async (t) => {
+  const upward: string[] = [];
+  for (const file of sources(SRC)) {
+    const from = placeOf(file);
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+)'/g)) {
+      const target = join(dirname(file), spec!).replace(/\.js$/, '.ts');
+      if (!target.startsWith(SRC)) continue; // generated/, beside src/, sits below every layer
+      const to = placeOf(target);
+      if (to.layer < from.layer || (to.layer === from.layer && to.top !== from.top && from.layer !== 0 && from.layer !== LAYERS.length - 1)) {
+        upward.push(`${relative(SRC, file)} → ${relative(SRC, target)}`);
+      }
+    }
+  }
+  t.same(upward, []);
+});
