@@ -145,6 +145,11 @@ const rows = (page: Page) => page.locator('#deliveries tbody tr').allInnerTexts(
 // Evaluated in the page, as text: this file is type-checked for Node, without the DOM's types.
 const storage = (page: Page) => page.evaluate('({ session: { ...sessionStorage }, local: { ...localStorage } })');
 const focused = (page: Page, property: 'id' | 'textContent') => page.evaluate(`document.activeElement?.${property}`);
+/** The focus once it has moved there (it moves after the text announcing the change), or where it is after 2 s. */
+async function focusSettles(page: Page, property: 'id' | 'textContent', expected: string) {
+  await eventually(async () => ((await focused(page, property)) === expected ? true : undefined), 2_000).catch(() => {});
+  return focused(page, property);
+}
 
 /** What every test asks of the page, whatever it did: the key only in a header, nothing from elsewhere, no cookie. */
 async function checkNothingLeaked(t: Test, session: Session, refused: string[]) {
@@ -180,7 +185,7 @@ t.test('a client signs in, manages its webhooks and deliveries, and signs out', 
   await says(t, page, 'status', 'Signed in as Acme Realty.');
   t.equal(await text(page, '#account-name'), 'Acme Realty');
   t.same(await storage(page), { session: { 'leadhooks.apiKey': apiKey }, local: {} }, 'the key is in this tab only');
-  t.equal(await focused(page, 'id'), 'webhooks-title', 'the focus moves to the webhooks');
+  t.equal(await focusSettles(page, 'id', 'webhooks-title'), 'webhooks-title', 'the focus moves to the webhooks');
   const card1 = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /^Webhook 1 / }) });
   t.match(await card1.innerText(), /Webhook 1\s+Status:\s+active[\s\S]*https:\/\/hooks\.example\.com\/leads[\s\S]*Events\s+lead_update/);
 
@@ -246,11 +251,10 @@ t.test('a client signs in, manages its webhooks and deliveries, and signs out', 
   await rotateButton.click();
   const dialog = page.getByRole('dialog');
   t.match(await dialog.innerText(), /^Rotate the signing secret of webhook 2\?/);
-  t.equal(await focused(page, 'textContent'), 'Cancel', 'Cancel has the focus');
+  t.equal(await focusSettles(page, 'textContent', 'Cancel'), 'Cancel', 'Cancel has the focus');
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
-  await eventually(async () => ((await focused(page, 'textContent')) === 'Rotate secret of webhook 2' ? true : undefined), 2_000).catch(() => {});
-  t.equal(await focused(page, 'textContent'), 'Rotate secret of webhook 2', 'the focus is back on the button');
+  t.equal(await focusSettles(page, 'textContent', 'Rotate secret of webhook 2'), 'Rotate secret of webhook 2', 'the focus is back on the button');
   t.equal(await secretField.isHidden(), true, 'nothing rotated');
   await rotateButton.click();
   await dialog.getByRole('button', { name: 'Rotate secret' }).click();
@@ -294,7 +298,7 @@ t.test('a client signs in, manages its webhooks and deliveries, and signs out', 
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   await says(t, page, 'status', 'Signed out. The API key was removed from this tab.');
   t.same(await storage(page), { session: {}, local: {} });
-  t.equal(await focused(page, 'id'), 'api-key');
+  t.equal(await focusSettles(page, 'id', 'api-key'), 'api-key');
   t.equal(await page.getByRole('heading', { name: 'Webhooks' }).isHidden(), true);
   t.notOk((await page.content()).includes(apiKey));
   await page.reload();
