@@ -159,6 +159,34 @@ export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
   retrying: null,
 };
 
+/** A webhook's run of failures and state, as a failed attempt finds them (both stores' recordAttempt). */
+export interface WebhookHealthRow {
+  client_id: number;
+  failing_since: string | null;
+  disabled_at: string | null;
+  deleted_at: string | null;
+}
+
+/**
+ * What a failed attempt (retrying or failed) does to its webhook, in both stores: whether it
+ * starts the webhook's run of failures, the outcome to record (a retry of a disabled webhook's
+ * delivery fails instead), and whether it disables the webhook (its run is at least
+ * WEBHOOK_DISABLE_AFTER old: DeliveryRepository.recordAttempt). A deleted webhook is left alone.
+ */
+export function followFailure(
+  webhook: WebhookHealthRow | undefined,
+  attempt: AttemptRecord,
+): { startsRun: boolean; outcome: AttemptOutcome; disables?: { clientId: number; reason: string } } {
+  if (!webhook || webhook.deleted_at !== null) return { startsRun: false, outcome: attempt.outcome };
+  const startsRun = webhook.failing_since === null;
+  if (webhook.disabled_at !== null) return { startsRun, outcome: 'failed' };
+  const failingSince = webhook.failing_since ?? attempt.attemptedAt;
+  if (!attempt.disable || Date.parse(failingSince) > Date.parse(attempt.disable.failingSince)) {
+    return { startsRun, outcome: attempt.outcome };
+  }
+  return { startsRun, outcome: 'failed', disables: { clientId: webhook.client_id, reason: attempt.disable.reason } };
+}
+
 /** An Idempotency-Key's row. */
 export interface IdempotencyKeyRow {
   request_hash: string;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { FINAL_STATE, toAttempt, type AttemptRow } from '../rows.js';
+import { FINAL_STATE, followFailure, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, DeliveryRepository } from '../store.js';
 import { createClaimer } from './claim-due.js';
 import { writeOperationalEvent } from './operational-events.js';
@@ -87,34 +87,25 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       // A failure: the webhook's run of failures, under its row lock, so that two failures
       // recorded at once cannot both disable it (DeliveryRepository.recordAttempt).
       return inTransaction(pool, async (db) => {
-        const { rows } = await db.query<{ client_id: number; failing_since: string | null; disabled_at: string | null; deleted_at: string | null }>(
+        const { rows } = await db.query<WebhookHealthRow>(
           'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = $1 FOR NO KEY UPDATE',
           [job.webhookId],
         );
         const webhook = rows[0];
-        if (!webhook || webhook.deleted_at !== null) {
-          await record(db, attempt.outcome);
-          return undefined;
-        }
-        if (webhook.failing_since === null) {
+        const { startsRun, outcome, disables } = followFailure(webhook, attempt);
+        if (startsRun) {
           await db.query('UPDATE webhooks SET failing_since = $1::timestamptz WHERE id = $2', [attempt.attemptedAt, job.webhookId]);
         }
         // A 429: none of the webhook's deliveries before the time the receiver asked for.
-        if (attempt.slowDownUntil !== undefined) {
+        if (webhook && webhook.deleted_at === null && attempt.slowDownUntil !== undefined) {
           await db.query('UPDATE webhooks SET slow_until = greatest(slow_until, $1) WHERE id = $2', [attempt.slowDownUntil, job.webhookId]);
         }
-        // A retry of a disabled webhook's delivery (in flight when it was disabled) fails instead.
-        if (webhook.disabled_at !== null) {
-          await record(db, 'failed');
-          return undefined;
-        }
-        const failingSince = webhook.failing_since ?? attempt.attemptedAt;
-        if (!attempt.disable || Date.parse(failingSince) > Date.parse(attempt.disable.failingSince)) {
-          await record(db, attempt.outcome);
+        if (!disables) {
+          await record(db, outcome);
           return undefined;
         }
         const now = new Date().toISOString();
-        await db.query('UPDATE webhooks SET disabled_at = $1::timestamptz, disabled_reason = $2 WHERE id = $3', [now, attempt.disable.reason, job.webhookId]);
+        await db.query('UPDATE webhooks SET disabled_at = $1::timestamptz, disabled_reason = $2 WHERE id = $3', [now, disables.reason, job.webhookId]);
         await record(db, 'failed', true);
         // Its other pending deliveries fail (a recovery sends them again). Those locked by a claim
         // or an attempt being recorded right now are stepped over, not waited for: their attempt
@@ -124,13 +115,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
            WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)`,
           [now, job.webhookId, job.deliveryId],
         );
-        return writeOperationalEvent(db, {
-          type: 'webhook.disabled',
-          webhookId: job.webhookId,
-          clientId: webhook.client_id,
-          reason: attempt.disable.reason,
-          createdAt: now,
-        });
+        return writeOperationalEvent(db, { type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
       });
     },
 

@@ -1,5 +1,5 @@
 import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
-import { FINAL_STATE, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow } from '../rows.js';
+import { FINAL_STATE, followFailure, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -62,7 +62,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const cancelPending = cancelPendingDeliveries(db);
   // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, so
   // a healthy webhook's attempts do not write its row), and what disabling it changes.
-  const health = db.prepare<[number], { client_id: number; failing_since: string | null; disabled_at: string | null; deleted_at: string | null }>(
+  const health = db.prepare<[number], WebhookHealthRow>(
     'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = ?',
   );
   const startFailing = db.prepare<[string, number]>('UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL');
@@ -190,34 +190,24 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
 
   /**
    * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
-   * run is old enough (DeliveryRepository.recordAttempt). Returns the outcome to record: a retry
-   * of a disabled webhook's delivery fails instead.
+   * run is old enough (followFailure in ../rows.ts). Returns the outcome to record.
    */
-  const followFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
-    const webhook = health.get(job.webhookId);
-    if (!webhook || webhook.deleted_at !== null) return { outcome: attempt.outcome };
-    if (webhook.failing_since === null) startFailing.run(attempt.attemptedAt, job.webhookId);
-    if (webhook.disabled_at !== null) return { outcome: 'failed' };
-    const failingSince = webhook.failing_since ?? attempt.attemptedAt;
-    if (!attempt.disable || failingSince > attempt.disable.failingSince) return { outcome: attempt.outcome };
+  const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
+    const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);
+    if (startsRun) startFailing.run(attempt.attemptedAt, job.webhookId);
+    if (!disables) return { outcome };
     const now = new Date().toISOString();
-    disable.run(now, attempt.disable.reason, job.webhookId);
+    disable.run(now, disables.reason, job.webhookId);
     failPending.run(now, job.webhookId, job.deliveryId);
-    const disabled = writeOperationalEvent({
-      type: 'webhook.disabled',
-      webhookId: job.webhookId,
-      clientId: webhook.client_id,
-      reason: attempt.disable.reason,
-      createdAt: now,
-    });
-    return { outcome: 'failed', disabled };
+    const disabled = writeOperationalEvent({ type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
+    return { outcome, disabled };
   };
 
   const record = (job: DeliveryJob, attempt: AttemptRecord): OperationalEvent | undefined => {
     let outcome = attempt.outcome;
     let disabled: OperationalEvent | undefined;
     if (outcome === 'succeeded') stopFailing.run(job.webhookId);
-    else if (outcome === 'retrying' || outcome === 'failed') ({ outcome, disabled } = followFailure(job, attempt));
+    else if (outcome === 'retrying' || outcome === 'failed') ({ outcome, disabled } = recordFailure(job, attempt));
     insertAttempt.run(
       job.deliveryId,
       job.webhookId,
