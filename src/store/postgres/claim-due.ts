@@ -190,11 +190,25 @@ export function createClaimer() {
     return ring;
   }
 
-  /** Claims behind backlogs: the webhooks round the ring, each one's earliest due within its room. */
-  async function pickRoundWebhooks(db: pg.PoolClient, picked: Candidate[], request: ClaimRequest, maxVisits: number, held: Set<number>, pacing: Pacing) {
+  /**
+   * Claims behind backlogs: the webhooks round the ring, each one's earliest due within its room.
+   * `room` is what the first pass of this claim left: a webhook it already counted keeps what is
+   * left of its room (the leases of this claim are not in the database yet), the others are
+   * locked and counted now.
+   */
+  async function pickRoundWebhooks(
+    db: pg.PoolClient,
+    picked: Candidate[],
+    room: Map<number, number>,
+    request: ClaimRequest,
+    maxVisits: number,
+    held: Set<number>,
+    pacing: Pacing,
+  ) {
     const ring = await ringFrom(db, lastVisited, maxVisits);
     if (ring.length === 0) return;
-    const room = await roomFor(db, ring, request, held, pacing.paces);
+    const uncounted = ring.filter((id) => !room.has(id));
+    for (const [id, left] of await roomFor(db, uncounted, request, held, pacing.paces)) room.set(id, left);
     const open = ring.filter((id) => (room.get(id) ?? 0) > 0);
     const due = open.length === 0
       ? []
@@ -204,9 +218,10 @@ export function createClaimer() {
              CROSS JOIN LATERAL (
                SELECT id, webhook_id, next_attempt_at, paced, ${DUE_AT} FROM deliveries
                WHERE webhook_id = w.id AND state = 'pending' AND next_attempt_at <= $3::timestamptz
+                 AND id <> ALL ($4::bigint[])
                ORDER BY next_attempt_at, id LIMIT w.room FOR UPDATE SKIP LOCKED
              ) AS d`,
-            [open, open.map((id) => room.get(id)!), iso(request.now)],
+            [open, open.map((id) => room.get(id)!), iso(request.now), picked.map((row) => row.id)],
           )
         ).rows;
     const byWebhook = new Map<number, Candidate[]>();
@@ -235,7 +250,7 @@ export function createClaimer() {
     const picked: Candidate[] = [];
     pick(earliest, picked, room, request.limit, pacing);
     // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
-    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, request, window, held, pacing);
+    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, room, request, window, held, pacing);
     await storePacing(db, pacing.pacer);
     const paced = pacing.pacer.deferred.size;
     if (picked.length === 0) return { jobs: [], paced };
