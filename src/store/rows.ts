@@ -13,6 +13,7 @@ import {
   type EventName,
   type IdempotentWrite,
   type OperationalEvent,
+  type SealCursor,
   type WebhookSummary,
 } from './store.js';
 
@@ -207,4 +208,24 @@ export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: Idempo
   if (Date.parse(row.created_at) <= now - IDEMPOTENCY_KEY_LIFETIME_MS) return true;
   if (row.request_hash !== write.requestHash) throw new IdempotencyConflict('mismatch');
   throw new IdempotentReplay({ status: row.status, body: row.body });
+}
+
+// Sealing secrets at rest (SecretRepository.seal): which rows change, and where the next batch
+// starts. Both stores walk the webhooks by id, then the stored answers by (scope, key).
+
+/** A webhook's secrets sealed; undefined when both already were (the row is left as it is). */
+export function sealedSecrets(
+  row: { secret: string; previous_secret: string | null },
+  prefix: string,
+  seal: (value: string) => string,
+): { secret: string; previous: string | null } | undefined {
+  const sealed = (value: string) => (value.startsWith(prefix) ? value : seal(value));
+  const secret = sealed(row.secret);
+  const previous = row.previous_secret === null ? null : sealed(row.previous_secret);
+  return secret === row.secret && previous === row.previous_secret ? undefined : { secret, previous };
+}
+
+/** The cursor after a batch of stored answers, whose last row was `last` (none: the walk is done). */
+export function answersCursor(after: SealCursor, last: { scope: string; idempotency_key: string } | undefined): SealCursor | null {
+  return last === undefined ? null : { webhookId: after.webhookId, answer: { scope: last.scope, key: last.idempotency_key } };
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { SealCursor, SecretRepository } from '../store.js';
+import { answersCursor, sealedSecrets } from '../rows.js';
+import type { SecretRepository } from '../store.js';
 import { idempotently } from './idempotency.js';
 import { inTransaction } from './transaction.js';
 
@@ -18,7 +19,6 @@ export function createSecretRepository(pool: pg.Pool): SecretRepository {
       });
     },
     async seal(prefix, limit, seal, after) {
-      const sealed = (value: string) => (value.startsWith(prefix) ? value : seal(value));
       // Rows locked while they are sealed, so a rotation in between is not overwritten.
       return inTransaction(pool, async (db) => {
         let count = 0;
@@ -28,10 +28,9 @@ export function createSecretRepository(pool: pg.Pool): SecretRepository {
             [after.webhookId, limit],
           );
           for (const row of webhooks.rows) {
-            const secret = sealed(row.secret);
-            const previous = row.previous_secret === null ? null : sealed(row.previous_secret);
-            if (secret === row.secret && previous === row.previous_secret) continue;
-            await db.query('UPDATE webhooks SET secret = $1, previous_secret = $2 WHERE id = $3', [secret, previous, row.id]);
+            const change = sealedSecrets(row, prefix, seal);
+            if (change === undefined) continue;
+            await db.query('UPDATE webhooks SET secret = $1, previous_secret = $2 WHERE id = $3', [change.secret, change.previous, row.id]);
             count++;
           }
           const last = webhooks.rows.at(-1);
@@ -49,9 +48,7 @@ export function createSecretRepository(pool: pg.Pool): SecretRepository {
           await db.query('UPDATE idempotency_keys SET body = $1 WHERE scope = $2 AND idempotency_key = $3', [seal(row.body), row.scope, row.idempotency_key]);
           count++;
         }
-        const last = answers.rows.at(-1);
-        const next: SealCursor | null = last === undefined ? null : { webhookId: after.webhookId, answer: { scope: last.scope, key: last.idempotency_key } };
-        return { sealed: count, next };
+        return { sealed: count, next: answersCursor(after, answers.rows.at(-1)) };
       });
     },
     async sealing() {

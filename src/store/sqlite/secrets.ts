@@ -1,4 +1,5 @@
-import type { SealCursor, SecretRepository } from '../store.js';
+import { answersCursor, sealedSecrets } from '../rows.js';
+import type { SecretRepository } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { idempotentRunner } from './idempotency.js';
@@ -32,16 +33,14 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
       return grouped(() => idempotent.run(idempotency, () => rotate.run(previousUntil, secret, id, clientId).changes === 1));
     },
     async seal(prefix, limit, seal, after) {
-      const sealed = (value: string) => (value.startsWith(prefix) ? value : seal(value));
       return grouped(() => {
         let count = 0;
         if (after.answer === undefined) {
           const webhooks = webhooksAfter.all(after.webhookId, limit);
           for (const row of webhooks) {
-            const secret = sealed(row.secret);
-            const previous = row.previous_secret === null ? null : sealed(row.previous_secret);
-            if (secret === row.secret && previous === row.previous_secret) continue;
-            setSecrets.run(secret, previous, row.id);
+            const change = sealedSecrets(row, prefix, seal);
+            if (change === undefined) continue;
+            setSecrets.run(change.secret, change.previous, row.id);
             count++;
           }
           const last = webhooks.at(-1);
@@ -54,9 +53,7 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
           setAnswer.run(seal(row.body), row.scope, row.idempotency_key);
           count++;
         }
-        const last = answers.at(-1);
-        const next: SealCursor | null = last === undefined ? null : { webhookId: after.webhookId, answer: { scope: last.scope, key: last.idempotency_key } };
-        return { sealed: count, next };
+        return { sealed: count, next: answersCursor(after, answers.at(-1)) };
       });
     },
     async sealing() {
