@@ -11,9 +11,13 @@ const LEASE_MARGIN_MS = 5_000;
 /** In flight at once to one webhook, so a slow receiver holds a few slots and not all of them. */
 const PER_WEBHOOK_IN_FLIGHT = 8;
 
-/** How long to sleep before the next claim: `sleep`, cut short to end at `dueAt` if that comes first. */
-function sleepBefore(dueAt: number, sleep: number): number {
-  const wait = dueAt - Date.now();
+/**
+ * How long to sleep before the next claim: `sleep`, cut short to end at `dueAt` if that comes first.
+ * `now` is the time the caller compared `dueAt` with: read again here, a millisecond passing
+ * between the two would turn a delivery due in 1 ms into a whole `sleep`.
+ */
+function sleepBefore(dueAt: number, sleep: number, now = Date.now()): number {
+  const wait = dueAt - now;
   return wait > 0 ? Math.min(sleep, wait) : sleep;
 }
 
@@ -55,11 +59,15 @@ export function createDeliveryWorker(
   const inFlight = new Map<number, number>();
   const secrets = createSecretBox(config.secretEncryptionKey);
   const refillAt = Math.max(1, Math.floor(config.deliveryConcurrency / 4));
+  /** Every attempt until its record has landed (what stop() waits for). */
   const attempts = new Set<Promise<void>>();
+  /** Slots taken: attempts whose receiver has not answered or whose record is not yet queued. */
+  let busy = 0;
   let running = false;
   let claiming = false;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
   let unsubscribe = () => {};
 
   function wake(delayMs: number) {
@@ -69,7 +77,10 @@ export function createDeliveryWorker(
       return;
     }
     clearTimeout(timer);
-    timer = setTimeout(claim, delayMs);
+    clearImmediate(immediate);
+    // Now: on this turn's check phase (a timer of 0 waits at least a millisecond).
+    if (delayMs === 0) immediate = setImmediate(claim);
+    else timer = setTimeout(claim, delayMs);
   }
 
   async function claim() {
@@ -77,13 +88,13 @@ export function createDeliveryWorker(
     again = false;
     let sleep = config.deliveryPollInterval;
     try {
-      const free = config.deliveryConcurrency - attempts.size;
+      const free = config.deliveryConcurrency - busy;
       // A read first: claiming is a write (a transaction, an fsync), not worth making for nothing.
       const due = free > 0 ? await store.deliveries.nextDueAt() : undefined;
-      if (due !== undefined && due > Date.now()) {
-        sleep = sleepBefore(due, sleep);
+      const now = Date.now();
+      if (due !== undefined && due > now) {
+        sleep = sleepBefore(due, sleep, now);
       } else if (due !== undefined) {
-        const now = Date.now();
         const { jobs, paced } = await store.deliveries.claimDue({
           now,
           limit: free,
@@ -116,20 +127,30 @@ export function createDeliveryWorker(
   }
 
   function run(job: DeliveryJob) {
+    busy += 1;
     inFlight.set(job.webhookId, (inFlight.get(job.webhookId) ?? 0) + 1);
-    const attempt = attemptDelivery(job).finally(() => {
+    let freed = false;
+    // The slot is free once the receiver has answered and the record of the attempt is queued: the
+    // delivery keeps its lease until the record lands, so no claim can take it again meanwhile.
+    const freeSlot = () => {
+      if (freed) return;
+      freed = true;
+      busy -= 1;
       const left = (inFlight.get(job.webhookId) ?? 1) - 1;
       if (left === 0) inFlight.delete(job.webhookId);
       else inFlight.set(job.webhookId, left);
-      attempts.delete(attempt);
       // Claim again once a quarter of the slots are free (or all are): a claim is a transaction,
       // so refilling one slot at a time would cost one per delivery.
-      if (config.deliveryConcurrency - attempts.size >= refillAt || attempts.size === 0) wake(0);
+      if (config.deliveryConcurrency - busy >= refillAt || busy === 0) wake(0);
+    };
+    const attempt = attemptDelivery(job, freeSlot).finally(() => {
+      freeSlot();
+      attempts.delete(attempt);
     });
     attempts.add(attempt);
   }
 
-  async function attemptDelivery(job: DeliveryJob) {
+  async function attemptDelivery(job: DeliveryJob, freeSlot: () => void) {
     const attemptedAt = new Date().toISOString();
     const result = await sendWebhook(job, {
       timeoutMs: config.deliveryTimeout,
@@ -150,7 +171,7 @@ export function createDeliveryWorker(
     const slowDownUntil = result.statusCode === 429 && decision.nextAttemptAt !== undefined ? decision.nextAttemptAt : undefined;
     let disabled: OperationalEvent | undefined;
     try {
-      disabled = await store.deliveries.recordAttempt(job, {
+      const recorded = store.deliveries.recordAttempt(job, {
         attemptedAt,
         statusCode: result.statusCode,
         error: result.error,
@@ -159,6 +180,9 @@ export function createDeliveryWorker(
         ...(disable ? { disable } : {}),
         ...(slowDownUntil === undefined ? {} : { slowDownUntil }),
       });
+      // Queued: the next claim can use the slot while the record waits for its fsync.
+      freeSlot();
+      disabled = await recorded;
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       log.error({ err: error, deliveryId: job.deliveryId }, 'recording a delivery attempt failed');
@@ -189,6 +213,7 @@ export function createDeliveryWorker(
       running = false;
       unsubscribe();
       clearTimeout(timer);
+      clearImmediate(immediate);
       while (claiming) await new Promise((resolve) => setTimeout(resolve, 5));
       await Promise.allSettled([...attempts]);
     },
