@@ -264,6 +264,43 @@ t.test('claims keep each webhook within its in-flight cap and reach every webhoo
   t.equal(served.size, 1 + 5, `the others were reached in turn: ${served.size} webhooks served by three claims of 16`);
 });
 
+t.test('a lease holds a delivery against every claim, through the round of webhooks too, until its attempt is recorded', async (t) => {
+  const { store } = await openTestStore(t);
+  const { client } = await withClient(store);
+  for (let i = 0; i < 6; i++) await store.webhooks.create(hook(client.id, [i === 0 ? 'lead_create' : 'lead_update'], `https://h${i}.example/`), 100);
+  // One webhook's backlog crowds the window, so claims go round the other webhooks as well.
+  for (let i = 0; i < 60; i++) await store.events.publish({ id: `evt_c${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(i) });
+  for (let i = 0; i < 4; i++) await store.events.publish({ id: `evt_u${i}`, clientId: client.id, type: 'lead_update', payload: '{}', createdAt: at(100 + i) });
+
+  const now = T0 + 10_000;
+  // Each claim as another worker's: it knows nothing of what the others have in flight.
+  const claim = async (when = now, leaseUntil = now + 60_000) =>
+    (await store.deliveries.claimDue({ now: when, limit: 16, leaseUntil, inFlight: new Map(), perWebhook: 4, defaultRate: null })).jobs;
+  const claimed = new Set<number>();
+  const jobs = [];
+  for (let round = 0; round < 4; round++) {
+    const taken = await claim();
+    if (round < 2) t.ok(taken.length > 0, `claim ${round + 1} took some`);
+    for (const job of taken) {
+      t.notOk(claimed.has(job.deliveryId), `claim ${round + 1}: delivery ${job.deliveryId} was not leased already`);
+      claimed.add(job.deliveryId);
+      jobs.push(job);
+    }
+  }
+  const webhooks = new Set(jobs.map((job) => job.webhookId));
+  t.equal(webhooks.size, 6, 'the round reached every webhook behind the backlog');
+
+  // Recorded: a retry is due at its own time, not when the lease would have ended.
+  const backlogged = jobs[0]!.webhookId;
+  const [retried, succeeded] = jobs.filter((job) => job.webhookId !== backlogged);
+  await store.deliveries.recordAttempt(retried!, attempt('retrying', { statusCode: 503, nextAttemptAt: now + 1_000 }));
+  await store.deliveries.recordAttempt(succeeded!, attempt('succeeded'));
+  const again = await claim(now + 1_000, now + 120_000);
+  t.ok(again.some((job) => job.deliveryId === retried!.deliveryId), 'the retry is claimed at its time, within the lease it had');
+  t.notOk(again.some((job) => job.deliveryId === succeeded!.deliveryId), 'the settled one is not');
+  t.notOk(again.some((job) => claimed.has(job.deliveryId) && job.deliveryId !== retried!.deliveryId), 'the others are still leased');
+});
+
 t.test('events.prune deletes settled history older than the cut-off in batches, keeping pending events', async (t) => {
   const { store, db } = await openTestStore(t);
   const { client } = await withClient(store);
@@ -595,7 +632,7 @@ t.test("pacing: a claim takes a webhook's deliveries at its rate, gives the rest
     (await store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 100, defaultRate })).jobs;
   const due = () =>
     db.query<{ event_id: string; due: number; paced: number }>(
-      `SELECT event_id, ${db.kind === 'sqlite' ? 'next_attempt_at' : '(extract(epoch FROM next_attempt_at) * 1000)::bigint'} AS due,
+      `SELECT event_id, ${db.kind === 'sqlite' ? 'max(next_attempt_at, lease_until)' : '(extract(epoch FROM next_attempt_at) * 1000)::bigint'} AS due,
          CASE WHEN paced THEN 1 ELSE 0 END AS paced
        FROM deliveries WHERE webhook_id = ? AND state = 'pending' ORDER BY event_id`,
       [slow.id],

@@ -13,23 +13,27 @@ type DueRow = JobRow & PacedCandidate & { paused: number };
 export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committed: CommittedWrite): DeliveryRepository {
   const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
+  // A delivery is due at the later of its due time and the end of its lease (deliveries_due
+  // orders them so: the lease only moves the delivery there, not in deliveries_pending_by_webhook).
+  const DUE_AT = 'max(d.next_attempt_at, d.lease_until)';
   // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], DueRow>(`
     SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
-    WHERE d.state = 'pending' AND d.next_attempt_at <= ?
-    ORDER BY d.next_attempt_at, d.id LIMIT ?`);
+    WHERE d.state = 'pending' AND ${DUE_AT} <= ?
+    ORDER BY ${DUE_AT}, d.id LIMIT ?`);
   // When the earliest are mostly one webhook's backlog, the webhooks with pending deliveries are
   // visited in turn (each from where the last claim stopped), taking each one's earliest due, so
   // that a receiver with a long queue cannot keep the others waiting behind it.
   const nextPendingWebhook = db.prepare<[number], { webhook_id: number }>(
     "SELECT webhook_id FROM deliveries WHERE state = 'pending' AND webhook_id > ? ORDER BY webhook_id LIMIT 1",
   );
-  const dueForWebhook = db.prepare<[number, number, number], DueRow>(`
+  // The leased ones (in flight: a few per webhook) are passed over.
+  const dueForWebhook = db.prepare<{ webhook: number; now: number; limit: number }, DueRow>(`
     SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
-    WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ?
-    ORDER BY d.next_attempt_at, d.id LIMIT ?`);
+    WHERE d.webhook_id = :webhook AND d.state = 'pending' AND d.next_attempt_at <= :now AND d.lease_until <= :now
+    ORDER BY d.next_attempt_at, d.id LIMIT :limit`);
   let lastVisited = 0;
-  const lease = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ?, paced = 0 WHERE id = ?');
+  const lease = db.prepare<[number, number]>('UPDATE deliveries SET lease_until = ?, paced = 0 WHERE id = ?');
   // Pacing: a delivery given a later time because of its webhook's rate, and the webhook's next free time.
   const defer = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ?, paced = 1 WHERE id = ?');
   const setPace = db.prepare<[number, number]>('UPDATE webhooks SET pace_at = ? WHERE id = ?');
@@ -38,7 +42,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   // behind every real due time, so the claims that follow never read them.
   const hold = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
     UPDATE deliveries SET next_attempt_at = :held, paced = 0 WHERE id IN (
-      SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'pending' AND next_attempt_at <= :now
+      SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'pending' AND next_attempt_at <= :now AND lease_until <= :now
       ORDER BY next_attempt_at LIMIT :batch)`);
   // After a resume: the webhooks with deliveries still set aside (a partial index), and a batch
   // of one's held deliveries made due, oldest first (the index orders equal due times by id).
@@ -53,10 +57,10 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const retryLater = db.prepare<[number, number]>(
-    "UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ? AND state = 'pending'",
+    "UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?, lease_until = 0 WHERE id = ? AND state = 'pending'",
   );
   const finish = db.prepare<[string, string, number]>(
-    "UPDATE deliveries SET attempts = attempts + 1, state = ?, completed_at = ? WHERE id = ? AND state = 'pending'",
+    "UPDATE deliveries SET attempts = attempts + 1, state = ?, completed_at = ?, lease_until = 0 WHERE id = ? AND state = 'pending'",
   );
   const detach = db.prepare<[string, number]>('UPDATE webhooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL');
   const cancelPending = cancelPendingDeliveries(db);
@@ -72,8 +76,8 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     "UPDATE deliveries SET state = 'failed', completed_at = ? WHERE webhook_id = ? AND state = 'pending' AND id <> ?",
   );
   const writeOperationalEvent = operationalEventWriter(db);
-  const earliest = db.prepare<[], { at: number | null }>(
-    "SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending'",
+  const earliest = db.prepare<[], { at: number }>(
+    `SELECT ${DUE_AT} AS at FROM deliveries d WHERE d.state = 'pending' ORDER BY ${DUE_AT} LIMIT 1`,
   );
   const pending = db.prepare<[], { count: number; oldest: string | null }>(
     "SELECT count(*) AS count, min(created_at) AS oldest FROM deliveries WHERE state = 'pending'",
@@ -93,7 +97,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     'SELECT state, event_id FROM deliveries WHERE id = ? AND webhook_id = ?',
   );
   const requeueOne = db.prepare<[number, number]>(
-    "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, completed_at = NULL, replay = 1 WHERE id = ? AND state <> 'pending'",
+    "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_until = 0, completed_at = NULL, replay = 1 WHERE id = ? AND state <> 'pending'",
   );
   // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
   const failedSince = db.prepare<[number, string, number], { id: number }>(
@@ -156,7 +160,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
       if (wrapped && webhook > start) break;
       visits++;
       if ((taken.get(webhook) ?? 0) < request.perWebhook) {
-        const rows = dueForWebhook.all(webhook, request.now, request.perWebhook);
+        const rows = dueForWebhook.all({ webhook, now: request.now, limit: request.perWebhook });
         holdPaused(rows, request.now, held);
         pick(rows, picked, taken, request, pacer);
       }

@@ -204,4 +204,15 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX operational_events_by_age ON operational_events(created_at);
   `,
+  // A claim's lease in a column of its own. A claim used to lease a delivery by pushing its
+  // next_attempt_at forward, which moved its entry in deliveries_pending_by_webhook too: with a
+  // deep outbox that index is large, and each lease rewrote a page in the middle of it, and the
+  // attempt's record another. Now the lease writes lease_until, which only deliveries_due holds
+  // (a delivery is due at the later of the two), and a webhook's pending deliveries keep their
+  // place in their own index until they are settled. Recording an attempt clears the lease.
+  `
+  ALTER TABLE deliveries ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+  DROP INDEX deliveries_due;
+  CREATE INDEX deliveries_due ON deliveries(max(next_attempt_at, lease_until)) WHERE state = 'pending';
+  `,
 ];
