@@ -199,3 +199,31 @@ t.test('a write that throws is rolled back alone; the others in its batch commit
   );
   t.same(db.prepare('SELECT n FROM probe ORDER BY n').all(), [{ n: 1 }, { n: 3 }]);
 });
+
+t.test('in a batch with a write that throws, the others answer with what was committed', async (t) => {
+  // The batch runs first without savepoints; when a write throws, it is rolled back and run
+  // again, each write apart: the answers are those of the run that committed.
+  const { db, write } = setup(t);
+  const insert = db.prepare('INSERT INTO probe (n) VALUES (?)');
+  let runs = 0;
+  const [first, failed, last] = await Promise.allSettled([
+    write(() => {
+      runs++;
+      return Number(insert.run(10).lastInsertRowid);
+    }),
+    write(() => {
+      insert.run(20);
+      throw new Error('refused');
+    }),
+    write(() => Number(insert.run(30).lastInsertRowid)),
+  ]);
+  t.equal(failed.status, 'rejected');
+  const rows = db.prepare('SELECT rowid AS id, n FROM probe ORDER BY n').all() as { id: number; n: number }[];
+  t.same(rows.map((row) => row.n), [10, 30]);
+  t.same([first, last].map((r) => (r.status === 'fulfilled' ? r.value : undefined)), rows.map((row) => row.id), 'each answer is the row that is there');
+  t.equal(runs, 2, 'the first write ran again after the rollback');
+
+  runs = 0;
+  await Promise.all([write(() => (runs++, insert.run(40))), write(() => insert.run(50))]);
+  t.equal(runs, 1, 'a batch in which nothing throws runs each write once');
+});

@@ -5,8 +5,8 @@ import type { Db } from './open-database.js';
 
 // Group commit. If every commit waited for its own fsync (synchronous=FULL), one commit per write
 // would cap writes at the disk's fsync rate. Writes that arrive together (in the same turn of the
-// event loop) are run instead in one transaction, each in its own savepoint so that one failing
-// write does not undo the others, and share one commit and one fsync. Each caller's promise
+// event loop) are run instead in one transaction, and share one commit and one fsync; one failing
+// write does not undo the others (the batch runs again, each write in a savepoint of its own). Each caller's promise
 // settles only after that fsync: an acknowledged write survives power loss, as with its own
 // synchronous=FULL commit.
 //
@@ -72,7 +72,8 @@ export function createDurableWriter(db: Db): DurableWriter {
   let checkpointer: Checkpointer | undefined;
   let failure: unknown;
 
-  const commitBatch = db.transaction((batch: Pending[]) => {
+  // Each write in a savepoint of its own, so that one that fails is undone alone.
+  const commitEachApart = db.transaction((batch: Pending[]) => {
     for (const pending of batch) {
       savepoint.run();
       try {
@@ -85,6 +86,22 @@ export function createDurableWriter(db: Db): DurableWriter {
       }
     }
   });
+  // The usual case first: every write succeeds, and none needs a savepoint (two statements a
+  // write). When one throws, the whole transaction is rolled back and the batch runs again, each
+  // write apart. A write is a function of the database it runs on, so running it again after the
+  // rollback does what running it once would have done.
+  const commitAll = db.transaction((batch: Pending[]) => {
+    for (const pending of batch) pending.result = { ok: true, value: pending.write() };
+  });
+  const commitBatch = {
+    immediate(batch: Pending[]) {
+      try {
+        commitAll.immediate(batch);
+      } catch {
+        commitEachApart.immediate(batch);
+      }
+    },
+  };
 
   function settle(batch: Pending[], error?: unknown) {
     for (const pending of batch) {
