@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Client, NewApiKey, Store } from '../store/store.js';
 
@@ -37,30 +37,44 @@ const sha256 = (value: string) => hash('sha256', value, 'buffer');
 
 /**
  * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name
- * (src/routes/operations.ts puts each operation's first in its chain).
+ * (src/routes/operations.ts puts each operation's first in its chain). Callback hooks: with a
+ * store that finds a key's client at once (findClientNow), a request is authenticated without a
+ * promise.
  */
-export function createAuthenticators(store: Store, publisherToken: string | null) {
+export function createAuthenticators(store: Store, publisherToken: string | null): Record<'apiKey' | 'publisherToken', onRequestHookHandler> {
   // Digests of equal length, so the comparison takes the same time whatever was sent.
   const expected = publisherToken === null ? null : sha256(publisherToken);
+  const keys = store.keys;
 
   return {
-    async apiKey(request: FastifyRequest): Promise<void> {
+    apiKey(request, _reply, done) {
       const key = request.headers['x-api-key'];
-      if (typeof key !== 'string' || key === '') throw new HttpError(401, MESSAGES.unauthorized);
+      if (typeof key !== 'string' || key === '') return done(new HttpError(401, MESSAGES.unauthorized));
       // Keys are stored as SHA-256 hashes: the lookup is by hash, never by the key itself.
       const hash = hashApiKey(key);
-      const client = await store.keys.findClient(hash);
-      if (!client) throw new HttpError(401, MESSAGES.unauthorized);
-      request.client = client;
-      request.apiKeyHash = hash;
+      const accept = (client: Client | undefined) => {
+        if (!client) return done(new HttpError(401, MESSAGES.unauthorized));
+        request.client = client;
+        request.apiKeyHash = hash;
+        done();
+      };
+      if (keys.findClientNow === undefined) return void keys.findClient(hash).then(accept, done);
+      let client: Client | undefined;
+      try {
+        client = keys.findClientNow(hash);
+      } catch (error) {
+        return done(error as Error);
+      }
+      accept(client);
     },
 
-    async publisherToken(request: FastifyRequest): Promise<void> {
-      if (expected === null) throw new HttpError(401, MESSAGES.publishingDisabled);
+    publisherToken(request, _reply, done) {
+      if (expected === null) return done(new HttpError(401, MESSAGES.publishingDisabled));
       const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
       if (!match || !timingSafeEqual(sha256(match[1]!), expected)) {
-        throw new HttpError(401, MESSAGES.invalidPublisherToken);
+        return done(new HttpError(401, MESSAGES.invalidPublisherToken));
       }
+      done();
     },
   };
 }

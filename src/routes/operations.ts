@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Options, ValidateFunction } from 'ajv';
-import type { FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
@@ -356,10 +356,25 @@ function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
   return bound;
 }
 
+/**
+ * Two onRequest steps as one hook: the second runs once the first has let the request through.
+ * Each hook Fastify runs costs a turn of its hook runner, on every request.
+ */
+function thenHook(first: onRequestHookHandler, second: onRequestHookHandler): onRequestHookHandler {
+  return function (this: FastifyInstance, request, reply, done) {
+    first.call(this, request, reply, (error) => (error ? done(error) : second.call(this, request, reply, done)));
+  };
+}
+
 export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config }>(
   async (app, { spec, store, config }) => {
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
     const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config.publisherToken);
+    // Declared up front, so that every request object has the same shape whether or not it is
+    // authenticated (a property added later changes it, and the property reads of the framework
+    // become megamorphic).
+    app.decorateRequest('client', null);
+    app.decorateRequest('apiKeyHash', null);
     const rateLimiter = createRateLimiter(config.rateLimit);
     const secrets = createSecretBox(config.secretEncryptionKey);
     const idempotency = createIdempotency(secrets);
@@ -370,10 +385,8 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
       const operationId = operationIdOf(route);
       if (operationId === undefined) return;
       const scheme: SecurityScheme | null = OPERATION_SECURITY[operationId as keyof typeof OPERATION_SECURITY] ?? null;
-      route.onRequest = [
-        ...(scheme ? [authenticate[scheme]] : []),
-        ...(scheme === 'apiKey' && rateLimiter ? [rateLimiter.limit] : []),
-      ];
+      const limit = scheme === 'apiKey' ? rateLimiter?.limit : undefined;
+      route.onRequest = scheme === null ? [] : [limit === undefined ? authenticate[scheme] : thenHook(authenticate[scheme], limit)];
       const body = (route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined)?.body;
       if (body?.content?.['application/json']) route.schema!.body = body.content['application/json'].schema;
       route.bodyLimit = bodyLimits[operationId] ?? route.bodyLimit;

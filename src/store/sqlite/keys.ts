@@ -45,6 +45,15 @@ export function createKeyRepository(db: Db, synced: SyncedWrite): KeyRepository 
     return toKey(row);
   });
   const cache = createKeyCache(db);
+  const findClientNow = (hash: string): Client | undefined => {
+    const cached = cache.get(hash);
+    if (cached) return cached;
+    const row = clientByHash.get(hash);
+    if (!row) return undefined; // unknown keys are not cached: the table would fill with them
+    const client = { id: row.id, name: row.name, createdAt: row.created_at };
+    cache.set(hash, client);
+    return client;
+  };
 
   return {
     async create(clientId, key) {
@@ -63,14 +72,9 @@ export function createKeyRepository(db: Db, synced: SyncedWrite): KeyRepository 
       return revoked;
     },
     async findClient(hash) {
-      const cached = cache.get(hash);
-      if (cached) return cached;
-      const row = clientByHash.get(hash);
-      if (!row) return undefined; // unknown keys are not cached: the table would fill with them
-      const client = { id: row.id, name: row.name, createdAt: row.created_at };
-      cache.set(hash, client);
-      return client;
+      return findClientNow(hash);
     },
+    findClientNow,
   };
 }
 
