@@ -14,6 +14,8 @@ import { runCli } from '../src/cli/run-cli.js';
 import { startServer, type ServerProcess } from './server-process.js';
 
 const PUBLISHER_TOKEN = 'crash-test-publisher-token-0123';
+/** How long the final wait for deliveries lasts without one arriving before it gives up. */
+const STALL_MS = 30_000;
 
 export interface CrashTestOptions {
   kills: number;
@@ -127,13 +129,33 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
     }
 
     // Every acknowledged write is there (or stays gone), and every accepted event arrives.
-    const listed = new Set(((await request('GET', '/webhook', client)).json.webhooks as Array<{ hookId: number }>).map((w) => w.hookId));
+    // Every page of the listing (100 webhooks a page): a long run acknowledges more than one page.
+    const listed = new Set<number>();
+    for (let page = '/webhook'; ; ) {
+      const { json } = await request('GET', page, client);
+      for (const webhook of json.webhooks as Array<{ hookId: number }>) listed.add(webhook.hookId);
+      if (json.next === undefined || json.next === null) break;
+      page = `/webhook?after=${json.next}`;
+    }
     const lostWebhooks = [...created].filter((id) => !deleted.has(id) && !deleteInDoubt.has(id) && !listed.has(id));
     const resurrectedWebhooks = [...deleted].filter((id) => listed.has(id));
     log(`waiting for ${accepted.size - [...accepted].filter((id) => delivered.has(id)).length} deliveries still pending...`);
-    const deadline = Date.now() + 60_000;
-    while ([...accepted].some((id) => !delivered.has(id)) && Date.now() < deadline) {
+    // Each event goes to every webhook the client held when it was published (hundreds, after a
+    // long run), so the backlog takes longer to drain the more rounds there were: the wait goes
+    // on while deliveries keep arriving, and gives up only after STALL_MS without one.
+    const undelivered = () => [...accepted].filter((id) => !delivered.has(id)).length;
+    let left = undelivered();
+    let progressAt = Date.now();
+    let reportedAt = Date.now();
+    while (left > 0 && Date.now() - progressAt < STALL_MS) {
       await new Promise((resolve) => setTimeout(resolve, 200));
+      const now = undelivered();
+      if (now < left) progressAt = Date.now();
+      left = now;
+      if (Date.now() - reportedAt >= 10_000) {
+        reportedAt = Date.now();
+        log(`${left} deliveries still pending...`);
+      }
     }
     const undeliveredEvents = [...accepted].filter((id) => !delivered.has(id));
     const report: CrashTestReport = {
