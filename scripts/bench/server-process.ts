@@ -1,6 +1,7 @@
 // Servers under test, each in a process of its own on loopback: bare Fastify, leadhooks as
 // `npm start` runs it, and the webhook receivers.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,26 @@ export const LEADHOOKS_SERVER = join(PACKAGE_ROOT, 'dist/src/server.js');
 export const LEADHOOKS_WORKER = join(PACKAGE_ROOT, 'dist/src/worker.js');
 export const BARE_FASTIFY_SERVER = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
 export const PUBLISHER_TOKEN = 'bench-publisher-token-0123456789';
+
+/**
+ * The options of `node` in the package.json script that runs `script` (`npm start` for the server,
+ * `npm run worker` for the worker), so that the bench runs each as its script does; none for others.
+ */
+export function nodeOptionsOf(script: string): string[] {
+  const scripts = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const name = script === LEADHOOKS_SERVER ? 'start' : script === LEADHOOKS_WORKER ? 'worker' : undefined;
+  if (name === undefined) return [];
+  const file = script.slice(PACKAGE_ROOT.length + 1);
+  const options = nodeOptionsIn(scripts[name] ?? '', file);
+  if (options === undefined) throw new Error(`package.json's ${name} script does not run node [options] ${file}`);
+  return options;
+}
+
+/** The options a command line gives `node` before `file` (a path in the package); undefined if it does not run it. */
+export function nodeOptionsIn(command: string, file: string): string[] | undefined {
+  const run = new RegExp(`\\bnode ((?:--\\S+ )*)${file.replaceAll('.', '\\.')}\\b`).exec(command);
+  return run?.[1]!.split(' ').filter(Boolean);
+}
 
 /** `npm run build`: the servers run from dist/, as `npm start` runs them. */
 export function buildLeadhooks(): void {
@@ -52,13 +73,18 @@ export function leadhooksEnv(database: Record<string, string>, extra: Record<str
   };
 }
 
+/** leadhooks as `npm start` runs it, on a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`). */
+export function startLeadhooks(database: Record<string, string>, extra: Record<string, string> = {}): Promise<RunningServer> {
+  return startServer(LEADHOOKS_SERVER, leadhooksEnv(database, extra), '/healthz');
+}
+
 /** Starts a server process and waits until `readyPath` answers; the time that took is its start. */
 export async function startServer(script: string, env: Record<string, string>, readyPath: string): Promise<RunningServer> {
   const port = await freePort();
   // BENCH_PROFILE_DIR=<dir>: each server writes a V8 CPU profile there (open in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [...profile, script], {
+  const child: ChildProcess = spawn(process.execPath, [...profile, ...nodeOptionsOf(script), script], {
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -92,7 +118,7 @@ export async function startServer(script: string, env: Record<string, string>, r
 export function startWorkers(n: number, env: Record<string, string>): { pids: number[]; stop(): Promise<void> } {
   let stopping = false;
   const children = Array.from({ length: n }, () => {
-    const child = spawn(process.execPath, [LEADHOOKS_WORKER], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeOptionsOf(LEADHOOKS_WORKER), LEADHOOKS_WORKER], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
     child.once('exit', (code) => {
       if (!stopping) {
         console.error(`a delivery worker exited with ${code} during the run`);

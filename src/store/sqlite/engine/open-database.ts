@@ -7,6 +7,8 @@ export type Db = Database.Database;
 
 /** The size the WAL is cut back to after a checkpoint (https://sqlite.org/pragma.html#pragma_journal_size_limit). */
 export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+/** SQLite's page cache per connection, in KiB (https://sqlite.org/pragma.html#pragma_cache_size). */
+const PAGE_CACHE_KIB = 4_000;
 
 /**
  * Opens (creating on first use) the SQLite file and brings its schema up to date.
@@ -26,6 +28,11 @@ export function openDatabase(path: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // A page cache of 4 MB (better-sqlite3 builds SQLite with 16 MB, SQLite's own default is 2 MB):
+  // the pages a request needs beyond it come from the operating system's file cache, and under
+  // the bench's write load the server's resident memory is 13 MB lower, with no change in the
+  // throughput measured (README, "Performance").
+  db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   // Once a checkpoint has copied the whole WAL, the next write starts it over from the beginning
   // and truncates the file to this size: a burst of writes does not leave a large WAL behind.
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
