@@ -8,6 +8,7 @@ import type { BenchOptions } from './bench-options.js';
 import { THROTTLE_MARGIN } from './measures/bare-fastify.js';
 import { count, say } from './progress.js';
 import { ratioChart } from './ratio-chart.js';
+import { LEADHOOKS_SERVER, nodeOptionsOf } from './server-process.js';
 import { growthTable, measurementsTable, storesTable, targetsTable } from './report-tables.js';
 import type { judge, Results } from './targets.js';
 
@@ -39,12 +40,16 @@ in ${facts.minutes.toFixed(1)} minutes; load average ${facts.loadBefore} before 
 Each server runs as its own process on loopback; the load generator, ${facts.generator}, sends
 requests prepared before the run (keys and bodies in turn from a list), ${options.connections} connections,
 ${options.warmupSeconds} s of warm-up, then ${options.seconds} s measured. Beside each figure stand the CPU the server and the
-load generator used over it (100% = one core). The run first measures bare Fastify answering one
-fixed request, the most this machine gives at that moment; a baseline more than
-${THROTTLE_MARGIN * 100}% below it is taken as held back (by the load generator or the machine), and no ratio is
-taken against it.
+load generator used over it (100% = one core). The ratios to bare Fastify come from the two
+servers up at once and measured in turn, in ${options.smoke ? 1 : 4} rounds of ${options.seconds / 4} s: in each round bare Fastify
+answering one fixed request (its ceiling, the most this machine gives at that moment), bare
+Fastify answering the same requests as the leadhooks operation (its baseline), then the
+operation; each figure is the rate over all its rounds. A baseline more than
+${THROTTLE_MARGIN * 100}% below the ceiling is taken as held back (by the load generator or the machine), and no
+ratio is taken against it. The growth measures alternate the same way, the small case and its
+two grown cases in turn, and so do the drains of the shallow and the deep outbox.
 
-leadhooks runs as \`npm start\` runs it (\`dist/src/server.js\`), with \`LOG_LEVEL=${logLevel}\`, every 201, 202
+leadhooks runs as \`npm start\` runs it (\`${['node', ...nodeOptionsOf(LEADHOOKS_SERVER), 'dist/src/server.js'].join(' ')}\`), with \`LOG_LEVEL=${logLevel}\`, every 201, 202
 and 204 durable (it waits for the fsync of the WAL holding its commit: README, "Durability"), the
 rate limit and the webhook cap in the request path (raised by configuration so as not to refuse
 the load). The small case is ${count(small.clients)} clients holding ${count(small.held.start)} webhooks each, in turn, on a database of

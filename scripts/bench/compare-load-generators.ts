@@ -15,7 +15,7 @@ import { loadAverage } from './process-stats.js';
 import { say } from './progress.js';
 import { cachedDatabase, copyDatabase } from './seeded-database-cache.js';
 import { apiGroups, seedApiDatabase } from './seed-database.js';
-import { BARE_FASTIFY_SERVER, buildLeadhooks, LEADHOOKS_SERVER, leadhooksEnv, startServer, type RunningServer } from './server-process.js';
+import { BARE_FASTIFY_SERVER, buildLeadhooks, startLeadhooks, startServer, type RunningServer } from './server-process.js';
 import { wrkLoad } from './wrk-load.js';
 
 const seconds = Number(process.argv[2] ?? 5);
@@ -45,7 +45,7 @@ try {
   const databasePath = copyDatabase(cachedDatabase(api.name, api.layout, seedApiDatabase), dir, 'compare');
   const servers: Record<Load['server'], RunningServer> = {
     bare: await startServer(BARE_FASTIFY_SERVER, {}, '/'),
-    leadhooks: await startServer(LEADHOOKS_SERVER, leadhooksEnv({ DATABASE_PATH: databasePath }), '/healthz'),
+    leadhooks: await startLeadhooks({ DATABASE_PATH: databasePath }),
   };
   for (let round = 1; round <= rounds; round++) {
     say(`round ${round} of ${rounds}, load average ${loadAverage()}`);

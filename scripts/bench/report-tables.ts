@@ -42,7 +42,8 @@ export function measurementsTable(results: Results): string {
   const { bare, small, bigClients, bigDatabase, shallow, deep, latency, postgres } = results;
   const pg = 'skipped' in postgres ? undefined : postgres;
   const api = [small, bigClients, bigDatabase, ...(pg ? [pg.small] : [])].flatMap((o) => [o.about, ...(o.listing ? [o.listing] : []), o.create, o.remove]);
-  const rows = [bare.get.ceiling, bare.post.ceiling, bare.get, bare.post, ...api].map(row);
+  const { besideBare } = results;
+  const rows = [bare.get.ceiling, bare.post.ceiling, bare.get, bare.post, besideBare.about, besideBare.create, besideBare.remove, ...api].map(row);
   for (const drain of [shallow, deep, ...(pg?.drains ?? [])]) {
     rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
   }

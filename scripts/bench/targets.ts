@@ -1,6 +1,6 @@
 // The targets leadhooks is held to, judged against a run's figures. A ratio to a throttled
 // baseline is refused rather than judged: it would flatter leadhooks.
-import type { BareFastify, Baseline } from './measures/bare-fastify.js';
+import type { BareFastify, Baseline, BesideBare } from './measures/bare-fastify.js';
 import type { ApiOperations } from './measures/api-operations.js';
 import type { Drain, PublishLatency } from './measures/delivery.js';
 import type { PostgresResults } from './measures/postgres.js';
@@ -9,6 +9,8 @@ import { count } from './progress.js';
 
 export interface Results {
   bare: BareFastify;
+  /** leadhooks measured in turn with bare Fastify: the ratios, and the memory comparison. */
+  besideBare: BesideBare;
   /** The small case: clients holding few webhooks, on the smaller database. */
   small: ApiOperations;
   /** The same database, clients holding many webhooks. */
@@ -74,11 +76,16 @@ export function judge(results: Results, smoke: boolean) {
     bars.push({ label, ratio: baseline.refused ? undefined : ratio, target, verdict: row.verdict });
   };
 
-  const { bare, small, bigClients, bigDatabase } = results;
-  toBaseline('GET /about', small.about, bare.get, 'bare GET', 0.85);
-  targets.push({ target: 'GET /about p99 at 50 connections ≤ 5 ms', measured: `${small.about.p99Ms.toFixed(1)} ms`, verdict: verdict(small.about.p99Ms <= 5) });
-  toBaseline('POST /webhook', small.create, bare.post, 'bare POST', 0.5);
-  toBaseline('DELETE /webhook/{id}', small.remove, bare.post, 'bare POST', 0.5);
+  const { bare, besideBare, small, bigClients, bigDatabase } = results;
+  toBaseline('GET /about', besideBare.about, bare.get, 'bare GET', 0.85);
+  // Its rounds' worst p99 (measures/api-operations.ts, combineRounds): an upper bound of the p99 over all of them.
+  targets.push({
+    target: 'GET /about p99 at 50 connections ≤ 5 ms',
+    measured: `${besideBare.about.p99Ms.toFixed(1)} ms (the worst of its rounds, ${besideBare.about.completed.toLocaleString('en-US')} requests in all)`,
+    verdict: verdict(besideBare.about.p99Ms <= 5),
+  });
+  toBaseline('POST /webhook', besideBare.create, bare.post, 'bare POST', 0.5);
+  toBaseline('DELETE /webhook/{id}', besideBare.remove, bare.post, 'bare POST', 0.5);
 
   const growth: GrowthRow[] = [];
   const bigHeld = count(bigClients.held.start);
@@ -106,8 +113,8 @@ export function judge(results: Results, smoke: boolean) {
     throughputGrowth(measure, `${count(results.apiWebhooks)} webhooks`, `${count(results.grownWebhooks)}-webhook database`, pick(small).rps, pick(bigDatabase).rps, ' req/s', true);
   }
   if (small.listing && bigClients.listing) {
-    const all = bigClients.listing.paginated ? 'paginated' : `returns all ${count(bigClients.listing.listed)}, no pagination`;
-    throughputGrowth('GET /webhook', `${smallHeld} per client`, `${bigHeld} webhooks per client (${all})`, small.listing.rps, bigClients.listing.rps, ' req/s', false);
+    const all = bigClients.listing.paginated ? `pages of ${count(bigClients.listing.listed)}` : `returns all ${count(bigClients.listing.listed)}, no pagination`;
+    throughputGrowth('GET /webhook', `${smallHeld} per client`, `${bigHeld} webhooks per client (${all})`, small.listing.rps, bigClients.listing.rps, ' req/s', true);
   }
 
   targets.push({ target: 'deliveries/s to local receivers ≥ 5,000', measured: `${count(results.shallow.rate)}/s`, verdict: verdict(results.shallow.rate >= 5000) });
@@ -118,10 +125,12 @@ export function judge(results: Results, smoke: boolean) {
   });
   throughputGrowth('deliveries/s', `${count(results.shallow.pending)} pending`, `${count(results.deep.pending)} pending`, results.shallow.rate, results.deep.rate, '/s', true);
 
-  const rssRatio = small.peakRssMb / bare.peakRssMb;
+  const rssRatio = besideBare.peakRssMb / bare.peakRssMb;
   targets.push({
     target: "peak RSS of the server / bare Fastify's under the same load ≤ 1.6",
-    measured: `${rssRatio.toFixed(2)} (${small.peakRssMb.toFixed(0)} MB / ${bare.peakRssMb.toFixed(0)} MB)`,
+    measured:
+      `${rssRatio.toFixed(2)} (${besideBare.peakRssMb.toFixed(0)} MB / ${bare.peakRssMb.toFixed(0)} MB, after the GET and POST runs of each; ` +
+      `${(small.peakRssMb / bare.peakRssMb).toFixed(2)} for the small case's server, with GET /webhook and DELETE added)`,
     verdict: verdict(rssRatio <= 1.6),
   });
 

@@ -1,12 +1,18 @@
-// GET /about, GET /webhook (the listing), durable POST /webhook and DELETE /webhook/{id} for one
-// group of clients on one database, against leadhooks as `npm start` runs it.
+// GET /about, GET /webhook (the listing), durable POST /webhook and DELETE /webhook/{id} against
+// leadhooks as `npm start` runs it, for one case (a group of clients on a database) or several in
+// alternation: each operation in short rounds that take the cases in turn (small, many webhooks per
+// client, large database; again), on servers that stay up for the whole measure. On a machine
+// whose speed drifts from one minute to the next, cases measured minutes apart differ by the
+// drift; taken in turn, each case gets its share of every minute, and the growth ratios compare
+// like with like.
 import type { BenchContext } from '../bench-context.js';
 import type { BenchDatabase } from '../bench-database.js';
-import { measureLoad, type Measured } from '../measure-load.js';
+import type { PreparedRequest } from '../load-generator.js';
+import { measureLoad, type Durations, type Measured } from '../measure-load.js';
 import { createWebhookRequests, deleteWebhookRequests, getRequests } from '../prepared-requests.js';
 import { count, say } from '../progress.js';
 import { apiKeyFor, type ClientGroup } from '../seed-database.js';
-import { LEADHOOKS_SERVER, leadhooksEnv, startServer } from '../server-process.js';
+import { startLeadhooks, type RunningServer } from '../server-process.js';
 
 export interface Listing extends Measured {
   /** Webhooks in one response, and what the client held. */
@@ -30,9 +36,9 @@ export interface ApiOperations {
   peakRssMb: number;
 }
 
-/** What one listing request returns: whether it holds everything the client has. */
-async function probeListing(origin: string, group: ClientGroup, held: number) {
-  const res = await fetch(`${origin}/webhook`, { headers: { 'x-api-key': apiKeyFor(group.first) } });
+/** What one listing request (`path`) returns: whether it holds everything the client has. */
+export async function probeListing(origin: string, group: ClientGroup, held: number, path = '/webhook') {
+  const res = await fetch(`${origin}${path}`, { headers: { 'x-api-key': apiKeyFor(group.first) } });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`GET /webhook answered ${res.status}: ${text.slice(0, 200)}`);
   const body = JSON.parse(text) as { webhooks: unknown[]; next?: unknown };
@@ -40,46 +46,138 @@ async function probeListing(origin: string, group: ClientGroup, held: number) {
   return { listed: body.webhooks.length, held, bytes: Buffer.byteLength(text), paginated };
 }
 
-export async function measureApiOperations(
-  ctx: BenchContext,
-  label: string,
-  database: BenchDatabase,
-  group: ClientGroup,
-  withListing: boolean,
-): Promise<ApiOperations> {
-  const { generator, durations, options } = ctx;
-  const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv(database.env), '/healthz');
-  const target = { pid: server.pid, idlePath: '/healthz' };
-  const load = (name: string, spec: Omit<Parameters<typeof measureLoad>[3], 'origin' | 'connections'>) =>
-    measureLoad(`${name}, ${label}`, generator, target, { origin: server.origin, connections: options.connections, ...spec }, durations);
+export interface ApiCase {
+  label: string;
+  database: BenchDatabase;
+  group: ClientGroup;
+  withListing: boolean;
+}
+
+/** Rounds per operation when several cases alternate: each case measured this many times, in turn. */
+const ROUNDS = 4;
+
+/**
+ * One figure from a case's rounds: the rate over all their requests; as p99 the worst round's
+ * (no round had more than 1% of its requests slower, so neither had all of them together: it
+ * never flatters), as p50 the median round's.
+ */
+export function combineRounds(name: string, rounds: Measured[]): Measured {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)]!;
+  };
+  const seconds = rounds.map((r) => r.completed / r.rps);
+  const total = seconds.reduce((a, b) => a + b, 0);
+  const weighted = (pick: (r: Measured) => number) => rounds.reduce((sum, r, i) => sum + pick(r) * seconds[i]!, 0) / total;
+  return {
+    name,
+    ranOut: rounds.some((r) => r.ranOut),
+    completed: rounds.reduce((sum, r) => sum + r.completed, 0),
+    rps: rounds.reduce((sum, r) => sum + r.completed, 0) / total,
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
+    failures: rounds.reduce((sum, r) => sum + r.failures, 0),
+    generatorCores: weighted((r) => r.generatorCores),
+    generatorThreads: rounds[0]!.generatorThreads,
+    serverCores: weighted((r) => r.serverCores),
+    peakRssMb: Math.max(...rounds.map((r) => r.peakRssMb)),
+  };
+}
+
+/** A measured load on a running leadhooks server, with the run's connections and durations. */
+export function loadOn(ctx: BenchContext, server: RunningServer) {
+  return (name: string, spec: { requests: PreparedRequest[]; once?: boolean }, durations: Durations = ctx.durations) =>
+    measureLoad(name, ctx.generator, { pid: server.pid, idlePath: '/healthz' }, { origin: server.origin, connections: ctx.options.connections, ...spec }, durations);
+}
+
+export async function measureApiOperations(ctx: BenchContext, cases: ApiCase[]): Promise<ApiOperations[]> {
+  const { options } = ctx;
+  // One case alone has nothing to alternate with: one run per operation.
+  const rounds = options.smoke || cases.length === 1 ? 1 : ROUNDS;
+  // One server per database, up for the whole measure; cases on the same database share it.
+  const servers = new Map<BenchDatabase, RunningServer>();
   try {
-    const start = await database.heldWebhooks(group);
-    say(`${label}: ${count(group.size)} clients in turn, holding ${count(start)} webhooks each`);
-    const about = await load('GET /about', { requests: getRequests(group, '/about') });
-
-    let listing: Listing | undefined;
-    if (withListing) {
-      const shape = await probeListing(server.origin, group, start);
-      say(
-        `GET /webhook, ${label}: one response holds ${count(shape.listed)} of the client's ${count(shape.held)} webhooks, ` +
-          `${count(shape.bytes / 1024)} kB${shape.paginated ? ' (paginated)' : ': the listing returns everything, no pagination'}`,
-      );
-      listing = { ...(await load('GET /webhook', { requests: getRequests(group, '/webhook') })), ...shape };
+    for (const c of cases) {
+      if (!servers.has(c.database)) servers.set(c.database, await startLeadhooks(c.database.env));
     }
+    const serverOf = (c: ApiCase) => servers.get(c.database)!;
+    const start = await Promise.all(cases.map((c) => c.database.heldWebhooks(c.group)));
+    cases.forEach((c, i) => say(`${c.label}: ${count(c.group.size)} clients in turn, holding ${count(start[i]!)} webhooks each`));
 
-    const create = await load('POST /webhook', { requests: createWebhookRequests(group) });
-    const afterCreate = await database.heldWebhooks(group);
-    // The webhooks POST just made go first, then seeded ones, but never below 90% of what the
-    // clients held at the start: the figure is for clients holding that many. A run that gets
-    // through them all is timed over the time it was sending.
-    const floor = Math.ceil(0.9 * start * group.size);
-    const deletable = await database.activeWebhooks(group);
-    const supply = deletable.slice(0, Math.max(0, deletable.length - floor));
-    const remove = await load('DELETE /webhook/{id}', { requests: deleteWebhookRequests(supply), once: true });
-    const afterDelete = await database.heldWebhooks(group);
-    say(`${label}: webhooks held per client: ${count(start)} at the start, ${count(afterCreate)} after POST, ${count(afterDelete)} after DELETE`);
-    return { label, clients: group.size, about, ...(listing ? { listing } : {}), create, remove, held: { start, afterCreate, afterDelete }, peakRssMb: remove.peakRssMb };
+    /**
+     * Measures one operation for `which` cases in `rounds` rounds, the cases in turn within each.
+     * `requestsOf(case, round)` gives a round's requests; `once`: each is sent once (a slice of a supply).
+     */
+    const alternate = async (operation: string, which: number[], requestsOf: (i: number, round: number) => PreparedRequest[], once = false) => {
+      const measured = new Map<number, Measured[]>(which.map((i) => [i, []]));
+      for (let round = 0; round < rounds; round++) {
+        for (const i of which) {
+          const c = cases[i]!;
+          // The first round warms each server up as a whole run does; later rounds only refill the connections.
+          const durations = { warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
+          const name = `${operation}, ${c.label}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
+          measured.get(i)!.push(await loadOn(ctx, serverOf(c))(name, { requests: requestsOf(i, round), ...(once ? { once } : {}) }, durations));
+        }
+      }
+      return new Map([...measured].map(([i, runs]) => [i, combineRounds(`${operation}, ${cases[i]!.label}`, runs)]));
+    };
+
+    const all = cases.map((_c, i) => i);
+    const about = await alternate('GET /about', all, (i) => getRequests(cases[i]!.group, '/about'));
+
+    // Pages of the size the small case's clients hold (all they have): the same answer size for
+    // every case, so that what the ratio shows is what the number held costs.
+    const listingPath = `/webhook?limit=${Math.max(1, Math.min(100, start[0]!))}`;
+    const listed = all.filter((i) => cases[i]!.withListing);
+    const shapes = new Map<number, Awaited<ReturnType<typeof probeListing>>>();
+    for (const i of listed) {
+      const c = cases[i]!;
+      const shape = await probeListing(serverOf(c).origin, c.group, start[i]!, listingPath);
+      shapes.set(i, shape);
+      say(`GET ${listingPath}, ${c.label}: one response holds ${count(shape.listed)} of the client's ${count(shape.held)} webhooks, ${count(shape.bytes / 1024)} kB${shape.paginated ? ' (paginated)' : ''}`);
+    }
+    const listings = await alternate(`GET ${listingPath}`, listed, (i) => getRequests(cases[i]!.group, listingPath));
+
+    const creations = await alternate('POST /webhook', all, (i) => createWebhookRequests(cases[i]!.group));
+    const afterCreate = await Promise.all(cases.map((c) => c.database.heldWebhooks(c.group)));
+
+    // Each case deletes the webhooks its POST runs made, then seeded ones, never below 90% of
+    // what its clients held at the start; the supply is split evenly among the rounds.
+    const supplies = await Promise.all(
+      cases.map(async (c, i) => {
+        const floor = Math.ceil(0.9 * start[i]! * c.group.size);
+        const deletable = await c.database.activeWebhooks(c.group);
+        return deleteWebhookRequests(deletable.slice(0, Math.max(0, deletable.length - floor)));
+      }),
+    );
+    const removals = await alternate(
+      'DELETE /webhook/{id}',
+      all,
+      (i, round) => {
+        const supply = supplies[i]!;
+        const size = Math.floor(supply.length / rounds);
+        return supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
+      },
+      true,
+    );
+    const afterDelete = await Promise.all(cases.map((c) => c.database.heldWebhooks(c.group)));
+
+    return cases.map((c, i) => {
+      say(`${c.label}: webhooks held per client: ${count(start[i]!)} at the start, ${count(afterCreate[i]!)} after POST, ${count(afterDelete[i]!)} after DELETE`);
+      const listing: Listing | undefined = shapes.has(i) ? { ...listings.get(i)!, ...shapes.get(i)! } : undefined;
+      const remove = removals.get(i)!;
+      return {
+        label: c.label,
+        clients: c.group.size,
+        about: about.get(i)!,
+        ...(listing ? { listing } : {}),
+        create: creations.get(i)!,
+        remove,
+        held: { start: start[i]!, afterCreate: afterCreate[i]!, afterDelete: afterDelete[i]! },
+        peakRssMb: remove.peakRssMb,
+      };
+    });
   } finally {
-    await server.stop();
+    await Promise.all([...servers.values()].map((server) => server.stop()));
   }
 }

@@ -8,7 +8,7 @@ import { count, say } from '../progress.js';
 import type { Receiver } from '../receiver-process.js';
 import type { BenchDatabase } from '../bench-database.js';
 import { deliveryGroups, type DeliveryDatabaseLayout } from '../seed-database.js';
-import { LEADHOOKS_SERVER, leadhooksEnv, startServer, startWorkers, type RunningServer } from '../server-process.js';
+import { leadhooksEnv, startLeadhooks, startWorkers, type RunningServer } from '../server-process.js';
 
 export interface Drain {
   label: string;
@@ -68,8 +68,8 @@ export async function measureDrain(
   await receiver.reset();
   const by = workers === 0 ? 'the server\'s own worker' : `${workers} worker process${workers > 1 ? 'es' : ''}`;
   say(`deliveries, ${label}: ${count(pending)} pending, delivered by ${by}; timing deliveries ${count(from)} to ${count(to)}`);
-  const env = leadhooksEnv(database.env, { ALLOW_PRIVATE_TARGETS: 'true' });
-  const deliverers = workers === 0 ? await startServer(LEADHOOKS_SERVER, env, '/healthz') : startWorkers(workers, env);
+  const local = { ALLOW_PRIVATE_TARGETS: 'true' };
+  const deliverers = workers === 0 ? await startLeadhooks(database.env, local) : startWorkers(workers, leadhooksEnv(database.env, local));
   const pids = 'pids' in deliverers ? deliverers.pids : [deliverers.pid];
   const cpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   try {
@@ -101,6 +101,18 @@ export async function measureDrain(
   } finally {
     await deliverers.stop();
   }
+}
+
+/**
+ * One figure from several drains of the same outbox (each on a fresh copy): the rate over all
+ * their timed windows (each times the same number of deliveries, so the harmonic mean of the
+ * rates), and the CPU weighted by each window's time.
+ */
+export function combineDrains(drains: Drain[]): Drain {
+  const seconds = drains.map((d) => 1 / d.rate);
+  const total = seconds.reduce((a, b) => a + b, 0);
+  const weighted = (pick: (d: Drain) => number) => drains.reduce((sum, d, i) => sum + pick(d) * seconds[i]!, 0) / total;
+  return { ...drains[0]!, rate: drains.length / total, serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores) };
 }
 
 /**

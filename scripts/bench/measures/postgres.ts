@@ -30,7 +30,7 @@ export async function measurePostgres(
   const api = await postgresCopy(server.url, seeded.apiCached, options.api.name);
   let small: ApiOperations;
   try {
-    small = await measureApiOperations(ctx, `${held} webhooks per client, PostgreSQL`, api, seeded.groups.small, true);
+    [small] = (await measureApiOperations(ctx, [{ label: `${held} webhooks per client, PostgreSQL`, database: api, group: seeded.groups.small, withListing: true }])) as [ApiOperations];
   } finally {
     await api.drop();
   }

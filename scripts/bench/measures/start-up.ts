@@ -1,12 +1,12 @@
 // Start to listening: from spawning `node dist/src/server.js` to its first answered request.
 import { say } from '../progress.js';
-import { LEADHOOKS_SERVER, leadhooksEnv, startServer } from '../server-process.js';
+import { startLeadhooks } from '../server-process.js';
 
 /** The median of `probes` starts on the database at `path`, in ms. */
 export async function measureStartUp(label: string, path: string, probes: number): Promise<number> {
   const starts: number[] = [];
   for (let i = 0; i < probes; i++) {
-    const server = await startServer(LEADHOOKS_SERVER, leadhooksEnv({ DATABASE_PATH: path }), '/healthz');
+    const server = await startLeadhooks({ DATABASE_PATH: path });
     starts.push(server.startMs);
     await server.stop();
   }
