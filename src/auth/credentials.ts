@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Client, NewApiKey, Store } from '../store/store.js';
 
@@ -36,36 +36,53 @@ export function generateApiKey(): { apiKey: string; stored: NewApiKey } {
 const sha256 = (value: string) => hash('sha256', value, 'buffer');
 
 /**
+ * What runs once a request's key is accepted, before its operation: the per-key rate limit
+ * (src/routes/operations.ts). It sets its response headers, and returns the error that refuses
+ * the request, if it does.
+ */
+export type KeyAdmission = (request: FastifyRequest, reply: FastifyReply) => Error | undefined;
+
+/**
  * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name
  * (src/routes/operations.ts puts each operation's first in its chain). Callback hooks: with a
  * store that finds a key's client at once (findClientNow), a request is authenticated without a
- * promise.
+ * promise. `admit` runs behind a valid API key in the same hook: a hook of its own, or a
+ * callback made for each request, costs a measurable share of a request as cheap as GET /about.
  */
-export function createAuthenticators(store: Store, publisherToken: string | null): Record<'apiKey' | 'publisherToken', onRequestHookHandler> {
+export function createAuthenticators(
+  store: Store,
+  publisherToken: string | null,
+  admit?: KeyAdmission,
+): Record<'apiKey' | 'publisherToken', onRequestHookHandler> {
   // Digests of equal length, so the comparison takes the same time whatever was sent.
   const expected = publisherToken === null ? null : sha256(publisherToken);
   const keys = store.keys;
 
+  function accept(request: FastifyRequest, reply: FastifyReply, hash: string, client: Client | undefined, done: HookHandlerDoneFunction) {
+    if (!client) return done(new HttpError(401, MESSAGES.unauthorized));
+    request.client = client;
+    request.apiKeyHash = hash;
+    const refused = admit?.(request, reply);
+    if (refused) done(refused);
+    else done();
+  }
+
   return {
-    apiKey(request, _reply, done) {
+    apiKey(request, reply, done) {
       const key = request.headers['x-api-key'];
       if (typeof key !== 'string' || key === '') return done(new HttpError(401, MESSAGES.unauthorized));
       // Keys are stored as SHA-256 hashes: the lookup is by hash, never by the key itself.
       const hash = hashApiKey(key);
-      const accept = (client: Client | undefined) => {
-        if (!client) return done(new HttpError(401, MESSAGES.unauthorized));
-        request.client = client;
-        request.apiKeyHash = hash;
-        done();
-      };
-      if (keys.findClientNow === undefined) return void keys.findClient(hash).then(accept, done);
+      if (keys.findClientNow === undefined) {
+        return void keys.findClient(hash).then((client) => accept(request, reply, hash, client, done), done);
+      }
       let client: Client | undefined;
       try {
         client = keys.findClientNow(hash);
       } catch (error) {
         return done(error as Error);
       }
-      accept(client);
+      accept(request, reply, hash, client, done);
     },
 
     publisherToken(request, _reply, done) {

@@ -1,11 +1,11 @@
 import { hash } from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Options, ValidateFunction } from 'ajv';
-import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
-import { createAuthenticators } from '../auth/credentials.js';
+import { createAuthenticators, type KeyAdmission } from '../auth/credentials.js';
 import type { Config, RateLimit } from '../config.js';
 import { createSecretBox, type SecretBox } from '../delivery/webhook-secrets.js';
 import { eventCatalogue } from '../event-catalogue.js';
@@ -28,7 +28,8 @@ import { IdempotencyConflict, IdempotentReplay, type Store, type StoredResponse 
 //      without a valid key is answered 401 whatever else is wrong with it (authentication, then
 //      input, then existence). Glue would run it as a preHandler, after validation, and would
 //      turn any failure, a database error included, into a 401;
-//   2. the per-key rate limit, for operations secured by an API key;
+//   2. the per-key rate limit, for operations secured by an API key, run by authentication in the
+//      same hook once the key is accepted;
 //   3. the body policy: JSON only (other types are refused with 415), checked against the
 //      operation's JSON schema whatever the content type says (glue keys body schemas by content
 //      type, so a body sent without one would skip validation), nothing coerced, and the
@@ -45,8 +46,8 @@ import { IdempotencyConflict, IdempotentReplay, type Store, type StoredResponse 
 const MAX_SWEEP_INTERVAL_MS = 60_000;
 
 interface RateLimiter {
-  /** The onRequest hook, placed behind authentication: it counts by the key's hash. */
-  limit: onRequestHookHandler;
+  /** Run by authentication behind a valid key: it counts by the key's hash. */
+  limit: KeyAdmission;
   /** Stops the sweep of windows that have run out. */
   close(): void;
 }
@@ -72,7 +73,7 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
   sweep.unref();
 
   return {
-    limit(request, reply, done) {
+    limit(request, reply) {
       const key = request.apiKeyHash ?? '';
       const now = Date.now();
       let entry = windows.get(key);
@@ -87,9 +88,9 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
         'x-ratelimit-remaining': Math.max(0, max - entry.count),
         'x-ratelimit-reset': resetSeconds,
       });
-      if (entry.count <= max) return done();
+      if (entry.count <= max) return undefined;
       reply.header('retry-after', resetSeconds);
-      done(new HttpError(429, rateLimited(max, window, resetSeconds)));
+      return new HttpError(429, rateLimited(max, window, resetSeconds));
     },
     close: () => clearInterval(sweep),
   };
@@ -356,26 +357,16 @@ function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
   return bound;
 }
 
-/**
- * Two onRequest steps as one hook: the second runs once the first has let the request through.
- * Each hook Fastify runs costs a turn of its hook runner, on every request.
- */
-function thenHook(first: onRequestHookHandler, second: onRequestHookHandler): onRequestHookHandler {
-  return function (this: FastifyInstance, request, reply, done) {
-    first.call(this, request, reply, (error) => (error ? done(error) : second.call(this, request, reply, done)));
-  };
-}
-
 export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config }>(
   async (app, { spec, store, config }) => {
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
-    const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config.publisherToken);
+    const rateLimiter = createRateLimiter(config.rateLimit);
+    const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config.publisherToken, rateLimiter?.limit);
     // Declared up front, so that every request object has the same shape whether or not it is
     // authenticated (a property added later changes it, and the property reads of the framework
     // become megamorphic).
     app.decorateRequest('client', null);
     app.decorateRequest('apiKeyHash', null);
-    const rateLimiter = createRateLimiter(config.rateLimit);
     const secrets = createSecretBox(config.secretEncryptionKey);
     const idempotency = createIdempotency(secrets);
     app.addHook('onClose', async () => rateLimiter?.close());
@@ -385,8 +376,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
       const operationId = operationIdOf(route);
       if (operationId === undefined) return;
       const scheme: SecurityScheme | null = OPERATION_SECURITY[operationId as keyof typeof OPERATION_SECURITY] ?? null;
-      const limit = scheme === 'apiKey' ? rateLimiter?.limit : undefined;
-      route.onRequest = scheme === null ? [] : [limit === undefined ? authenticate[scheme] : thenHook(authenticate[scheme], limit)];
+      route.onRequest = scheme === null ? [] : [authenticate[scheme]];
       const body = (route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined)?.body;
       if (body?.content?.['application/json']) route.schema!.body = body.content['application/json'].schema;
       route.bodyLimit = bodyLimits[operationId] ?? route.bodyLimit;
