@@ -19,6 +19,12 @@ export interface BenchOptions {
   deepOutbox: { name: string; layout: DeliveryDatabaseLayout };
   /** The drain rate is timed from the receiver's `from`-th delivery to its `to`-th. */
   drainWindow: { from: number; to: number };
+  /**
+   * Drains of each outbox, the shallow and the deep in turn, each from a fresh copy. A drain's
+   * window lasts a second or two, and from one to the next the rate moves by 10% on this machine
+   * kind: the figure is over all of them.
+   */
+  drainRounds: number;
   /** Events per second for the publish → receiver latency. */
   publishRate: number;
   /** Starts timed for each database; the median counts. */
@@ -51,6 +57,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       shallowOutbox: { name: 'smoke-outbox-shallow', layout: { drain: { clients: 20, hooksEach: 10 }, latency: { clients: 20 }, pendingEvents: 200 } },
       deepOutbox: { name: 'smoke-outbox-deep', layout: { drain: { clients: 20, hooksEach: 10 }, latency: { clients: 20 }, pendingEvents: 2_000 } },
       drainWindow: { from: 200, to: 1_800 },
+      drainRounds: 1,
       startProbes: 1,
     };
   }
@@ -68,6 +75,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     shallowOutbox: { name: 'outbox-20k-pending', layout: { drain, latency: { clients: 200 }, pendingEvents: 2_000 } },
     deepOutbox: { name: 'outbox-1m-pending', layout: { drain, latency: { clients: 200 }, pendingEvents: 100_000 } },
     drainWindow: { from: 2_000, to: 18_000 },
+    drainRounds: 6,
     startProbes: 3,
   };
 }

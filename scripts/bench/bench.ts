@@ -79,7 +79,7 @@ async function main() {
       const outbox = (cached: string, name: string) => sqliteDatabase(copyDatabase(cached, dir, name));
       // The shallow and the deep outbox in turn, each drained DRAIN_ROUNDS times from a fresh copy,
       // so that the machine's drift from one minute to the next falls on both alike.
-      const DRAIN_ROUNDS = options.smoke ? 1 : 3;
+      const DRAIN_ROUNDS = options.drainRounds;
       const shallowDrains: Drain[] = [];
       const deepDrains: Drain[] = [];
       for (let round = 1; round <= DRAIN_ROUNDS; round++) {

@@ -57,7 +57,7 @@ ${count(results.apiWebhooks)} webhooks; it grows to ${count(bigClients.clients)}
 same ${count(small.clients)} clients on a database of ${count(results.grownWebhooks)}. DELETE removes the webhooks POST made, then
 seeded ones down to 90% of what the clients held. Deliveries go to receivers in a process of their own; the rate is timed between the
 receiver's ${count(options.drainWindow.from)}th and ${count(options.drainWindow.to)}th delivery after a server with its worker starts on a
-filled outbox.
+filled outbox, in ${options.drainRounds} drains of each outbox taken in turn, each from a fresh copy.
 
 ## Targets
 

@@ -65,7 +65,9 @@ export function measurementsTable(results: Results): string {
 
 function drainName(drain: Drain): string {
   const by = drain.workers === 0 ? "the server's own worker" : `${drain.workers} worker process${drain.workers > 1 ? 'es' : ''}`;
-  return `${count(drain.pending)} pending, ${drain.store}, ${by}`;
+  const rounds = drain.rounds !== undefined && drain.rounds.length > 1 ? drain.rounds : undefined;
+  const spread = rounds === undefined ? '' : `, ${rounds.length} drains of ${count(Math.min(...rounds))} to ${count(Math.max(...rounds))}/s`;
+  return `${count(drain.pending)} pending, ${drain.store}, ${by}${spread}`;
 }
 
 /**

@@ -45,4 +45,5 @@ t.test('drains of one outbox: the rate over all their windows (the same deliveri
   t.equal(combined.serverCores, (1 * 1 + 1.3 * 2) / 3);
   t.equal(combined.receiverCores, 0.2);
   t.equal(combined.pending, 1_000_000);
+  t.same(combined.rounds, [10_000, 5_000], 'each drain\'s rate kept beside the figure');
 });

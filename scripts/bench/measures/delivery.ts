@@ -20,6 +20,8 @@ export interface Drain {
   rate: number;
   serverCores: number;
   receiverCores: number;
+  /** Combined from several drains (combineDrains): each one's rate. */
+  rounds?: number[];
 }
 
 export interface PublishLatency {
@@ -112,7 +114,13 @@ export function combineDrains(drains: Drain[]): Drain {
   const seconds = drains.map((d) => 1 / d.rate);
   const total = seconds.reduce((a, b) => a + b, 0);
   const weighted = (pick: (d: Drain) => number) => drains.reduce((sum, d, i) => sum + pick(d) * seconds[i]!, 0) / total;
-  return { ...drains[0]!, rate: drains.length / total, serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores) };
+  return {
+    ...drains[0]!,
+    rate: drains.length / total,
+    serverCores: weighted((d) => d.serverCores),
+    receiverCores: weighted((d) => d.receiverCores),
+    rounds: drains.map((d) => d.rate),
+  };
 }
 
 /**
