@@ -9,6 +9,11 @@ export interface BenchOptions {
   smoke: boolean;
   /** Length of each measured run, and of each warm-up before it. */
   seconds: number;
+  /**
+   * Rounds of each alternation of the API measures (bare Fastify beside leadhooks, the growth
+   * cases beside the small case): each measure's `seconds` are split among them (scripts/bench/rounds.ts).
+   */
+  rounds: number;
   warmupSeconds: number;
   connections: number;
   generator: GeneratorName | undefined;
@@ -52,6 +57,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       ...common,
       seconds: seconds ?? 1,
       warmupSeconds: 1,
+      rounds: 1,
       api: { name: 'smoke-api', layout: { big: { clients: 2, hooksEach: 1_000 }, small: { clients: 200, hooksEach: 10 }, others: { clients: 0, hooksEach: 10 } } },
       apiGrown: { name: 'smoke-api-grown', layout: { big: { clients: 2, hooksEach: 1_000 }, small: { clients: 200, hooksEach: 10 }, others: { clients: 2_000, hooksEach: 10 } } },
       shallowOutbox: { name: 'smoke-outbox-shallow', layout: { drain: { clients: 20, hooksEach: 10 }, latency: { clients: 20 }, pendingEvents: 200 } },
@@ -70,6 +76,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     ...common,
     seconds: seconds ?? 8,
     warmupSeconds: 2,
+    rounds: 4,
     api: { name: 'api-100k-webhooks', layout: { big, small, others: { clients: 0, hooksEach: 10 } } },
     apiGrown: { name: 'api-1m-webhooks', layout: { big, small, others: { clients: 90_000, hooksEach: 10 } } },
     shallowOutbox: { name: 'outbox-20k-pending', layout: { drain, latency: { clients: 200 }, pendingEvents: 2_000 } },

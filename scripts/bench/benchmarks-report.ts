@@ -41,7 +41,7 @@ Each server runs as its own process on loopback; the load generator, ${facts.gen
 requests prepared before the run (keys and bodies in turn from a list), ${options.connections} connections,
 ${options.warmupSeconds} s of warm-up, then ${options.seconds} s measured. Beside each figure stand the CPU the server and the
 load generator used over it (100% = one core). The ratios to bare Fastify come from the two
-servers up at once and measured in turn, in ${options.smoke ? 1 : 4} rounds of ${options.seconds / 4} s: in each round bare Fastify
+servers up at once and measured in turn, in ${options.rounds} rounds of ${options.seconds / options.rounds} s: in each round bare Fastify
 answering one fixed request (its ceiling, the most this machine gives at that moment), bare
 Fastify answering the same requests as the leadhooks operation (its baseline), then the
 operation; each figure is the rate over all its rounds. A baseline more than

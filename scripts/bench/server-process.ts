@@ -12,12 +12,15 @@ export const LEADHOOKS_WORKER = join(PACKAGE_ROOT, 'dist/src/worker.js');
 export const BARE_FASTIFY_SERVER = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
 export const PUBLISHER_TOKEN = 'bench-publisher-token-0123456789';
 
+/** package.json's scripts, read on the first start. */
+let scripts: Record<string, string> | undefined;
+
 /**
  * The options of `node` in the package.json script that runs `script` (`npm start` for the server,
  * `npm run worker` for the worker), so that the bench runs each as its script does; none for others.
  */
 export function nodeOptionsOf(script: string): string[] {
-  const scripts = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  scripts ??= (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const name = script === LEADHOOKS_SERVER ? 'start' : script === LEADHOOKS_WORKER ? 'worker' : undefined;
   if (name === undefined) return [];
   const file = script.slice(PACKAGE_ROOT.length + 1);

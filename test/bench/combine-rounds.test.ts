@@ -1,5 +1,5 @@
 import t from 'tap';
-import { combineRounds } from '../../scripts/bench/measures/api-operations.js';
+import { combineRounds } from '../../scripts/bench/rounds.js';
 import { combineDrains, type Drain } from '../../scripts/bench/measures/delivery.js';
 import type { Measured } from '../../scripts/bench/measure-load.js';
 

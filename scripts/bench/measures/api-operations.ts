@@ -9,6 +9,7 @@ import type { BenchContext } from '../bench-context.js';
 import type { BenchDatabase } from '../bench-database.js';
 import type { PreparedRequest } from '../load-generator.js';
 import { measureLoad, type Durations, type Measured } from '../measure-load.js';
+import { combineRounds, roundDurations, roundName, shareOf } from '../rounds.js';
 import { createWebhookRequests, deleteWebhookRequests, getRequests } from '../prepared-requests.js';
 import { count, say } from '../progress.js';
 import { apiKeyFor, type ClientGroup } from '../seed-database.js';
@@ -53,47 +54,19 @@ export interface ApiCase {
   withListing: boolean;
 }
 
-/** Rounds per operation when several cases alternate: each case measured this many times, in turn. */
-const ROUNDS = 4;
-
 /**
- * One figure from a case's rounds: the rate over all their requests; as p99 the worst round's
- * (no round had more than 1% of its requests slower, so neither had all of them together: it
- * never flatters), as p50 the median round's.
+ * A measured load on a running server (leadhooks unless told another `idlePath`), with the run's
+ * connections and durations.
  */
-export function combineRounds(name: string, rounds: Measured[]): Measured {
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)]!;
-  };
-  const seconds = rounds.map((r) => r.completed / r.rps);
-  const total = seconds.reduce((a, b) => a + b, 0);
-  const weighted = (pick: (r: Measured) => number) => rounds.reduce((sum, r, i) => sum + pick(r) * seconds[i]!, 0) / total;
-  return {
-    name,
-    ranOut: rounds.some((r) => r.ranOut),
-    completed: rounds.reduce((sum, r) => sum + r.completed, 0),
-    rps: rounds.reduce((sum, r) => sum + r.completed, 0) / total,
-    p50Ms: median(rounds.map((r) => r.p50Ms)),
-    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
-    failures: rounds.reduce((sum, r) => sum + r.failures, 0),
-    generatorCores: weighted((r) => r.generatorCores),
-    generatorThreads: rounds[0]!.generatorThreads,
-    serverCores: weighted((r) => r.serverCores),
-    peakRssMb: Math.max(...rounds.map((r) => r.peakRssMb)),
-  };
-}
-
-/** A measured load on a running leadhooks server, with the run's connections and durations. */
-export function loadOn(ctx: BenchContext, server: RunningServer) {
+export function loadOn(ctx: BenchContext, server: RunningServer, idlePath = '/healthz') {
   return (name: string, spec: { requests: PreparedRequest[]; once?: boolean }, durations: Durations = ctx.durations) =>
-    measureLoad(name, ctx.generator, { pid: server.pid, idlePath: '/healthz' }, { origin: server.origin, connections: ctx.options.connections, ...spec }, durations);
+    measureLoad(name, ctx.generator, { pid: server.pid, idlePath }, { origin: server.origin, connections: ctx.options.connections, ...spec }, durations);
 }
 
 export async function measureApiOperations(ctx: BenchContext, cases: ApiCase[]): Promise<ApiOperations[]> {
   const { options } = ctx;
   // One case alone has nothing to alternate with: one run per operation.
-  const rounds = options.smoke || cases.length === 1 ? 1 : ROUNDS;
+  const rounds = cases.length === 1 ? 1 : options.rounds;
   // One server per database, up for the whole measure; cases on the same database share it.
   const servers = new Map<BenchDatabase, RunningServer>();
   try {
@@ -113,10 +86,8 @@ export async function measureApiOperations(ctx: BenchContext, cases: ApiCase[]):
       for (let round = 0; round < rounds; round++) {
         for (const i of which) {
           const c = cases[i]!;
-          // The first round warms each server up as a whole run does; later rounds only refill the connections.
-          const durations = { warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
-          const name = `${operation}, ${c.label}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
-          measured.get(i)!.push(await loadOn(ctx, serverOf(c))(name, { requests: requestsOf(i, round), ...(once ? { once } : {}) }, durations));
+          const name = roundName(`${operation}, ${c.label}`, round, rounds);
+          measured.get(i)!.push(await loadOn(ctx, serverOf(c))(name, { requests: requestsOf(i, round), ...(once ? { once } : {}) }, roundDurations(ctx, round, rounds)));
         }
       }
       return new Map([...measured].map(([i, runs]) => [i, combineRounds(`${operation}, ${cases[i]!.label}`, runs)]));
@@ -153,11 +124,7 @@ export async function measureApiOperations(ctx: BenchContext, cases: ApiCase[]):
     const removals = await alternate(
       'DELETE /webhook/{id}',
       all,
-      (i, round) => {
-        const supply = supplies[i]!;
-        const size = Math.floor(supply.length / rounds);
-        return supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
-      },
+      (i, round) => shareOf(supplies[i]!, round, rounds),
       true,
     );
     const afterDelete = await Promise.all(cases.map((c) => c.database.heldWebhooks(c.group)));

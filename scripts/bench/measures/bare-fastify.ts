@@ -7,19 +7,18 @@
 // pushed towards 1: the report then refuses the ratio.
 import type { BenchContext } from '../bench-context.js';
 import type { BenchDatabase } from '../bench-database.js';
-import { generatorSaturated, measureLoad, type Durations, type Measured } from '../measure-load.js';
+import type { PreparedRequest } from '../load-generator.js';
+import { generatorSaturated, type Durations, type Measured } from '../measure-load.js';
 import { createWebhookRequests, deleteWebhookRequests, FIXED_GET, fixedPost, getRequests } from '../prepared-requests.js';
 import { peakRssMb } from '../process-stats.js';
 import { count, say } from '../progress.js';
 import type { ClientGroup } from '../seed-database.js';
 import { BARE_FASTIFY_SERVER, startLeadhooks, startServer } from '../server-process.js';
-import { combineRounds, loadOn } from './api-operations.js';
+import { combineRounds, roundDurations, roundName, shareOf } from '../rounds.js';
+import { loadOn } from './api-operations.js';
 
 /** A baseline more than this far below the ceiling is throttled. */
 export const THROTTLE_MARGIN = 0.15;
-
-/** Rounds of each alternation (one in a smoke run). */
-const ROUNDS = 4;
 
 export interface Baseline extends Measured {
   ceiling: Measured;
@@ -60,23 +59,21 @@ interface Step {
 }
 
 export async function measureBesideBare(ctx: BenchContext, database: BenchDatabase, group: ClientGroup): Promise<{ bare: BareFastify; leadhooks: BesideBare }> {
-  const { generator, options } = ctx;
-  const rounds = options.smoke ? 1 : ROUNDS;
+  const rounds = ctx.options.rounds;
   const bare = await startServer(BARE_FASTIFY_SERVER, {}, '/');
   const leadhooks = await startLeadhooks(database.env);
   try {
-    const onBare = (name: string, requests: Parameters<typeof measureLoad>[3]['requests'], durations: Durations) =>
-      measureLoad(name, generator, { pid: bare.pid, idlePath: '/' }, { origin: bare.origin, requests, connections: options.connections }, durations);
+    const loadOnBare = loadOn(ctx, bare, '/');
+    const onBare = (name: string, requests: PreparedRequest[], durations: Durations) => loadOnBare(name, { requests }, durations);
     const onLeadhooks = loadOn(ctx, leadhooks);
 
     /** `rounds` rounds of the steps, in turn; each step's runs, in order. */
     const alternate = async (steps: Step[]): Promise<Measured[][]> => {
       const runs = steps.map((): Measured[] => []);
       for (let round = 0; round < rounds; round++) {
-        // The first round warms each server up as a whole run does; later rounds only refill the connections.
-        const durations = { warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
+        const durations = roundDurations(ctx, round, rounds);
         for (const [k, step] of steps.entries()) {
-          runs[k]!.push(await step.run(`${step.name}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`, round, durations));
+          runs[k]!.push(await step.run(roundName(step.name, round, rounds), round, durations));
         }
       }
       return runs;
@@ -109,14 +106,13 @@ export async function measureBesideBare(ctx: BenchContext, database: BenchDataba
     const active = await database.activeWebhooks(group);
     const made = active.slice(0, active.length - heldBefore);
     const supply = deleteWebhookRequests(made);
-    const share = Math.floor(supply.length / rounds);
     say(`DELETE /webhook/{id}, beside bare Fastify: ${count(supply.length)} webhooks made by the POST runs to delete`);
     const [postCeilingsAgain, barePostsAgain, removes] = await alternate([
       postCeiling,
       barePost,
       {
         name: 'DELETE /webhook/{id}, beside bare Fastify',
-        run: (name, round, d) => onLeadhooks(name, { requests: supply.slice(round * share, round === rounds - 1 ? supply.length : (round + 1) * share), once: true }, d),
+        run: (name, round, d) => onLeadhooks(name, { requests: shareOf(supply, round, rounds), once: true }, d),
       },
     ]);
 

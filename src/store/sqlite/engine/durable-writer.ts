@@ -93,15 +93,13 @@ export function createDurableWriter(db: Db): DurableWriter {
   const commitAll = db.transaction((batch: Pending[]) => {
     for (const pending of batch) pending.result = { ok: true, value: pending.write() };
   });
-  const commitBatch = {
-    immediate(batch: Pending[]) {
-      try {
-        commitAll.immediate(batch);
-      } catch {
-        commitEachApart.immediate(batch);
-      }
-    },
-  };
+  function commitBatch(batch: Pending[]): void {
+    try {
+      commitAll.immediate(batch);
+    } catch {
+      commitEachApart.immediate(batch);
+    }
+  }
 
   function settle(batch: Pending[], error?: unknown) {
     for (const pending of batch) {
@@ -122,7 +120,7 @@ export function createDurableWriter(db: Db): DurableWriter {
     try {
       // IMMEDIATE: take the write lock first; other processes (a separate worker, the CLI) wait
       // for it through busy_timeout instead of failing with SQLITE_BUSY.
-      commitBatch.immediate(batch);
+      commitBatch(batch);
     } catch (error) {
       // The commit itself failed: none of the writes happened.
       for (const pending of batch) pending.reject(error);
