@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { sqliteDatabase } from './bench-database.js';
 import { parseOptions } from './bench-options.js';
 import { chooseLoadGenerator, type PreparedRequest } from './load-generator.js';
-import { measureLoad, type Measured } from './measure-load.js';
+import type { BenchContext } from './bench-context.js';
+import type { Measured } from './measure-load.js';
+import { loadOn } from './measures/api-operations.js';
 import { createWebhookRequests, getRequests } from './prepared-requests.js';
 import { count, say } from './progress.js';
 import { cachedDatabase, copyDatabase } from './seeded-database-cache.js';
@@ -26,6 +28,7 @@ const out = outArg ?? join(dir, 'profiles');
 const options = parseOptions([]);
 const generator = chooseLoadGenerator(undefined, dir);
 const group = apiGroups(options.api.layout).small;
+const ctx: BenchContext = { options, generator, dir, durations: { warmupSeconds: 2, seconds } };
 
 /** Self time per function (name and place), in µs, over a profile's samples; idle apart. */
 function selfTimes(file: string): { times: Map<string, number>; idle: number } {
@@ -57,7 +60,7 @@ async function profiled(name: string, start: () => Promise<RunningServer>, reque
   const server = await start();
   let measured: Measured;
   try {
-    measured = await measureLoad(name, generator, { pid: server.pid, idlePath }, { origin: server.origin, requests, connections: options.connections }, { warmupSeconds: 2, seconds });
+    measured = await loadOn(ctx, server, idlePath)(name, { requests });
   } finally {
     await server.stop();
   }
