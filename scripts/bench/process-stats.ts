@@ -1,4 +1,4 @@
-// What /proc says about a process: CPU time used so far and peak resident memory. Read before
+// What /proc says about a process: CPU time used so far, bytes read and written, and peak resident memory. Read before
 // and after a measured run, so each figure can say how busy the server and the load generator were.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,6 +16,16 @@ export function cpuSecondsFromStat(stat: string): number {
   // The command name, in parentheses, may hold spaces: the fields are counted after it.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * Bytes a process (all its threads) has read and written so far through system calls, files and
+ * sockets alike, whether or not the disk was reached: rchar and wchar of `/proc/<pid>/io`.
+ */
+export function ioBytes(pid: number): { read: number; written: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? Number.NaN);
+  return { read: field('rchar'), written: field('wchar') };
 }
 
 /** Peak resident set size of a process so far (VmHWM), in MB. */

@@ -9,3 +9,5 @@ export const elapsedSeconds = (): number => (Date.now() - started) / 1000;
 
 /** 1234567 → "1,234,567". */
 export const count = (n: number): string => Math.round(n).toLocaleString('en-US');
+/** Bytes in KiB, one decimal. */
+export const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;

@@ -2,7 +2,7 @@
 // BENCHMARKS.md by a full one.
 import type { Measured } from './measure-load.js';
 import { generatorSaturated } from './measure-load.js';
-import { count } from './progress.js';
+import { count, kib } from './progress.js';
 import type { Drain } from './measures/delivery.js';
 import type { GrowthRow, Results, TargetRow, Verdict } from './targets.js';
 
@@ -45,7 +45,9 @@ export function measurementsTable(results: Results): string {
   const { besideBare } = results;
   const rows = [bare.get.ceiling, bare.post.ceiling, bare.get, bare.post, besideBare.about, besideBare.create, besideBare.remove, ...api].map(row);
   for (const drain of [shallow, deep, ...(pg?.drains ?? [])]) {
-    rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
+    // Bytes through system calls: on PostgreSQL, what the workers exchange with the database too.
+    const io = `; ${kib(drain.ioPerDelivery.read)} read and ${kib(drain.ioPerDelivery.written)} written by the server (or workers) per delivery`;
+    rows.push([`deliveries/s, ${drainName(drain)}${io}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
   }
   rows.push([
     `publish → receiver at ${latency.rate} events/s (${count(latency.published)} accepted, ${count(latency.delivered)} delivered)`,

@@ -37,13 +37,23 @@ t.test('the rate is every request over every round’s time, CPU weighted by tim
   t.equal(combined.ranOut, true, 'a round that ran out of requests is said');
 });
 
-t.test('drains of one outbox: the rate over all their windows (the same deliveries each), CPU weighted by time', async (t) => {
-  const drain = (rate: number, serverCores: number): Drain => ({ label: 'deep', store: 'SQLite', workers: 0, pending: 1_000_000, rate, serverCores, receiverCores: 0.2 });
-  const combined = combineDrains([drain(10_000, 1), drain(5_000, 1.3)]);
+t.test('drains of one outbox: the rate over all their windows (the same deliveries each), CPU weighted by time, I/O per delivery averaged', async (t) => {
+  const drain = (rate: number, serverCores: number, read: number, written: number): Drain => ({
+    label: 'deep',
+    store: 'SQLite',
+    workers: 0,
+    pending: 1_000_000,
+    rate,
+    serverCores,
+    receiverCores: 0.2,
+    ioPerDelivery: { read, written },
+  });
+  const combined = combineDrains([drain(10_000, 1, 800, 4_000), drain(5_000, 1.3, 1_000, 5_000)]);
   t.equal(combined.rate, 2 / (1 / 10_000 + 1 / 5_000), 'twice the window in 0.1 + 0.2 ms per delivery');
   t.equal(Math.round(combined.rate), 6_667);
   t.equal(combined.serverCores, (1 * 1 + 1.3 * 2) / 3);
   t.equal(combined.receiverCores, 0.2);
   t.equal(combined.pending, 1_000_000);
   t.same(combined.rounds, [10_000, 5_000], 'each drain\'s rate kept beside the figure');
+  t.same(combined.ioPerDelivery, { read: 900, written: 4_500 }, 'bytes per delivery: each window has as many deliveries');
 });

@@ -2,9 +2,9 @@
 // a million pending deliveries), and the time from publishing an event (202) to its arrival.
 import autocannon from 'autocannon';
 import type { BenchContext } from '../bench-context.js';
-import { cpuSeconds } from '../process-stats.js';
+import { cpuSeconds, ioBytes } from '../process-stats.js';
 import { publisherHeaders } from '../prepared-requests.js';
-import { count, say } from '../progress.js';
+import { count, kib, say } from '../progress.js';
 import type { Receiver } from '../receiver-process.js';
 import type { BenchDatabase } from '../bench-database.js';
 import { deliveryGroups, type DeliveryDatabaseLayout } from '../seed-database.js';
@@ -20,6 +20,12 @@ export interface Drain {
   rate: number;
   serverCores: number;
   receiverCores: number;
+  /**
+   * What the server (or the workers) read and wrote per delivery in the window, in bytes, through
+   * system calls (the database's pages and WAL, the requests to the receiver): unlike the rate,
+   * it hardly moves from one drain to the next.
+   */
+  ioPerDelivery: { read: number; written: number };
   /** Combined from several drains (combineDrains): each one's rate. */
   rounds?: number[];
 }
@@ -74,13 +80,17 @@ export async function measureDrain(
   const deliverers = workers === 0 ? await startLeadhooks(database.env, local) : startWorkers(workers, leadhooksEnv(database.env, local));
   const pids = 'pids' in deliverers ? deliverers.pids : [deliverers.pid];
   const cpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const io = () =>
+    pids.map(ioBytes).reduce((sum, bytes) => ({ read: sum.read + bytes.read, written: sum.written + bytes.written }), { read: 0, written: 0 });
   try {
     await waitForDeliveries(receiver, from, label);
     const serverCpu = cpu();
+    const serverIo = io();
     const receiverCpu = cpuSeconds(receiver.pid);
     const wall = performance.now();
     await waitForDeliveries(receiver, to, label);
     const seconds = (performance.now() - wall) / 1000;
+    const { read, written } = io();
     const [first, last] = await receiver.arrivals([from, to]);
     const rate = (to - from) / ((last! - first!) / 1000);
     const drain: Drain = {
@@ -91,9 +101,11 @@ export async function measureDrain(
       rate,
       serverCores: (cpu() - serverCpu) / seconds,
       receiverCores: (cpuSeconds(receiver.pid) - receiverCpu) / seconds,
+      ioPerDelivery: { read: (read - serverIo.read) / (to - from), written: (written - serverIo.written) / (to - from) },
     };
     say(
-      `deliveries, ${label}: ${Math.round(rate)}/s; CPU: ${workers === 0 ? 'server' : 'workers'} ${Math.round(drain.serverCores * 100)}%, receiver ${Math.round(drain.receiverCores * 100)}%`,
+      `deliveries, ${label}: ${Math.round(rate)}/s; CPU: ${workers === 0 ? 'server' : 'workers'} ${Math.round(drain.serverCores * 100)}%, receiver ${Math.round(drain.receiverCores * 100)}%; ` +
+        `per delivery ${kib(drain.ioPerDelivery.read)} read, ${kib(drain.ioPerDelivery.written)} written`,
     );
     if (then && 'origin' in deliverers) {
       await waitForDeliveries(receiver, pending, label);
@@ -119,6 +131,11 @@ export function combineDrains(drains: Drain[]): Drain {
     rate: drains.length / total,
     serverCores: weighted((d) => d.serverCores),
     receiverCores: weighted((d) => d.receiverCores),
+    // Each drain's window holds the same number of deliveries.
+    ioPerDelivery: {
+      read: drains.reduce((sum, d) => sum + d.ioPerDelivery.read, 0) / drains.length,
+      written: drains.reduce((sum, d) => sum + d.ioPerDelivery.written, 0) / drains.length,
+    },
     rounds: drains.map((d) => d.rate),
   };
 }
