@@ -7,6 +7,15 @@ import { operationalEventWriter } from './operational-events.js';
 import { cancelPendingDeliveries } from './webhooks.js';
 
 
+/**
+ * A webhook's settled deliveries whose webhook_queue entries are taken out together, once this
+ * many have been settled here (and all of them when a claim finds nothing to do): the queue's
+ * entries of a webhook sit side by side, so that is a page written once for them all instead of
+ * one for each (migrations.ts). Between, the queries through the queue pass over at most this
+ * many settled entries of a webhook (per process that settles them).
+ */
+const UNQUEUE_BATCH = 32;
+
 /** A due delivery as a claim reads it: the job, whether its webhook is paused, and its pace. */
 type DueRow = JobRow & PacedCandidate & { paused: number };
 
@@ -14,7 +23,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // A delivery is due at the later of its due time and the end of its lease (deliveries_due
-  // orders them so: the lease only moves the delivery there, not in deliveries_pending_by_webhook).
+  // orders them so: the lease only moves the delivery there, not in webhook_queue).
   const DUE_AT = 'max(d.next_attempt_at, d.lease_until)';
   // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], DueRow>(`
@@ -23,34 +32,37 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     ORDER BY ${DUE_AT}, d.id LIMIT ?`);
   // When the earliest are mostly one webhook's backlog, the webhooks with pending deliveries are
   // visited in turn (each from where the last claim stopped), taking each one's earliest due, so
-  // that a receiver with a long queue cannot keep the others waiting behind it.
-  const nextPendingWebhook = db.prepare<[number], { webhook_id: number }>(
-    "SELECT webhook_id FROM deliveries WHERE state = 'pending' AND webhook_id > ? ORDER BY webhook_id LIMIT 1",
-  );
+  // that a receiver with a long queue cannot keep the others waiting behind it. Both read
+  // webhook_queue first (CROSS JOIN keeps that order), passing over entries of settled deliveries.
+  const nextPendingWebhook = db.prepare<[number], { webhook_id: number }>(`
+    SELECT q.webhook_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id
+    WHERE q.webhook_id > ? AND d.state = 'pending' ORDER BY q.webhook_id LIMIT 1`);
   // The leased ones (in flight: a few per webhook) are passed over.
   const dueForWebhook = db.prepare<{ webhook: number; now: number; limit: number }, DueRow>(`
-    SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
-    WHERE d.webhook_id = :webhook AND d.state = 'pending' AND d.next_attempt_at <= :now AND d.lease_until <= :now
-    ORDER BY d.next_attempt_at, d.id LIMIT :limit`);
+    SELECT ${JOB_COLUMNS} FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id ${JOB_JOINS}
+    WHERE q.webhook_id = :webhook AND q.due_at <= :now AND d.state = 'pending' AND d.lease_until <= :now
+    ORDER BY q.due_at, q.delivery_id LIMIT :limit`);
   let lastVisited = 0;
   const lease = db.prepare<[number, number]>('UPDATE deliveries SET lease_until = ?, paced = 0 WHERE id = ?');
   // Pacing: a delivery given a later time because of its webhook's rate, and the webhook's next free time.
   const defer = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ?, paced = 1 WHERE id = ?');
   const setPace = db.prepare<[number, number]>('UPDATE webhooks SET pace_at = ? WHERE id = ?');
   const slowDown = db.prepare<[number, number]>('UPDATE webhooks SET slow_until = max(slow_until, ?) WHERE id = ?');
-  // A paused webhook's due deliveries, set aside in one batch through deliveries_pending_by_webhook:
-  // behind every real due time, so the claims that follow never read them.
+  // A paused webhook's due deliveries, set aside in one batch through webhook_queue: behind every
+  // real due time, so the claims that follow never read them.
   const hold = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
     UPDATE deliveries SET next_attempt_at = :held, paced = 0 WHERE id IN (
-      SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'pending' AND next_attempt_at <= :now AND lease_until <= :now
-      ORDER BY next_attempt_at LIMIT :batch)`);
+      SELECT q.delivery_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id
+      WHERE q.webhook_id = :webhook AND q.due_at <= :now AND d.state = 'pending' AND d.lease_until <= :now
+      ORDER BY q.due_at LIMIT :batch)`);
   // After a resume: the webhooks with deliveries still set aside (a partial index), and a batch
-  // of one's held deliveries made due, oldest first (the index orders equal due times by id).
+  // of one's held deliveries made due, oldest first (the queue orders equal due times by id).
   const toRelease = db.prepare<[], { id: number }>('SELECT id FROM webhooks WHERE held = 1 AND paused = 0 ORDER BY id LIMIT 16');
   const release = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
     UPDATE deliveries SET next_attempt_at = :now WHERE id IN (
-      SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'pending' AND next_attempt_at = :held
-      ORDER BY id LIMIT :batch)`);
+      SELECT q.delivery_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id
+      WHERE q.webhook_id = :webhook AND q.due_at = :held AND d.state = 'pending'
+      ORDER BY q.delivery_id LIMIT :batch)`);
   const released = db.prepare<[number]>('UPDATE webhooks SET held = 0 WHERE id = ?');
   const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 LIMIT 1');
   const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number, number]>(`
@@ -59,9 +71,25 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const retryLater = db.prepare<[number, number]>(
     "UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?, lease_until = 0 WHERE id = ? AND state = 'pending'",
   );
-  const finish = db.prepare<[string, string, number]>(
-    "UPDATE deliveries SET attempts = attempts + 1, state = ?, completed_at = ?, lease_until = 0 WHERE id = ? AND state = 'pending'",
+  // What it returns is the delivery's key in webhook_queue, for the entry to be taken out later.
+  const finish = db.prepare<[string, string, number], { due_at: number }>(
+    "UPDATE deliveries SET attempts = attempts + 1, state = ?, completed_at = ?, lease_until = 0 WHERE id = ? AND state = 'pending' RETURNING next_attempt_at AS due_at",
   );
+  // Settled deliveries' entries, by webhook, waiting to be taken out of webhook_queue together.
+  // An entry whose delivery is pending again (a replay) stays.
+  const unqueued = new Map<number, { dueAt: number; id: number }[]>();
+  const unqueue = db.prepare<{ webhook: number; due: number; id: number }>(`
+    DELETE FROM webhook_queue WHERE webhook_id = :webhook AND due_at = :due AND delivery_id = :id
+    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE id = :id AND state = 'pending')`);
+  const takeOut = (webhook: number, entries: { dueAt: number; id: number }[]) => {
+    for (const { dueAt, id } of entries) unqueue.run({ webhook, due: dueAt, id });
+    unqueued.delete(webhook);
+  };
+  const settled = (webhook: number, entry: { dueAt: number; id: number }) => {
+    const entries = unqueued.get(webhook);
+    if (entries === undefined) unqueued.set(webhook, [entry]);
+    else if (entries.push(entry) >= UNQUEUE_BATCH) takeOut(webhook, entries);
+  };
   const detach = db.prepare<[string, number]>('UPDATE webhooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL');
   const cancelPending = cancelPendingDeliveries(db);
   // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, so
@@ -72,9 +100,15 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const startFailing = db.prepare<[string, number]>('UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL');
   const stopFailing = db.prepare<[number]>('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
   const disable = db.prepare<[string, string, number]>('UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL');
-  const failPending = db.prepare<[string, number, number]>(
-    "UPDATE deliveries SET state = 'failed', completed_at = ? WHERE webhook_id = ? AND state = 'pending' AND id <> ?",
+  const failOthers = db.prepare<[string, number, number]>(
+    "UPDATE deliveries SET state = 'failed', completed_at = ? WHERE id IN (SELECT delivery_id FROM webhook_queue WHERE webhook_id = ?) AND state = 'pending' AND id <> ?",
   );
+  const emptyQueueBut = db.prepare<[number, number]>('DELETE FROM webhook_queue WHERE webhook_id = ? AND delivery_id <> ?');
+  /** Fails every pending delivery of the webhook but the one being recorded, and empties its queue of them. */
+  const failPending = (now: string, webhook: number, keep: number) => {
+    failOthers.run(now, webhook, keep);
+    emptyQueueBut.run(webhook, keep);
+  };
   const writeOperationalEvent = operationalEventWriter(db);
   const earliest = db.prepare<[], { at: number }>(
     `SELECT ${DUE_AT} AS at FROM deliveries d WHERE d.state = 'pending' ORDER BY ${DUE_AT} LIMIT 1`,
@@ -183,6 +217,8 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     pick(earliest, picked, taken, request, pacer);
     // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
     if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held, pacer);
+    // Nothing to do: the settled deliveries' entries still waiting go now.
+    if (picked.length === 0) for (const [webhook, entries] of unqueued) takeOut(webhook, entries);
     for (const [id, at] of pacer.deferred) defer.run(Math.ceil(at), id);
     for (const [webhook, at] of pacer.paces) setPace.run(at, webhook);
     const jobs = picked.map((row) => {
@@ -202,7 +238,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     if (!disables) return { outcome };
     const now = new Date().toISOString();
     disable.run(now, disables.reason, job.webhookId);
-    failPending.run(now, job.webhookId, job.deliveryId);
+    failPending(now, job.webhookId, job.deliveryId);
     const disabled = writeOperationalEvent({ type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
     return { outcome, disabled };
   };
@@ -228,13 +264,14 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     if (finalState === null) {
       retryLater.run(attempt.nextAttemptAt ?? Date.now(), job.deliveryId);
     } else {
-      finish.run(finalState, attempt.attemptedAt, job.deliveryId);
+      const row = finish.get(finalState, attempt.attemptedAt, job.deliveryId);
+      if (row !== undefined) settled(job.webhookId, { dueAt: row.due_at, id: job.deliveryId });
     }
     if (attempt.outcome === 'gone') {
       // 410 Gone: the receiver is gone for good (REST Hooks); detach the webhook.
       const now = new Date().toISOString();
       detach.run(now, job.webhookId);
-      cancelPending.run(now, job.webhookId);
+      cancelPending(now, job.webhookId);
     }
     return disabled;
   };

@@ -215,4 +215,35 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX deliveries_due;
   CREATE INDEX deliveries_due ON deliveries(max(next_attempt_at, lease_until)) WHERE state = 'pending';
   `,
+  // Each webhook's pending deliveries in a table of their own instead of an index of deliveries.
+  // An index entry goes when its delivery is settled, and deliveries are settled in the order
+  // they fell due, one webhook after another: with a deep outbox (1,000,000 pending over 1,000
+  // webhooks, some 5,000 leaf pages) every settled delivery rewrote a different leaf of
+  // deliveries_pending_by_webhook, and the WAL took half a page per delivery for it alone.
+  // webhook_queue holds every pending delivery by webhook and due time, kept so by the triggers
+  // below whatever writes the deliveries; a settled one's entry is left for the store to take out
+  // later with others of the same webhook, a leaf written once for many (src/store/sqlite/deliveries.ts).
+  // Until then, the queries through the queue pass over it: they read the delivery's state.
+  `
+  CREATE TABLE webhook_queue (
+    webhook_id INTEGER NOT NULL,
+    due_at INTEGER NOT NULL,
+    delivery_id INTEGER NOT NULL,
+    PRIMARY KEY (webhook_id, due_at, delivery_id)
+  ) WITHOUT ROWID;
+  INSERT INTO webhook_queue (webhook_id, due_at, delivery_id)
+    SELECT webhook_id, next_attempt_at, id FROM deliveries WHERE state = 'pending';
+  DROP INDEX deliveries_pending_by_webhook;
+  CREATE TRIGGER deliveries_queue_insert AFTER INSERT ON deliveries WHEN NEW.state = 'pending' BEGIN
+    INSERT OR IGNORE INTO webhook_queue (webhook_id, due_at, delivery_id) VALUES (NEW.webhook_id, NEW.next_attempt_at, NEW.id);
+  END;
+  CREATE TRIGGER deliveries_queue_update AFTER UPDATE OF state, next_attempt_at ON deliveries
+  WHEN NEW.state = 'pending' AND (OLD.state <> 'pending' OR OLD.next_attempt_at <> NEW.next_attempt_at) BEGIN
+    DELETE FROM webhook_queue WHERE webhook_id = OLD.webhook_id AND due_at = OLD.next_attempt_at AND delivery_id = OLD.id;
+    INSERT OR IGNORE INTO webhook_queue (webhook_id, due_at, delivery_id) VALUES (NEW.webhook_id, NEW.next_attempt_at, NEW.id);
+  END;
+  CREATE TRIGGER deliveries_queue_delete AFTER DELETE ON deliveries BEGIN
+    DELETE FROM webhook_queue WHERE webhook_id = OLD.webhook_id AND due_at = OLD.next_attempt_at AND delivery_id = OLD.id;
+  END;
+  `,
 ];

@@ -50,7 +50,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const remove = (clientId: number, id: number): boolean => {
     const now = new Date().toISOString();
     if (softDelete.run(now, id, clientId).changes !== 1) return false;
-    cancelPending.run(now, id);
+    cancelPending(now, id);
     return true;
   };
   const update = (clientId: number, id: number, changes: WebhookChanges): WebhookSummary | undefined => {
@@ -97,9 +97,14 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   };
 }
 
-/** Nothing more is delivered to a detached webhook. */
-export function cancelPendingDeliveries(db: Db) {
-  return db.prepare<[string, number]>(
-    "UPDATE deliveries SET state = 'cancelled', completed_at = ? WHERE webhook_id = ? AND state = 'pending'",
+/** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled, its queue emptied. */
+export function cancelPendingDeliveries(db: Db): (now: string, webhookId: number) => void {
+  const cancel = db.prepare<[string, number]>(
+    "UPDATE deliveries SET state = 'cancelled', completed_at = ? WHERE id IN (SELECT delivery_id FROM webhook_queue WHERE webhook_id = ?) AND state = 'pending'",
   );
+  const empty = db.prepare<[number]>('DELETE FROM webhook_queue WHERE webhook_id = ?');
+  return (now, webhookId) => {
+    cancel.run(now, webhookId);
+    empty.run(webhookId);
+  };
 }
