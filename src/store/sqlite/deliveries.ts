@@ -4,7 +4,7 @@ import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, Del
 import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { operationalEventWriter } from './operational-events.js';
-import { cancelPendingDeliveries } from './webhooks.js';
+import { settleAllPending } from './webhooks.js';
 
 
 /**
@@ -91,7 +91,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     else if (entries.push(entry) >= UNQUEUE_BATCH) takeOut(webhook, entries);
   };
   const detach = db.prepare<[string, number]>('UPDATE webhooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL');
-  const cancelPending = cancelPendingDeliveries(db);
+  const settlePending = settleAllPending(db);
   // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, so
   // a healthy webhook's attempts do not write its row), and what disabling it changes.
   const health = db.prepare<[number], WebhookHealthRow>(
@@ -100,15 +100,6 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const startFailing = db.prepare<[string, number]>('UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL');
   const stopFailing = db.prepare<[number]>('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
   const disable = db.prepare<[string, string, number]>('UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL');
-  const failOthers = db.prepare<[string, number, number]>(
-    "UPDATE deliveries SET state = 'failed', completed_at = ? WHERE id IN (SELECT delivery_id FROM webhook_queue WHERE webhook_id = ?) AND state = 'pending' AND id <> ?",
-  );
-  const emptyQueueBut = db.prepare<[number, number]>('DELETE FROM webhook_queue WHERE webhook_id = ? AND delivery_id <> ?');
-  /** Fails every pending delivery of the webhook but the one being recorded, and empties its queue of them. */
-  const failPending = (now: string, webhook: number, keep: number) => {
-    failOthers.run(now, webhook, keep);
-    emptyQueueBut.run(webhook, keep);
-  };
   const writeOperationalEvent = operationalEventWriter(db);
   const earliest = db.prepare<[], { at: number }>(
     `SELECT ${DUE_AT} AS at FROM deliveries d WHERE d.state = 'pending' ORDER BY ${DUE_AT} LIMIT 1`,
@@ -238,7 +229,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     if (!disables) return { outcome };
     const now = new Date().toISOString();
     disable.run(now, disables.reason, job.webhookId);
-    failPending(now, job.webhookId, job.deliveryId);
+    settlePending('failed', now, job.webhookId, job.deliveryId);
     const disabled = writeOperationalEvent({ type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
     return { outcome, disabled };
   };
@@ -271,7 +262,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
       // 410 Gone: the receiver is gone for good (REST Hooks); detach the webhook.
       const now = new Date().toISOString();
       detach.run(now, job.webhookId);
-      cancelPending(now, job.webhookId);
+      settlePending('cancelled', now, job.webhookId);
     }
     return disabled;
   };

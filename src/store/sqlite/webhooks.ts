@@ -15,7 +15,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const softDelete = db.prepare<[string, number, number]>(
     'UPDATE webhooks SET deleted_at = ? WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
-  const cancelPending = cancelPendingDeliveries(db);
+  const settlePending = settleAllPending(db);
   const idempotent = idempotentRunner(db);
   // The count the triggers of the schema keep (src/store/sqlite/migrations.ts): one row, not a scan.
   const activeCount = db.prepare<[number], { n: number }>('SELECT active_webhooks AS n FROM clients WHERE id = ?');
@@ -50,7 +50,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const remove = (clientId: number, id: number): boolean => {
     const now = new Date().toISOString();
     if (softDelete.run(now, id, clientId).changes !== 1) return false;
-    cancelPending(now, id);
+    settlePending('cancelled', now, id);
     return true;
   };
   const update = (clientId: number, id: number, changes: WebhookChanges): WebhookSummary | undefined => {
@@ -97,14 +97,18 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   };
 }
 
-/** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled, its queue emptied. */
-export function cancelPendingDeliveries(db: Db): (now: string, webhookId: number) => void {
-  const cancel = db.prepare<[string, number]>(
-    "UPDATE deliveries SET state = 'cancelled', completed_at = ? WHERE id IN (SELECT delivery_id FROM webhook_queue WHERE webhook_id = ?) AND state = 'pending'",
+/**
+ * Settles every pending delivery of a webhook at once, but `keep` (the one whose attempt is being
+ * recorded, if any), and empties the webhook's queue of them: `cancelled` when the webhook is
+ * detached (nothing more is delivered to it), `failed` when it is disabled.
+ */
+export function settleAllPending(db: Db): (state: 'cancelled' | 'failed', now: string, webhookId: number, keep?: number) => void {
+  const settle = db.prepare<[string, string, number, number]>(
+    "UPDATE deliveries SET state = ?, completed_at = ? WHERE id IN (SELECT delivery_id FROM webhook_queue WHERE webhook_id = ?) AND state = 'pending' AND id <> ?",
   );
-  const empty = db.prepare<[number]>('DELETE FROM webhook_queue WHERE webhook_id = ?');
-  return (now, webhookId) => {
-    cancel.run(now, webhookId);
-    empty.run(webhookId);
+  const empty = db.prepare<[number, number]>('DELETE FROM webhook_queue WHERE webhook_id = ? AND delivery_id <> ?');
+  return (state, now, webhookId, keep = 0) => {
+    settle.run(state, now, webhookId, keep);
+    empty.run(webhookId, keep);
   };
 }
