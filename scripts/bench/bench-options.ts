@@ -83,6 +83,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     deepOutbox: { name: 'outbox-1m-pending', layout: { drain, latency: { clients: 200 }, pendingEvents: 100_000 } },
     drainWindow: { from: 2_000, to: 18_000 },
     drainRounds: 6,
-    startProbes: 3,
+    startProbes: 5,
   };
 }

@@ -59,8 +59,13 @@ async function main() {
     const grownPath = copyDatabase(grownCached, dir, options.apiGrown.name);
     const grown = sqliteDatabase(grownPath);
     const grownWebhooks = await grown.totalWebhooks();
-    const startEmptyMs = await measureStartUp('empty database', emptyPath, options.startProbes);
-    const startGrownMs = await measureStartUp(`${grownWebhooks.toLocaleString('en-US')} webhooks`, grownPath, options.startProbes);
+    const [startEmptyMs, startGrownMs] = (await measureStartUp(
+      [
+        { label: 'empty database', path: emptyPath },
+        { label: `${grownWebhooks.toLocaleString('en-US')} webhooks`, path: grownPath },
+      ],
+      options.startProbes,
+    )) as [number, number];
 
     const api = sqliteDatabase(copyDatabase(apiCached, dir, options.api.name));
     const apiWebhooks = await api.totalWebhooks();

@@ -2,15 +2,35 @@
 import { say } from '../progress.js';
 import { startLeadhooks } from '../server-process.js';
 
-/** The median of `probes` starts on the database at `path`, in ms. */
-export async function measureStartUp(label: string, path: string, probes: number): Promise<number> {
-  const starts: number[] = [];
+export interface StartUpCase {
+  label: string;
+  /** The SQLite database the server starts on. */
+  path: string;
+}
+
+async function startOnce(path: string): Promise<number> {
+  const server = await startLeadhooks({ DATABASE_PATH: path });
+  await server.stop();
+  return server.startMs;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * The median of `probes` starts on each database, in ms, in the order of `cases`. The cases take
+ * turns, probe by probe, after one unmeasured start of each (the files into the page cache), so
+ * that the machine's drift over the measure falls on all of them alike.
+ */
+export async function measureStartUp(cases: StartUpCase[], probes: number): Promise<number[]> {
+  for (const { path } of cases) await startOnce(path);
+  const starts: number[][] = cases.map(() => []);
   for (let i = 0; i < probes; i++) {
-    const server = await startLeadhooks({ DATABASE_PATH: path });
-    starts.push(server.startMs);
-    await server.stop();
+    for (const [index, { path }] of cases.entries()) starts[index]!.push(await startOnce(path));
   }
-  const median = [...starts].sort((a, b) => a - b)[Math.floor(starts.length / 2)]!;
-  say(`start to listening, ${label}: ${starts.map((s) => s.toFixed(0)).join(', ')} ms (median ${median.toFixed(0)})`);
-  return median;
+  return cases.map(({ label }, index) => {
+    const mine = starts[index]!;
+    const middle = median(mine);
+    say(`start to listening, ${label}: ${mine.map((s) => s.toFixed(0)).join(', ')} ms (median ${middle.toFixed(0)})`);
+    return middle;
+  });
 }
