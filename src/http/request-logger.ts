@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -59,4 +59,24 @@ class RequestLogger {
 export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
   if (options.level !== undefined) return logger.child(bindings, options);
   return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
+}
+
+/**
+ * Fastify's lines of every request, "incoming request" and "request completed", are at info: at a
+ * level above it (LOG_LEVEL=warn) they are not built only to be dropped (each took an object, and
+ * the completed one a clock reading, per request). A request that ended in a stream error is
+ * still logged, at error.
+ */
+export class RequestLogController extends LogController {
+  constructor(private readonly infoEnabled: boolean) {
+    super();
+  }
+
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (this.infoEnabled) super.incomingRequest(request, reply, metadata);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error || this.infoEnabled) super.requestCompleted(error, request, reply, metadata);
+  }
 }

@@ -64,6 +64,7 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
   if (limit === null) return undefined;
   const { max, windowMs } = limit;
   const window = limit.text.split('/')[1]!.trim();
+  const limitText = String(max);
   // By the key's hash, from authentication: the table never holds a usable key.
   const windows = new Map<string, { count: number; resetAt: number }>();
   const sweep = setInterval(() => {
@@ -83,11 +84,10 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
       }
       entry.count++;
       const resetSeconds = Math.ceil((entry.resetAt - now) / 1000);
-      reply.headers({
-        'x-ratelimit-limit': max,
-        'x-ratelimit-remaining': Math.max(0, max - entry.count),
-        'x-ratelimit-reset': resetSeconds,
-      });
+      reply
+        .header('x-ratelimit-limit', limitText)
+        .header('x-ratelimit-remaining', String(Math.max(0, max - entry.count)))
+        .header('x-ratelimit-reset', String(resetSeconds));
       if (entry.count <= max) return undefined;
       reply.header('retry-after', resetSeconds);
       return new HttpError(429, rateLimited(max, window, resetSeconds));
@@ -337,22 +337,27 @@ export function createHandlers(
   };
 }
 
-/** Glue's route handlers: each operation's typed handler, its result sent as status and body. */
+/**
+ * Glue's route handlers: each operation's typed handler, its result sent as status and body. The
+ * promise returned settles once the answer is sent, with nothing: Fastify then has nothing left
+ * to do with it (a promise of the reply itself would be adopted as a thenable, a turn more).
+ */
 function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
   const bound: Record<string, RouteHandlerMethod> = {};
   for (const [operationId, handler] of Object.entries(handlers) as [string, RuntimeHandler][]) {
-    bound[operationId] = async (request, reply) => {
-      const result = await handler({
+    bound[operationId] = (request, reply) =>
+      handler({
         client: request.client,
         params: request.params,
         query: request.query,
         body: request.body,
         idempotency: request.idempotency,
         log: request.log,
+      }).then((result) => {
+        reply.code(result.status);
+        if (result.body === undefined) reply.send();
+        else reply.send(result.body);
       });
-      reply.code(result.status);
-      return result.body === undefined ? reply.send() : reply.send(result.body);
-    };
   }
   return bound;
 }

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import t from 'tap';
-import { requestLogger } from '../../src/http/request-logger.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RequestLogController, requestLogger } from '../../src/http/request-logger.js';
 
 function logger(level: string) {
   const lines: Record<string, unknown>[] = [];
@@ -55,4 +56,38 @@ t.test('a route with a log level of its own gets a real child at once', async (t
   const log = requestLogger(root, { reqId: 'r-3' }, { level: 'debug' });
   t.equal(children(), 1);
   t.equal(log.level, 'debug');
+});
+
+t.test("Fastify's lines of each request: written at info, not even asked for above it, except a request that errored", async (t) => {
+  for (const level of ['info', 'warn']) {
+    const { root, lines } = logger(level);
+    const inner = requestLogger(root, { reqId: 'r-4' }, {});
+    // Counts the calls Fastify makes: above info, the controller makes none for a line that passes.
+    const calls: string[] = [];
+    const log = new Proxy(inner, {
+      get: (target, name, receiver) => {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(String(name));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const request = { log, raw: {}, id: 'r-4' } as unknown as FastifyRequest;
+    const reply = { log, request, statusCode: 200, elapsedTime: 1.5 } as unknown as FastifyReply;
+    const controller = new RequestLogController(level === 'info');
+    controller.incomingRequest(request, reply);
+    controller.requestCompleted(null, request, reply);
+    controller.requestCompleted(new Error('socket hang up'), request, reply);
+    await flush();
+    const messages = lines.map((line) => `${line.level as number} ${line.msg as string}`);
+    if (level === 'info') {
+      t.same(messages, ['30 incoming request', '30 request completed', '50 request errored'], 'at info, all three lines');
+      t.same(calls, ['info', 'info', 'error']);
+    } else {
+      t.same(messages, ['50 request errored'], 'at warn, the errored request alone');
+      t.same(calls, ['error'], 'and the logger is not called for the two info lines');
+    }
+  }
 });
