@@ -53,8 +53,8 @@ leadhooks runs as \`npm start\` runs it (\`${['node', ...nodeOptionsOf(LEADHOOKS
 and 204 durable (it waits for the fsync of the WAL holding its commit: README, "Durability"), the
 rate limit and the webhook cap in the request path (raised by configuration so as not to refuse
 the load). The small case is ${count(small.clients)} clients holding ${count(small.held.start)} webhooks each, in turn, on a database of
-${count(results.apiWebhooks)} webhooks; it grows to ${count(bigClients.clients)} clients holding ${count(bigClients.held.start)} each on the same database, and to the
-same ${count(small.clients)} clients on a database of ${count(results.grownWebhooks)}. DELETE removes the webhooks POST made, then
+${count(results.apiWebhooks)} webhooks; it grows to ${count(bigClients.clients)} clients holding ${count(bigClients.held.start)} each on a copy of the same database, and to the
+same ${count(small.clients)} clients on a database of ${count(results.grownWebhooks)}, each case on a server of its own. DELETE removes the webhooks POST made, then
 seeded ones down to 90% of what the clients held. Deliveries go to receivers in a process of their own; the rate is timed between the
 receiver's ${count(options.drainWindow.from)}th and ${count(options.drainWindow.to)}th delivery after a server with its worker starts on a
 filled outbox, in ${options.drainRounds} drains of each outbox taken in turn, each from a fresh copy. Beside each drain

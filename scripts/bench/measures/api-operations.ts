@@ -67,7 +67,9 @@ export async function measureApiOperations(ctx: BenchContext, cases: ApiCase[]):
   const { options } = ctx;
   // One case alone has nothing to alternate with: one run per operation.
   const rounds = cases.length === 1 ? 1 : options.rounds;
-  // One server per database, up for the whole measure; cases on the same database share it.
+  // One server per database, up for the whole measure; cases on the same database share it (the
+  // bench gives each case a database of its own: a run on a server pays for the writes of the run
+  // before it on the same server).
   const servers = new Map<BenchDatabase, RunningServer>();
   try {
     for (const c of cases) {
