@@ -25,7 +25,7 @@ export function growthTable(rows: GrowthRow[]): string {
   return table(
     ['measure', 'small case', 'grown', 'grown / small', 'target', 'met'],
     ['l', 'r', 'r', 'r', 'l', 'l'],
-    rows.map((r) => [r.measure, r.small, r.grown, r.ratio.toFixed(2), r.target, VERDICT[r.verdict]]),
+    rows.map((r) => [r.measure, r.small, r.grown, r.shown, r.target, VERDICT[r.verdict]]),
   );
 }
 
