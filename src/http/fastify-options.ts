@@ -9,9 +9,6 @@ import { RequestLogController, requestLogger } from './request-logger.js';
 /** A request must arrive whole within this: a client trickling bytes cannot hold a socket. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
-/** The levels at which Fastify's line per request is written. */
-const INFO_LEVELS = new Set(['info', 'debug', 'trace']);
-
 /** Fastify's own request serializer, with any key-like text in the URL masked. */
 function serializeRequest(request: FastifyRequest) {
   return {
@@ -39,7 +36,7 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
       stream: logStream ?? pino.destination({ dest: 1, sync: false }),
     },
     childLoggerFactory: requestLogger,
-    logController: new RequestLogController(INFO_LEVELS.has(config.logLevel)),
+    logController: new RequestLogController(),
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimit,
     frameworkErrors,

@@ -1,5 +1,5 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
+import pino, { type Bindings, type ChildLoggerOptions, type Logger } from 'pino';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
@@ -61,6 +61,13 @@ export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, opt
   return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }
 
+const INFO = pino.levels.values.info!;
+
+/** Whether a request's logger writes info lines: its level, the server's or its route's own. */
+function logsInfo(request: FastifyRequest): boolean {
+  return (pino.levels.values[request.log.level] ?? Infinity) <= INFO;
+}
+
 /**
  * Fastify's lines of every request, "incoming request" and "request completed", are at info: at a
  * level above it (LOG_LEVEL=warn) they are not built only to be dropped (each took an object, and
@@ -68,15 +75,11 @@ export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, opt
  * still logged, at error.
  */
 export class RequestLogController extends LogController {
-  constructor(private readonly infoEnabled: boolean) {
-    super();
-  }
-
   override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
-    if (this.infoEnabled) super.incomingRequest(request, reply, metadata);
+    if (logsInfo(request)) super.incomingRequest(request, reply, metadata);
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
-    if (error || this.infoEnabled) super.requestCompleted(error, request, reply, metadata);
+    if (error || logsInfo(request)) super.requestCompleted(error, request, reply, metadata);
   }
 }

@@ -340,7 +340,9 @@ export function createHandlers(
 /**
  * Glue's route handlers: each operation's typed handler, its result sent as status and body. The
  * promise returned settles once the answer is sent, with nothing: Fastify then has nothing left
- * to do with it (a promise of the reply itself would be adopted as a thenable, a turn more).
+ * to do with it (a promise of the reply itself would be adopted as a thenable, a turn more). Only
+ * when an onSend hook holds the answer back does it settle with the reply, which Fastify waits
+ * for; with nothing, it would send a second answer.
  */
 function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
   const bound: Record<string, RouteHandlerMethod> = {};
@@ -357,6 +359,7 @@ function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
         reply.code(result.status);
         if (result.body === undefined) reply.send();
         else reply.send(result.body);
+        return reply.sent ? undefined : reply;
       });
   }
   return bound;

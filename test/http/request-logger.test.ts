@@ -76,7 +76,7 @@ t.test("Fastify's lines of each request: written at info, not even asked for abo
     });
     const request = { log, raw: {}, id: 'r-4' } as unknown as FastifyRequest;
     const reply = { log, request, statusCode: 200, elapsedTime: 1.5 } as unknown as FastifyReply;
-    const controller = new RequestLogController(level === 'info');
+    const controller = new RequestLogController();
     controller.incomingRequest(request, reply);
     controller.requestCompleted(null, request, reply);
     controller.requestCompleted(new Error('socket hang up'), request, reply);
@@ -90,4 +90,19 @@ t.test("Fastify's lines of each request: written at info, not even asked for abo
       t.same(calls, ['error'], 'and the logger is not called for the two info lines');
     }
   }
+});
+
+t.test("a route with a log level of its own gets Fastify's info lines at that level", async (t) => {
+  const { root, lines } = logger('warn');
+  const log = requestLogger(root, { reqId: 'r-5' }, { level: 'debug' });
+  const request = { log, raw: {}, id: 'r-5' } as unknown as FastifyRequest;
+  const reply = { log, request, statusCode: 200, elapsedTime: 1.5 } as unknown as FastifyReply;
+  const controller = new RequestLogController();
+  controller.incomingRequest(request, reply);
+  controller.requestCompleted(null, request, reply);
+  await flush();
+  t.same(
+    lines.map((line) => line.msg),
+    ['incoming request', 'request completed'],
+  );
 });

@@ -72,3 +72,34 @@ t.test('the docs are served from the same openapi.yaml, without a key', async (t
   const uiJson = await app.inject({ method: 'GET', url: '/documentation/json' });
   t.same(uiJson.json(), spec);
 });
+
+t.test('an onSend hook that holds the answer back: one answer, no second send, and a retry gets the kept answer', async (t) => {
+  const lines: string[] = [];
+  const { app } = await buildTestApp(t, { LOG_LEVEL: 'warn' }, { logStream: { write: (line: string) => void lines.push(line) } });
+  // As a compression or security-header plugin would: the answer leaves a turn later.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    reply.header('x-held', 'yes');
+    return payload;
+  });
+  const acme = await createClient(app);
+  const create = () =>
+    app.inject({
+      method: 'POST',
+      url: '/webhook',
+      headers: { 'x-api-key': acme.apiKey, 'idempotency-key': 'held-1' },
+      payload: { url: 'https://a.example/h', events: ['lead_create'] },
+    });
+  const first = await create();
+  t.equal(first.statusCode, 201);
+  t.equal(first.headers['x-held'], 'yes');
+  const again = await create();
+  t.equal(again.statusCode, 201, 'the retry gets the kept answer');
+  t.equal(again.headers['idempotent-replayed'], 'true');
+  t.same(again.json(), first.json());
+  const about = await app.inject({ method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } });
+  t.same([about.statusCode, about.json()], [200, { name: 'Acme Realty' }]);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const requestLines = lines.filter((line) => !line.includes('PUBLISHER_TOKEN is not set'));
+  t.same(requestLines, [], 'nothing logged for the requests: no "Reply was already sent", no ERR_HTTP_HEADERS_SENT');
+});
