@@ -17,4 +17,6 @@ t.test('more decimals when two would read as the other side', async (t) => {
   t.equal(shownRatio(0.89962, (value) => value >= 0.9), '0.8996', '0.900 would read as met too');
   t.equal(shownRatio(1.1042, (value) => value <= 1.1), '1.104', 'a time that must stay under its target');
   t.equal(shownRatio(1.0996, (value) => value <= 1.1), '1.10', 'under it, and 1.10 reads as under it');
+  t.equal(shownRatio(27 / 30, (value) => value >= 0.9), '0.90', '27/30 is 0.9 to the last bit, and met');
+  t.equal(shownRatio(0.9 - 1e-9, (value) => value >= 0.9), '0.899999999', 'a hair under: as many decimals as it takes');
 });

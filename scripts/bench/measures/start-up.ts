@@ -18,14 +18,16 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /**
  * The median of `probes` starts on each database, in ms, in the order of `cases`. The cases take
- * turns, probe by probe, after one unmeasured start of each (the files into the page cache), so
- * that the machine's drift over the measure falls on all of them alike.
+ * turns, probe by probe, forwards then backwards, after one unmeasured start of each (the files
+ * into the page cache), so that the machine's drift over the measure falls on all of them alike.
  */
 export async function measureStartUp(cases: StartUpCase[], probes: number): Promise<number[]> {
   for (const { path } of cases) await startOnce(path);
   const starts: number[][] = cases.map(() => []);
   for (let i = 0; i < probes; i++) {
-    for (const [index, { path }] of cases.entries()) starts[index]!.push(await startOnce(path));
+    // In the order given, then backwards: a drift over the measure falls on none more than another.
+    const order = i % 2 === 0 ? [...cases.entries()] : [...cases.entries()].reverse();
+    for (const [index, { path }] of order) starts[index]!.push(await startOnce(path));
   }
   return cases.map(({ label }, index) => {
     const mine = starts[index]!;
