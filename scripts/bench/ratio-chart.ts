@@ -24,7 +24,7 @@ export function ratioChart(bars: RatioBar[]): string {
       return (
         label +
         `<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${barHeight}" fill="${colour}"/>` +
-        `<text x="${left + w + 6}" y="${y + 16}" font-size="12">${bar.shown ?? bar.ratio.toFixed(2)}</text>` +
+        `<text x="${left + w + 6}" y="${y + 16}" font-size="12">${bar.shown}</text>` +
         target
       );
     })

@@ -20,16 +20,18 @@ export function shareOf<T>(supply: T[], round: number, rounds: number): T[] {
   return supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
 }
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 /**
  * One figure from a measure's rounds: the rate over all their requests; as p99 the worst round's
  * (no round had more than 1% of its requests slower, so neither had all of them together: it
  * never flatters), as p50 the median round's.
  */
 export function combineRounds(name: string, rounds: Measured[]): Measured {
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)]!;
-  };
   const seconds = rounds.map((r) => r.completed / r.rps);
   const total = seconds.reduce((a, b) => a + b, 0);
   const weighted = (pick: (r: Measured) => number) => rounds.reduce((sum, r, i) => sum + pick(r) * seconds[i]!, 0) / total;

@@ -1,5 +1,6 @@
 // Start to listening: from spawning `node dist/src/server.js` to its first answered request.
 import { say } from '../progress.js';
+import { median } from '../rounds.js';
 import { startLeadhooks } from '../server-process.js';
 
 export interface StartUpCase {
@@ -13,8 +14,6 @@ async function startOnce(path: string): Promise<number> {
   await server.stop();
   return server.startMs;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * The median of `probes` starts on each database, in ms, in the order of `cases`. The cases take
