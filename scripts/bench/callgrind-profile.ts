@@ -38,22 +38,30 @@ export function lookupAddress(entries: PerfMapEntry[], address: number): string 
 }
 
 /**
- * Self cost (Ir) per function name of a callgrind output file (format of callgrind 3.x, one event,
- * names compressed as `fn=(id) name` on first use). The cost line after `calls=` is the callee's
- * inclusive cost and is not the caller's own.
+ * Self cost (the first event, Ir here) per function name of a callgrind output file (format of
+ * callgrind 3.x, names compressed as `fn=(id) name` on first use, or given whole). A cost line
+ * holds the positions (`positions:`, one column unless more are named) then the events. The cost
+ * line after `calls=` is the callee's inclusive cost and is not the caller's own. A name's
+ * recursion suffix (`'2`, from --separate-recs) is dropped: one function, one row.
  */
 export function selfCosts(text: string): { total: number; byFunction: Map<string, number> } {
   const names = new Map<string, string>();
   const byFunction = new Map<string, number>();
   let total = 0;
+  let positions = 1;
   let current: string | undefined;
   let afterCall = false;
+  const nameOf = (id: string | undefined, given: string | undefined): string | undefined => {
+    if (id === undefined) return given?.replace(/'\d+$/, '');
+    if (given !== undefined) names.set(id, given.replace(/'\d+$/, ''));
+    return names.get(id);
+  };
   for (const line of text.split('\n')) {
-    const named = /^(c?fn)=\((\d+)\)(?: (.*))?$/.exec(line);
+    const named = /^(c?fn)=(?:\((\d+)\))? ?(.*)$/.exec(line);
     if (named) {
-      if (named[3] !== undefined) names.set(named[2]!, named[3]);
+      const name = nameOf(named[2], named[3] === '' ? undefined : named[3]);
       if (named[1] === 'fn') {
-        current = names.get(named[2]!);
+        current = name;
         afterCall = false;
       }
       continue;
@@ -62,14 +70,18 @@ export function selfCosts(text: string): { total: number; byFunction: Map<string
       afterCall = true;
       continue;
     }
-    const totals = /^totals: (\d+)/.exec(line);
-    if (totals) total = Number(totals[1]);
-    if (!/^[+\-*]?\d/.test(line) && !line.startsWith('*')) continue;
+    const header = /^(positions|totals): (.*)$/.exec(line);
+    if (header) {
+      if (header[1] === 'positions') positions = header[2]!.trim().split(/\s+/).length;
+      else total = Number(header[2]!.trim().split(/\s+/)[0]);
+      continue;
+    }
+    if (!/^[+\-*\d]/.test(line)) continue;
     if (afterCall) {
       afterCall = false;
       continue;
     }
-    const cost = Number(line.trim().split(/\s+/)[1] ?? 0);
+    const cost = Number(line.trim().split(/\s+/)[positions] ?? 0);
     if (current !== undefined && cost > 0) byFunction.set(current, (byFunction.get(current) ?? 0) + cost);
   }
   return { total, byFunction };

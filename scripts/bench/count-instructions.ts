@@ -9,8 +9,9 @@
 //   npx tsx scripts/bench/count-instructions.ts <about|create> [seconds] [NAME=value ...]
 // NAME=value: leadhooks's environment beside the bench's (RATE_LIMIT_PER_KEY=off, say).
 // Unlike a rate, a count does not follow the machine's speed of the moment: two 15 s counts of
-// the same server differed by 7% at most, most by under 2% (BENCHMARKS.md), where rates taken
-// minutes apart on the same machine differed by a third. Shorter runs count less steadily.
+// the same server differed by 0.1% to 8%, and a function's own count by less (BENCHMARKS.md),
+// where rates taken minutes apart on the same machine differed by a third. Shorter runs count
+// less steadily.
 // Under callgrind a server runs some 50 times slower, so more requests wait at each turn of the
 // event loop than in the bench, and per-turn costs are shared among more of them. Needs valgrind
 // (Debian's package).
@@ -42,17 +43,21 @@ const seconds = Number(secondsArg ?? 15);
 const WARMUP_SECONDS = 40;
 const COUNTED_RUNS = 2;
 if (spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).error) throw new Error('valgrind is not installed (apt-get install valgrind)');
+// A CPU profile would run under callgrind too, and be counted.
+delete process.env.BENCH_PROFILE_DIR;
 
+buildLeadhooks();
 const dir = mkdtempSync(join(tmpdir(), 'leadhooks-instructions-'));
 const options = parseOptions([]);
 const generator = chooseLoadGenerator(undefined, dir);
 const group = apiGroups(options.api.layout).small;
-// valgrind names the pipes of its gdbserver after USER and HOST; the server and callgrind_control
-// are given the same (HOST is the address the servers listen on).
+// valgrind names the pipes of its gdbserver after a prefix, USER and HOST; the server and
+// callgrind_control are given the same (HOST is the address the servers listen on).
+const VGDB_PREFIX = `--vgdb-prefix=${join(dir, 'vgdb')}`;
 const VGDB_ENV = { USER: 'bench', HOST: '127.0.0.1' };
 
 function callgrindControl(pid: number, ...args: string[]): void {
-  const run = spawnSync('callgrind_control', [...args, String(pid)], { env: { ...process.env, ...VGDB_ENV }, encoding: 'utf8' });
+  const run = spawnSync('callgrind_control', [VGDB_PREFIX, ...args, String(pid)], { env: { ...process.env, ...VGDB_ENV }, encoding: 'utf8' });
   // It exits 0 when it finds no such process, saying so.
   if (run.status !== 0 || /Error/.test(run.stdout + run.stderr)) throw new Error(`callgrind_control ${args.join(' ')} ${pid}: ${run.stderr || run.stdout}`);
 }
@@ -80,7 +85,7 @@ interface Counted {
 async function counted(name: string, start: (options: StartOptions) => Promise<RunningServer>, requests: PreparedRequest[]): Promise<Counted> {
   const out = join(dir, `${name}.callgrind`);
   const server = await start({
-    wrap: ['valgrind', '--tool=callgrind', '--vgdb=yes', '--instr-atstart=no', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${out}`, `--log-file=${join(dir, `${name}.valgrind.log`)}`],
+    wrap: ['valgrind', '--tool=callgrind', '--vgdb=yes', VGDB_PREFIX, '--instr-atstart=no', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${out}`, `--log-file=${join(dir, `${name}.valgrind.log`)}`],
     // --perf-basic-prof also writes V8's log, by default into the working directory.
     nodeOptions: ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, `${name}.v8.log`)}`],
     readyWithinMs: 300_000,
@@ -102,10 +107,12 @@ async function counted(name: string, start: (options: StartOptions) => Promise<R
       // Each dump asked for goes to files of its own, numbered from 1, one per thread: -01 is the
       // main thread, where requests are served; the others compile, collect garbage in parallel,
       // and run the store's fsync and the log's writes.
+      // The main thread's file comes first; each file is whole once it holds its totals.
       const costs = selfCosts(await waitForFile(`${out}.${run}-01`));
-      const others = readdirSync(dir)
-        .filter((f) => f.startsWith(`${name}.callgrind.${run}-`) && !f.endsWith('-01'))
-        .reduce((sum, f) => sum + selfCosts(readFileSync(join(dir, f), 'utf8')).total, 0);
+      let others = 0;
+      for (const f of readdirSync(dir).filter((f) => f.startsWith(`${name}.callgrind.${run}-`) && !f.endsWith('-01'))) {
+        others += selfCosts(await waitForFile(join(dir, f))).total;
+      }
       if (result.failures > 0) throw new Error(`${name}: ${result.failures} requests failed`);
       perRequest.push(costs.total / result.completed);
       otherThreads.push(others / result.completed);
@@ -113,6 +120,10 @@ async function counted(name: string, start: (options: StartOptions) => Promise<R
       byFunction = new Map([...namedCosts(costs.byFunction, perfMap)].map(([fn, ir]) => [fn, ir / result.completed]));
       say(`${name}: ${count(result.completed)} requests, ${count(costs.total / result.completed)} instructions per request on the main thread, ${count(others / result.completed)} on the others`);
     }
+  } catch (error) {
+    const log = join(dir, `${name}.valgrind.log`);
+    if (existsSync(log)) console.error(`${name}: valgrind's log:\n${readFileSync(log, 'utf8')}`);
+    throw error;
   } finally {
     await server.stop();
     rmSync(`/tmp/perf-${server.pid}.map`, { force: true });
@@ -120,7 +131,6 @@ async function counted(name: string, start: (options: StartOptions) => Promise<R
   return { perRequest, otherThreads, byFunction };
 }
 
-buildLeadhooks();
 try {
   const database = sqliteDatabase(copyDatabase(cachedDatabase(options.api.name, options.api.layout, seedApiDatabase), dir, 'counted'));
   const [leadhooksRequests, bareRequests, label] =

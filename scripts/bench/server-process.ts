@@ -107,7 +107,10 @@ export async function startServer(script: string, env: Record<string, string>, r
   const origin = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
-    if (performance.now() - started > readyWithinMs) throw new Error(`${script} did not answer ${readyPath} within ${readyWithinMs / 1000} s`);
+    if (performance.now() - started > readyWithinMs) {
+      child.kill('SIGKILL');
+      throw new Error(`${script} did not answer ${readyPath} within ${readyWithinMs / 1000} s`);
+    }
     try {
       const res = await fetch(origin + readyPath);
       await res.arrayBuffer();
