@@ -19,19 +19,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteDatabase } from './bench-database.js';
 import { parseOptions } from './bench-options.js';
 import { namedCosts, parsePerfMap, selfCosts } from './callgrind-profile.js';
 import { chooseLoadGenerator, type PreparedRequest } from './load-generator.js';
-import { createWebhookRequests, getRequests } from './prepared-requests.js';
+import { isComparedOperation, operationBesideBare } from './operation-beside-bare.js';
 import { count, say } from './progress.js';
-import { cachedDatabase, copyDatabase } from './seeded-database-cache.js';
-import { apiGroups, seedApiDatabase } from './seed-database.js';
 import { BARE_FASTIFY_SERVER, buildLeadhooks, startLeadhooks, startServer, type RunningServer, type StartOptions } from './server-process.js';
 
 const USAGE = 'usage: npx tsx scripts/bench/count-instructions.ts <about|create> [seconds] [NAME=value ...]';
 const [operation, secondsArg, ...settings] = process.argv.slice(2);
-if (operation !== 'about' && operation !== 'create') throw new Error(USAGE);
+if (!isComparedOperation(operation)) throw new Error(USAGE);
 const extraEnv = Object.fromEntries(
   settings.map((setting) => {
     const at = setting.indexOf('=');
@@ -50,7 +47,6 @@ buildLeadhooks();
 const dir = mkdtempSync(join(tmpdir(), 'leadhooks-instructions-'));
 const options = parseOptions([]);
 const generator = chooseLoadGenerator(undefined, dir);
-const group = apiGroups(options.api.layout).small;
 // valgrind names the pipes of its gdbserver after a prefix, USER and HOST; the server and
 // callgrind_control are given the same (HOST is the address the servers listen on).
 const VGDB_PREFIX = `--vgdb-prefix=${join(dir, 'vgdb')}`;
@@ -132,11 +128,7 @@ async function counted(name: string, start: (options: StartOptions) => Promise<R
 }
 
 try {
-  const database = sqliteDatabase(copyDatabase(cachedDatabase(options.api.name, options.api.layout, seedApiDatabase), dir, 'counted'));
-  const [leadhooksRequests, bareRequests, label] =
-    operation === 'about'
-      ? [getRequests(group, '/about'), getRequests(group, '/'), 'GET /about']
-      : [createWebhookRequests(group), createWebhookRequests(group, '/echo'), 'POST /webhook'];
+  const { label, leadhooksRequests, bareRequests, database } = operationBesideBare(operation, options, dir, 'counted');
   const leadhooks = await counted('leadhooks', (o) => startLeadhooks(database.env, { LOG_LEVEL: 'warn', ...extraEnv, ...VGDB_ENV }, o), leadhooksRequests);
   const bare = await counted('bare-fastify', (o) => startServer(BARE_FASTIFY_SERVER, VGDB_ENV, '/', o), bareRequests);
 

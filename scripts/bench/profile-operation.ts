@@ -7,27 +7,23 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteDatabase } from './bench-database.js';
 import { parseOptions } from './bench-options.js';
 import { chooseLoadGenerator, type PreparedRequest } from './load-generator.js';
 import type { BenchContext } from './bench-context.js';
 import type { Measured } from './measure-load.js';
 import { loadOn } from './measures/api-operations.js';
-import { createWebhookRequests, getRequests } from './prepared-requests.js';
+import { isComparedOperation, operationBesideBare } from './operation-beside-bare.js';
 import { count, say } from './progress.js';
-import { cachedDatabase, copyDatabase } from './seeded-database-cache.js';
-import { apiGroups, seedApiDatabase } from './seed-database.js';
 import { BARE_FASTIFY_SERVER, buildLeadhooks, startLeadhooks, startServer, type RunningServer } from './server-process.js';
 
 const USAGE = 'usage: npx tsx scripts/bench/profile-operation.ts <about|create> [seconds] [profile directory]';
 const [operation, secondsArg, outArg] = process.argv.slice(2);
-if (operation !== 'about' && operation !== 'create') throw new Error(USAGE);
+if (!isComparedOperation(operation)) throw new Error(USAGE);
 const seconds = Number(secondsArg ?? 6);
 const dir = mkdtempSync(join(tmpdir(), 'leadhooks-profile-'));
 const out = outArg ?? join(dir, 'profiles');
 const options = parseOptions([]);
 const generator = chooseLoadGenerator(undefined, dir);
-const group = apiGroups(options.api.layout).small;
 const ctx: BenchContext = { options, generator, dir, durations: { warmupSeconds: 2, seconds } };
 
 /** Self time per function (name and place), in µs, over a profile's samples; idle apart. */
@@ -72,11 +68,7 @@ async function profiled(name: string, start: () => Promise<RunningServer>, reque
 
 buildLeadhooks();
 {
-  const database = sqliteDatabase(copyDatabase(cachedDatabase(options.api.name, options.api.layout, seedApiDatabase), dir, 'profiled'));
-  const [leadhooksRequests, bareRequests, label] =
-    operation === 'about'
-      ? [getRequests(group, '/about'), getRequests(group, '/'), 'GET /about']
-      : [createWebhookRequests(group), createWebhookRequests(group, '/echo'), 'POST /webhook'];
+  const { label, leadhooksRequests, bareRequests, database } = operationBesideBare(operation, options, dir, 'profiled');
   const leadhooks = await profiled('leadhooks', () => startLeadhooks(database.env, { LOG_LEVEL: 'warn' }), leadhooksRequests, '/healthz');
   const bare = await profiled('bare-fastify', () => startServer(BARE_FASTIFY_SERVER, {}, '/'), bareRequests, '/');
 
