@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, parseDatabaseUrl } from '../config.js';
 import { MoveRefusedError, moveToPostgres } from '../store/move-to-postgres.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './cli-io.js';
 
 /**
  * `leadhooks migrate-to-postgres --from <sqlite path> --to <postgres url>`: moving a deployment

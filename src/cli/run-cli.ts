@@ -5,6 +5,7 @@ import { openStore } from '../store/open-store.js';
 import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';
 import { publishEvent } from '../delivery/publish-event.js';
 import type { Store } from '../store/store.js';
+import type { CliIo } from './cli-io.js';
 import { runMoveCommand } from './move-command.js';
 
 export const USAGE = `Usage: leadhooks <command> [--json]
@@ -31,12 +32,6 @@ Options:
 
 The database is the server's: PostgreSQL at DATABASE_URL when it is set, otherwise the SQLite
 file DATABASE_PATH (default ./data/leadhooks.db).`;
-
-export interface CliIo {
-  env: Record<string, string | undefined>;
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
 
 class UsageError extends Error {}
 class NotFoundError extends Error {}
