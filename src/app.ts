@@ -35,8 +35,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   await app.register(storePlugin, { store }); // app.store; closes last
+  await app.register(errorHandlingPlugin); // every error in the contract's shape; before any route (see there)
   await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
-  await app.register(errorHandlingPlugin); // every error in the contract's shape
   await app.register(jsonBodyPlugin); // JSON is the only body (the operations' body policy)
   await app.register(deliveryPlugin, { store, config }); // delivery worker and retention pruner
   await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
