@@ -2,11 +2,11 @@ import type { FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions 
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { operationIdOf } from '../spec.js';
-import { StoreUnavailableError, type AttemptOutcome, type Store } from '../store/store.js';
+import { StoreUnavailableError, type LoggedOutcome, type Store } from '../store/store.js';
 
 export interface Metrics {
-  /** Counts one delivery attempt by its outcome. */
-  countAttempt(outcome: AttemptOutcome): void;
+  /** Counts one delivery attempt by its outcome, as the delivery log shows it. */
+  countAttempt(outcome: LoggedOutcome): void;
   /** Counts a webhook disabled by this process's delivery worker (WEBHOOK_DISABLE_AFTER). */
   countDisabled(): void;
   /** Counts a request that matched no route (the not-found handler calls it as it answers). */
@@ -120,7 +120,7 @@ export const metricsPlugin = fp<{ store: Store }>(
     registry.registerMetric(requests as never);
     const attempts = new Counter({
       name: 'leadhooks_delivery_attempts_total',
-      help: 'Delivery attempts made by this process, by outcome (succeeded, retrying, failed, gone).',
+      help: 'Delivery attempts made by this process, by outcome as the delivery log shows it (succeeded, retrying, failed, gone, disabled).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
