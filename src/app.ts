@@ -6,12 +6,14 @@ import { fastifyOptions } from './http/fastify-options.js';
 import { metricsPlugin } from './http/metrics.js';
 import { deliveryPlugin } from './plugins/delivery.js';
 import { docsPlugin } from './plugins/docs.js';
+import { healthPlugin } from './plugins/health.js';
 import { portalPlugin } from './plugins/portal.js';
 import { storePlugin } from './plugins/store.js';
 import { jsonBodyPlugin, operationsPlugin, validatorCompiler } from './routes/operations.js';
 import { loadSpec } from './spec.js';
 import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
 import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
 
 export interface AppOptions {
   /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
@@ -26,6 +28,40 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const app = Fastify(fastifyOptions(config, options.logStream));
   app.setValidatorCompiler(validatorCompiler); // the operations' inputs, nothing coerced
   const spec = loadSpec();
+  const store = await openSealedStore(config);
+
+  await app.register(storePlugin, { store }); // app.store; closes last
+  await app.register(errorHandlingPlugin); // every error in the contract's shape; before any route (see there)
+  await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
+  await app.register(jsonBodyPlugin); // JSON is the only body (the operations' body policy)
+  await app.register(deliveryPlugin, { store, config }); // delivery worker and retention pruner
+  await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
+  await app.register(portalPlugin); // /portal, the client portal's static files
+  await app.register(operationsPlugin, { spec, store, config }); // each operation's chain and handler
+  if (config.publisherToken === null) {
+    app.log.warn('PUBLISHER_TOKEN is not set: POST /events refuses every request (publishing is disabled)');
+  }
+  return app;
+}
+
+/**
+ * The delivery worker alone (src/worker.ts): the server's delivery worker and retention pruner,
+ * its metrics and health checks, and no API.
+ */
+export async function buildWorkerApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify(fastifyOptions(config, options.logStream));
+  const store = await openSealedStore(config);
+  await app.register(storePlugin, { store });
+  await app.register(errorHandlingPlugin);
+  await app.register(metricsPlugin, { store }); // GET /metrics, the same counters as the server's
+  // DELIVERY_WORKER says whether a server delivers too; this process delivers whatever it says.
+  await app.register(deliveryPlugin, { store, config: { ...config, deliveryWorker: true } });
+  await app.register(healthPlugin, { store }); // GET /healthz, GET /readyz
+  return app;
+}
+
+/** The configured store, its signing secrets sealed: a wrong SECRET_ENCRYPTION_KEY stops start-up here. */
+async function openSealedStore(config: Config): Promise<Store> {
   const store = await openStore(config);
   try {
     await sealSecretsAtRest(store, createSecretBox(config.secretEncryptionKey));
@@ -33,14 +69,5 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await store.close();
     throw error;
   }
-
-  await app.register(storePlugin, { store }); // app.store; closes last
-  await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
-  await app.register(errorHandlingPlugin); // every error in the contract's shape
-  await app.register(jsonBodyPlugin); // JSON is the only body (the operations' body policy)
-  await app.register(deliveryPlugin, { store, config }); // delivery worker and retention pruner
-  await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
-  await app.register(portalPlugin); // /portal, the client portal's static files
-  await app.register(operationsPlugin, { spec, store, config }); // each operation's chain and handler
-  return app;
+  return store;
 }

@@ -8,6 +8,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface Config {
   port: number;
   host: string;
+  /** Port the standalone worker (src/worker.ts) serves /metrics, /healthz and /readyz on. */
+  metricsPort: number;
   databasePath: string;
   /** A PostgreSQL URL; when set, the PostgreSQL store runs instead of SQLite. */
   databaseUrl: string | null;
@@ -192,6 +194,8 @@ function parseLogLevel(value: string): LogLevel | undefined {
 export const SETTINGS = {
   PORT: { default: '3000', parse: parsePort, expected: 'a port number from 0 to 65535' },
   HOST: { default: '127.0.0.1', parse: parseNonEmpty, expected: 'an address to listen on' },
+  // The OpenTelemetry Prometheus exporter's port: the usual one of a process that serves only metrics.
+  METRICS_PORT: { default: '9464', parse: parsePort, expected: 'a port number from 0 to 65535' },
   DATABASE_PATH: {
     default: './data/leadhooks.db',
     parse: parseNonEmpty,
@@ -292,6 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: read(env, 'PORT'),
     host: read(env, 'HOST'),
+    metricsPort: read(env, 'METRICS_PORT'),
     databasePath: read(env, 'DATABASE_PATH'),
     databaseUrl: read(env, 'DATABASE_URL'),
     databasePoolSize: read(env, 'DATABASE_POOL_SIZE'),

@@ -1,38 +1,28 @@
 #!/usr/bin/env node
 // The delivery worker alone, without the API: run it beside servers started with
-// DELIVERY_WORKER=off to scale delivery apart from the API. Same configuration as the server.
-import pino from 'pino';
+// DELIVERY_WORKER=off to scale delivery apart from the API. Same configuration as the server;
+// it serves its metrics and health checks on METRICS_PORT, and closes cleanly on SIGINT/SIGTERM
+// (attempts in flight finish, then the database closes).
+import { buildWorkerApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createDeliveryWorker } from './delivery/delivery-worker.js';
-import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
+import { closeOnSignal } from './http/close-on-signal.js';
 import { exitOnUnsupportedNode } from './node-version.js';
-import { createPruner } from './retention/pruner.js';
-import { describeStore, openStore } from './store/open-store.js';
+import { describeStore } from './store/open-store.js';
 
-exitOnUnsupportedNode();
-try {
+async function main(): Promise<void> {
+  exitOnUnsupportedNode();
   const config = loadConfig();
-  const log = pino({ level: config.logLevel });
-  const store = await openStore(config);
-  // A wrong or missing SECRET_ENCRYPTION_KEY stops start-up here, not at the first delivery.
-  await sealSecretsAtRest(store, createSecretBox(config.secretEncryptionKey));
-  const worker = createDeliveryWorker(store, config, log.child({ component: 'delivery' }));
-  const pruner = createPruner(store, config, log.child({ component: 'retention' }));
-  worker.start();
-  pruner.start();
-  log.info({ ...describeStore(config), concurrency: config.deliveryConcurrency }, 'delivery worker is running');
+  const app = await buildWorkerApp(config);
+  closeOnSignal(app, config.deliveryTimeout);
+  const address = await app.listen({ port: config.metricsPort, host: config.host }).catch(async (error: unknown) => {
+    // Delivery started as the app became ready: let the attempts already made be recorded.
+    await app.close();
+    throw error;
+  });
+  app.log.info({ address, ...describeStore(config), concurrency: config.deliveryConcurrency }, 'delivery worker is running');
+}
 
-  const stop = async (signal: NodeJS.Signals) => {
-    log.info({ signal }, 'stopping: finishing attempts in flight');
-    await pruner.stop();
-    await worker.stop();
-    await store.close();
-    log.info('stopped cleanly');
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-} catch (error) {
+main().catch((error: unknown) => {
   console.error(error instanceof ConfigError ? `leadhooks: configuration error: ${error.message}` : error);
   process.exit(1);
-}
+});

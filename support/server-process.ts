@@ -37,14 +37,14 @@ export function startServer(t: Test | undefined, env: Record<string, string>): P
   return startProcess(t, SERVER, 'leadhooks is ready', env);
 }
 
-/** Runs the delivery worker alone (src/worker.ts) as a child process; resolves once it runs (`url` is empty). */
+/** Runs the delivery worker alone (src/worker.ts) as a child process; resolves once it runs (`url`: its metrics and health checks). */
 export function startWorker(t: Test | undefined, env: Record<string, string>): Promise<ServerProcess> {
   return startProcess(t, WORKER, 'delivery worker is running', env);
 }
 
 function startProcess(t: Test | undefined, script: string, readyMessage: string, env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: string[] = [];

@@ -6,6 +6,7 @@ t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
     port: 3000,
     host: '127.0.0.1',
+    metricsPort: 9464,
     databasePath: './data/leadhooks.db',
     databaseUrl: null,
     databasePoolSize: 10,
@@ -36,6 +37,7 @@ t.test('values are read and converted', async (t) => {
   const config = loadConfig({
     PORT: '8080',
     HOST: '0.0.0.0',
+    METRICS_PORT: '9100',
     DATABASE_PATH: '/var/lib/lh.db',
     DATABASE_URL: 'postgresql://leadhooks:s3cret@db.internal:5433/leadhooks?sslmode=require',
     DATABASE_POOL_SIZE: '25',
@@ -63,6 +65,7 @@ t.test('values are read and converted', async (t) => {
   t.same(config, {
     port: 8080,
     host: '0.0.0.0',
+    metricsPort: 9100,
     databasePath: '/var/lib/lh.db',
     databaseUrl: 'postgresql://leadhooks:s3cret@db.internal:5433/leadhooks?sslmode=require',
     databasePoolSize: 25,
@@ -99,6 +102,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
   const bad: Record<string, string> = {
     PORT: '70000',
     HOST: '   ',
+    METRICS_PORT: 'metrics',
     DATABASE_URL: 'mysql://root@127.0.0.1/leadhooks',
     DATABASE_POOL_SIZE: '0',
     DATABASE_CONNECT_TIMEOUT: '5',

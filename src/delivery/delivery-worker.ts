@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import { webhookDisabledReason } from '../messages.js';
-import type { AttemptOutcome, DeliveryJob, OperationalEvent, Store } from '../store/store.js';
+import type { DeliveryJob, LoggedOutcome, OperationalEvent, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
 import { createSecretBox } from './webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
@@ -53,7 +53,8 @@ export function createDeliveryWorker(
   store: Store,
   config: WorkerConfig,
   log: FastifyBaseLogger,
-  onAttempt: (outcome: AttemptOutcome) => void = () => {},
+  /** Each attempt recorded, by its outcome as the delivery log shows it. */
+  onAttempt: (outcome: LoggedOutcome) => void = () => {},
   onDisabled: (event: OperationalEvent) => void = () => {},
 ): DeliveryWorker {
   const inFlight = new Map<number, number>();
@@ -188,13 +189,15 @@ export function createDeliveryWorker(
       log.error({ err: error, deliveryId: job.deliveryId }, 'recording a delivery attempt failed');
       return;
     }
-    onAttempt(decision.outcome);
+    // The attempt that disabled its webhook is `disabled` in the delivery log: the same here.
+    const outcome = disabled ? 'disabled' : decision.outcome;
+    onAttempt(outcome);
     if (disabled) {
       log.warn({ hookId: disabled.webhookId, clientId: disabled.clientId, reason: disabled.reason }, 'webhook disabled');
       onDisabled(disabled);
     }
-    const entry = { deliveryId: job.deliveryId, eventId: job.eventId, webhookId: job.webhookId, ...result, outcome: decision.outcome };
-    if (decision.outcome === 'succeeded') log.debug(entry, 'delivered');
+    const entry = { deliveryId: job.deliveryId, eventId: job.eventId, webhookId: job.webhookId, ...result, outcome };
+    if (outcome === 'succeeded') log.debug(entry, 'delivered');
     else log.info(entry, 'delivery attempt failed');
   }
 

@@ -64,7 +64,10 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
 
 /**
  * The one error handler and the not-found handler, and the refusal of requests that arrive while
- * the server closes. Needs the metrics plugin: unmatched requests are counted as they are answered.
+ * the server closes. Registered before any plugin that makes routes: Fastify gives a route the
+ * error handler set when its plugin finished loading, so a route made earlier would answer its
+ * errors in Fastify's own shape. The not-found handler counts unmatched requests through
+ * app.metrics, which the metrics plugin, registered next, provides.
  */
 export const errorHandlingPlugin = fp(
   async (app) => {
@@ -86,7 +89,7 @@ export const errorHandlingPlugin = fp(
       else done();
     });
   },
-  { name: 'error-handling', dependencies: ['metrics'] },
+  { name: 'error-handling' },
 );
 
 const CLIENT_ERRORS: Record<string, [number, string]> = {

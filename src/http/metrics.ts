@@ -2,11 +2,11 @@ import type { FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions 
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { operationIdOf } from '../spec.js';
-import type { AttemptOutcome, Store } from '../store/store.js';
+import { StoreUnavailableError, type LoggedOutcome, type Store } from '../store/store.js';
 
 export interface Metrics {
-  /** Counts one delivery attempt by its outcome. */
-  countAttempt(outcome: AttemptOutcome): void;
+  /** Counts one delivery attempt by its outcome, as the delivery log shows it. */
+  countAttempt(outcome: LoggedOutcome): void;
   /** Counts a webhook disabled by this process's delivery worker (WEBHOOK_DISABLE_AFTER). */
   countDisabled(): void;
   /** Counts a request that matched no route (the not-found handler calls it as it answers). */
@@ -102,9 +102,10 @@ class RequestHistogram {
 
 /**
  * Prometheus metrics at GET /metrics (text exposition format, no key): requests by route and
- * status with their latency, delivery attempts by outcome, webhooks disabled, pending deliveries and the age of the
- * oldest one, and the process's own (memory, CPU, event loop). The operations' routes are timed
- * by their pipeline (src/routes/operation-pipeline.ts); this times the others (docs, /metrics).
+ * status with their latency, delivery attempts by outcome, webhooks disabled, whether the database
+ * answers, pending deliveries and the age of the oldest one, and the process's own (memory, CPU,
+ * event loop). The operations' routes are timed by their pipeline (src/routes/operation-pipeline.ts);
+ * this times the others (docs, /metrics).
  */
 export const metricsPlugin = fp<{ store: Store }>(
   async (app, { store }) => {
@@ -119,7 +120,7 @@ export const metricsPlugin = fp<{ store: Store }>(
     registry.registerMetric(requests as never);
     const attempts = new Counter({
       name: 'leadhooks_delivery_attempts_total',
-      help: 'Delivery attempts made by this process, by outcome (succeeded, retrying, failed, gone).',
+      help: 'Delivery attempts made by this process, by outcome as the delivery log shows it (succeeded, retrying, failed, gone, disabled).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
@@ -128,16 +129,25 @@ export const metricsPlugin = fp<{ store: Store }>(
       help: 'Webhooks disabled by this process because every delivery attempt failed for WEBHOOK_DISABLE_AFTER.',
       registers: [registry],
     });
+    const databaseUp = new Gauge({
+      name: 'leadhooks_database_up',
+      help: 'Whether the database answered this scrape (1) or not (0, and the pending figures are left out).',
+      registers: [registry],
+    });
+    // The figures read from the database, in a registry of their own: a scrape while the database
+    // does not answer leaves them out rather than repeat stale values or lose the process's own.
+    const backlog = new Registry();
     const pending = new Gauge({
       name: 'leadhooks_deliveries_pending',
       help: 'Deliveries waiting for an attempt or a retry.',
-      registers: [registry],
+      registers: [backlog],
     });
     const oldestAge = new Gauge({
       name: 'leadhooks_oldest_pending_delivery_age_seconds',
       help: 'How long ago the oldest pending delivery was created; 0 when none is pending.',
-      registers: [registry],
+      registers: [backlog],
     });
+    const withBacklog = Registry.merge([registry, backlog]);
 
     const routeObserver = (url: string): onResponseHookHandler => {
       const series = requests.route(url);
@@ -160,12 +170,21 @@ export const metricsPlugin = fp<{ store: Store }>(
       const own = route.onResponse === undefined ? [] : [route.onResponse].flat();
       route.onResponse = [...own, routeObserver(route.url)];
     });
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
       // One query for both backlog gauges, per scrape.
-      const { count, oldestCreatedAt } = await store.deliveries.pendingStats();
-      pending.set(count);
-      oldestAge.set(oldestCreatedAt === undefined ? 0 : (Date.now() - oldestCreatedAt) / 1000);
-      return reply.type(registry.contentType).send(await registry.metrics());
+      const stats = await store.deliveries.pendingStats().catch((error: unknown) => {
+        // An outage is when the memory, CPU and attempt figures matter most: they still go out.
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        request.log.warn({ err: error }, 'the database does not answer: metrics without the pending figures');
+        return undefined;
+      });
+      databaseUp.set(stats === undefined ? 0 : 1);
+      if (stats !== undefined) {
+        pending.set(stats.count);
+        oldestAge.set(stats.oldestCreatedAt === undefined ? 0 : (Date.now() - stats.oldestCreatedAt) / 1000);
+      }
+      const shown = stats === undefined ? registry : withBacklog;
+      return reply.type(shown.contentType).send(await shown.metrics());
     });
   },
   { name: 'metrics' },

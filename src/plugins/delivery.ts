@@ -13,8 +13,9 @@ declare module 'fastify' {
 
 /**
  * The work beside the API: the delivery worker, unless DELIVERY_WORKER=off (then src/worker.ts
- * runs it elsewhere and finds new events by polling), and the retention pruner. Both start when
- * the app is ready and stop, attempts in flight finished, before the store closes.
+ * runs it elsewhere, with this same plugin, and finds new events by polling), and the retention
+ * pruner. Both start when the app is ready and stop, attempts in flight finished, before the
+ * store closes.
  */
 export const deliveryPlugin = fp<{ store: Store; config: Config }>(
   async (app, { store, config }) => {
@@ -31,9 +32,6 @@ export const deliveryPlugin = fp<{ store: Store; config: Config }>(
       await pruner.stop();
       await worker?.stop();
     });
-    if (config.publisherToken === null) {
-      app.log.warn('PUBLISHER_TOKEN is not set: POST /events refuses every request (publishing is disabled)');
-    }
   },
   { name: 'delivery', dependencies: ['metrics'] },
 );

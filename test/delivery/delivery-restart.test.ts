@@ -80,7 +80,7 @@ t.test('the worker runs alone beside a server started with DELIVERY_WORKER=off',
   t.equal(receiver.received.length, 0, 'the server alone delivers nothing');
 
   const worker = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../src/worker.ts', import.meta.url))], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, METRICS_PORT: '0', ...env },
     stdio: 'ignore',
   });
   t.teardown(() => worker.kill('SIGKILL'));
