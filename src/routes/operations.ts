@@ -262,31 +262,35 @@ function createIdempotency(secrets: SecretBox): Idempotency {
         const scope = scopeOf(request);
         const slot = `${scope}\n${key}`;
         if (running.has(slot)) throw new IdempotencyConflict('in-progress');
-        running.add(slot);
-        const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
-        request.idempotency = {
-          scope,
-          key,
-          requestHash: hashed,
-          keep: (render) => ({
+        // The slot is taken first thing inside the try whose finally frees it: whatever throws
+        // after this (the fingerprint, the handler, the store, the replay), the key is free again
+        // once the request has answered.
+        try {
+          running.add(slot);
+          const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
+          request.idempotency = {
             scope,
             key,
             requestHash: hashed,
-            respond: (result) => {
-              const answer = storedAnswer(render, result);
-              return { status: answer.status, body: secrets.seal(answer.body) };
-            },
-          }),
-        };
-        try {
+            keep: (render) => ({
+              scope,
+              key,
+              requestHash: hashed,
+              respond: (result) => {
+                const answer = storedAnswer(render, result);
+                return { status: answer.status, body: secrets.seal(answer.body) };
+              },
+            }),
+          };
           return await handler.call(this, request, reply);
         } catch (error) {
           if (!(error instanceof IdempotentReplay)) throw error;
-          const status = error.response.status;
-          const body = secrets.open(error.response.body);
-          reply.code(status).header(REPLAYED_HEADER, 'true');
+          const text = secrets.open(error.response.body);
+          // Read before the reply is touched: a kept answer that cannot be read fails as a 500, not as a replay.
+          const body: unknown = text === '' ? undefined : JSON.parse(text);
+          reply.code(error.response.status).header(REPLAYED_HEADER, 'true');
           // Sent as the first answer was: the same status, and the body through the same serializer.
-          return body === '' ? reply.send() : reply.send(JSON.parse(body));
+          return body === undefined ? reply.send() : reply.send(body);
         } finally {
           running.delete(slot);
         }
