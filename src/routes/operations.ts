@@ -17,7 +17,8 @@ import { createReplayHandlers } from '../handlers/replay.js';
 import { createSecretHandlers } from '../handlers/secrets.js';
 import type { Handlers, RequestIdempotency, RuntimeHandler } from '../handlers/types.js';
 import { createWebhookHandlers } from '../handlers/webhooks.js';
-import { errorBody, HttpError, rateLimited } from '../messages.js';
+import { nestsTooDeep } from '../json-depth.js';
+import { errorBody, HttpError, MESSAGES, rateLimited } from '../messages.js';
 import { operationIdOf } from '../spec.js';
 import { IdempotencyConflict, IdempotentReplay, type Store, type StoredResponse } from '../store/store.js';
 
@@ -102,16 +103,20 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
  * JSON is the only body the API takes: anything else is answered 415 before it is read.
  * `__proto__` and `constructor.prototype` keys are dropped, like any other unknown field. An
  * empty body sent as JSON is no body (HTTP clients often label a bodiless DELETE so), not a parse
- * error; the operation then says whether it needed one.
+ * error; the operation then says whether it needed one. A body nested deeper than
+ * MAX_JSON_DEPTH is refused before it is parsed (src/json-depth.ts says why).
  */
 export const jsonBodyPlugin = fp(
   async (app) => {
     app.removeContentTypeParser('text/plain');
     const parseJson = app.getDefaultJsonParser('remove', 'remove');
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-      body === '' ? done(null, undefined) : parseJson(request, body as string, done),
-    );
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = body as string;
+      if (text === '') return done(null, undefined);
+      if (nestsTooDeep(text)) return done(new HttpError(400, MESSAGES.tooDeep), undefined);
+      parseJson(request, text, done);
+    });
   },
   { name: 'json-body' },
 );
