@@ -383,7 +383,8 @@ export type paths = {
          *     (`PUBLISHER_TOKEN`); API keys are not accepted here. The event, and one delivery per
          *     active webhook of the client that subscribes to its type, are stored durably before the
          *     202 leaves; delivery then happens in the background, at least once, surviving restarts.
-         *     `data` is the lead, passed through as it is.
+         *     `data` is the lead, stored and delivered exactly as sent: every key is kept, keys named
+         *     `__proto__` or `constructor` included.
          *
          *     With an `Idempotency-Key`, a retry of the same request within 24 hours gets this answer
          *     again, the same `eventId`, and stores and delivers nothing more (see "Safe retries" above).

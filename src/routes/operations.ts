@@ -101,15 +101,20 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
 
 /**
  * JSON is the only body the API takes: anything else is answered 415 before it is read.
- * `__proto__` and `constructor.prototype` keys are dropped, like any other unknown field. An
- * empty body sent as JSON is no body (HTTP clients often label a bodiless DELETE so), not a parse
- * error; the operation then says whether it needed one. A body nested deeper than
- * MAX_JSON_DEPTH is refused before it is parsed (src/json-depth.ts says why).
+ * A body is parsed as it was sent, keys named `__proto__` or `constructor` included: a lead's
+ * `data` is delivered exactly as published (README, "What a delivery is"). JSON.parse makes such
+ * keys plain own properties and never touches a prototype; only copying an object by assignment
+ * (`target[key] = value`, Object.assign) would, and nothing here copies a body so: unknown
+ * fields of the other bodies are deleted by validation, handlers read their fields by name, and
+ * `data` is only written out again. An empty body sent as JSON is no body (HTTP clients often
+ * label a bodiless DELETE so), not a parse error; the operation then says whether it needed one.
+ * A body nested deeper than MAX_JSON_DEPTH is refused before it is parsed (src/json-depth.ts
+ * says why).
  */
 export const jsonBodyPlugin = fp(
   async (app) => {
     app.removeContentTypeParser('text/plain');
-    const parseJson = app.getDefaultJsonParser('remove', 'remove');
+    const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
       const text = body as string;
