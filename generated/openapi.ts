@@ -383,7 +383,8 @@ export type paths = {
          *     (`PUBLISHER_TOKEN`); API keys are not accepted here. The event, and one delivery per
          *     active webhook of the client that subscribes to its type, are stored durably before the
          *     202 leaves; delivery then happens in the background, at least once, surviving restarts.
-         *     `data` is the lead, passed through as it is.
+         *     `data` is the lead, stored and delivered exactly as sent: every key is kept, keys named
+         *     `__proto__` or `constructor` included.
          *
          *     With an `Idempotency-Key`, a retry of the same request within 24 hours gets this answer
          *     again, the same `eventId`, and stores and delivers nothing more (see "Safe retries" above).
@@ -1200,7 +1201,8 @@ export interface operations {
              *     longer than 2048 characters, `events` not an array of `lead_create` / `lead_update`,
              *     `rateLimit` not a whole number from 1 to 1000. `Invalid data: Idempotency-Key ...`
              *     when that header is empty, longer than 255 characters, or holds a character other
-             *     than visible ASCII.
+             *     than visible ASCII. `Invalid data: JSON may nest ...` when the body nests objects and
+             *     arrays more than 64 levels deep (see Errors above).
              */
             400: {
                 headers: {
@@ -1402,7 +1404,8 @@ export interface operations {
              *     `events`, `paused` and `rateLimit`, or one it names is `null`, `""` or `[]`; `Invalid data: ...`
              *     when `url` is not an absolute http(s) URL with a host or longer than 2048 characters,
              *     `events` not an array of `lead_create` / `lead_update`, `paused` not a boolean, or
-             *     `rateLimit` not a whole number from 1 to 1000.
+             *     `rateLimit` not a whole number from 1 to 1000. `Invalid data: JSON may nest ...` when
+             *     the body nests objects and arrays more than 64 levels deep (see Errors above).
              */
             400: {
                 headers: {
@@ -1665,7 +1668,8 @@ export interface operations {
              * @description `Webhook ID is undefined` for a hookID that is not a positive integer. `Missing data`
              *     when there is no body, the body is not a JSON object, or `since` is absent, `null` or
              *     `""`. `Invalid data: ...` when `since` is not an RFC 3339 date-time with a time zone,
-             *     or is in the future.
+             *     or is in the future. `Invalid data: JSON may nest ...` when the body nests objects and
+             *     arrays more than 64 levels deep (see Errors above).
              */
             400: {
                 headers: {
@@ -1984,8 +1988,9 @@ export interface operations {
             };
             /**
              * @description `Missing data` when the body is absent or not a JSON object, or `clientId`, `type` or
-             *     `data` is absent or `null`; `Invalid data: ...` when one of them is of the wrong kind, or
-             *     when the `Idempotency-Key` header is malformed.
+             *     `data` is absent or `null`; `Invalid data: ...` when one of them is of the wrong kind,
+             *     when the `Idempotency-Key` header is malformed, or when the body nests objects and
+             *     arrays more than 64 levels deep (see Errors above).
              */
             400: {
                 headers: {

@@ -1,6 +1,7 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import type { operations } from '../generated/openapi.js';
 import { EVENT_NAMES } from '../generated/spec-lists.js';
+import { MAX_JSON_DEPTH } from './json-depth.js';
 
 // Every word the API says to a client, in one place, and the error that carries one with its
 // status. The interface document fixes three of them (`Client not found`, `Missing data`,
@@ -52,6 +53,7 @@ export const MESSAGES = {
   missingData: 'Missing data',
   undefinedHookId: 'Webhook ID is undefined',
   invalidUrl: 'Invalid data: url must be an absolute http or https URL',
+  tooDeep: `Invalid data: JSON may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`,
   invalidIdempotencyKey: 'Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters',
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
   idempotencyKeyInUse: 'Idempotency-Key in use: a request with this key is still running; retry later',

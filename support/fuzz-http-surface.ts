@@ -4,6 +4,7 @@ import { buildApp } from '../src/app.js';
 import { generateApiKey, hashApiKey } from '../src/auth/credentials.js';
 import { loadConfig } from '../src/config.js';
 import { publishEvent } from '../src/delivery/publish-event.js';
+import { MAX_JSON_DEPTH } from '../src/json-depth.js';
 import { assertMatchesSpec } from './contract.js';
 import { failPastDisableTime } from './failed-attempt.js';
 
@@ -45,6 +46,7 @@ const operation = fc.oneof(
   query.map((q) => ['GET', `/events${q}`]),
   fc.constant(['GET', '/events/types']),
   segment.map((s) => ['POST', `/webhook/${s}/enable`]),
+  segment.map((s) => ['POST', `/webhook/${s}/recover`]),
   query.map((q) => ['GET', `/operations/events${q}`]),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
 );
@@ -89,13 +91,52 @@ const validish = fc.oneof(
   fc.record({ url: fc.webUrl(), events: fc.subarray(['lead_create', 'lead_update'], { minLength: 1 }), paused: fc.boolean() }, { requiredKeys: [] }),
   fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object() }),
 );
+
+export const NESTING_KINDS = ['arrays', 'objects', 'mixed'] as const;
+
+/** JSON text nesting `levels` levels of arrays, objects, or both in turn, around `leaf` (JSON text). */
+export function nestedJson(levels: number, kind: (typeof NESTING_KINDS)[number], leaf = '1'): string {
+  let text = leaf;
+  for (let level = levels; level >= 1; level--) {
+    const array = kind === 'arrays' || (kind === 'mixed' && level % 2 === 0);
+    text = array ? `[${text}]` : `{"k":${text}}`;
+  }
+  return text;
+}
+
+/** A JSON object's text with `field` set to `value` (JSON text): the body one level above the value. */
+export function withField(body: object, field: string, value: string): string {
+  const fields = JSON.stringify(body).slice(1, -1);
+  return `{${fields}${fields === '' ? '' : ','}${JSON.stringify(field)}:${value}}`;
+}
+
+// Nesting around the limit (64 levels, src/json-depth.ts) and far past it, up to where a
+// recursive writer overflows the stack, as the body itself or in any field of a valid-ish body.
+const nestedLevels = fc
+  .tuple(
+    fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 60, max: 68 }), fc.integer({ min: 69, max: 6_000 })),
+    fc.constantFrom(...NESTING_KINDS),
+    fc.constantFrom('1', '"x"', 'null', '{}', '[]'),
+  )
+  .map(([levels, kind, leaf]) => ({ levels, text: nestedJson(levels, kind, leaf) }));
+const nested = nestedLevels.map(({ text }) => text);
+const nestedBody = fc.oneof(
+  nested,
+  fc
+    .tuple(
+      fc.oneof(validish, fc.constant({ since: '2026-01-01T00:00:00Z' })),
+      fc.constantFrom('url', 'events', 'clientId', 'type', 'data', 'paused', 'rateLimit', 'since', 'unknownField'),
+      nested,
+    )
+    .map(([base, field, value]) => withField(base, field, value)),
+);
 const body = fc.option(
   fc.oneof(
     { weight: 3, arbitrary: validish.map((b) => JSON.stringify(b)) },
     webhookLike.map((b) => JSON.stringify(b)),
     fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
     fc.string({ maxLength: 200 }),
-    fc.nat({ max: 5000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
+    { weight: 2, arbitrary: nestedBody },
     fc.nat({ max: 200_000 }).map((n) => JSON.stringify({ url: 'https://a.example/' + 'a'.repeat(n), events: ['lead_create'] })),
     fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
     fc.constantFrom(
@@ -159,9 +200,28 @@ export async function fuzzHttpSurface(options: {
     const victimBefore = JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 }));
     if (!victimBefore.includes('"status":"disabled"')) throw new Error("the victim's webhook was not disabled");
     const attacker = generateApiKey();
-    await app.store.clients.create('Attacker', attacker.stored);
+    const attackerId = (await app.store.clients.create('Attacker', attacker.stored)).client.id;
 
     const statuses: Record<number, number> = {};
+    /** Sends one request and checks what every answer must be; the answer, for more checks. */
+    const exchange = async (m: string, url: string, headers: Record<string, string>, payload: string | Buffer | undefined) => {
+      const res = await app.inject({ method: m as 'GET', url, headers, ...(payload === undefined || m === 'GET' || m === 'HEAD' ? {} : { payload }) });
+      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+      if (res.body.includes(victimEvent!.eventId)) throw new Error(`${m} ${url} → ${res.statusCode} shows the victim's event`);
+      if (res.statusCode >= 500) throw new Error(`${m} ${url} → ${res.statusCode} ${res.body.slice(0, 200)}`);
+      if (res.statusCode >= 400 && m !== 'HEAD') {
+        const parsed = JSON.parse(res.body);
+        if (Object.keys(parsed).join() !== 'error' || typeof parsed.error !== 'string') {
+          throw new Error(`${m} ${url} → ${res.statusCode} with body ${res.body.slice(0, 200)}`);
+        }
+      }
+      // The docs and the portal's files are not API operations: openapi.yaml says nothing of their successes.
+      if (!url.startsWith('/documentation') && !(url.startsWith('/portal') && res.statusCode < 400)) {
+        assertMatchesSpec({ method: m, url, status: res.statusCode, contentType: res.headers['content-type'] as string | undefined, headers: res.headers, body: res.body });
+      }
+      return res;
+    };
+
     let done = 0;
     await fc.assert(
       fc.asyncProperty(request, apiKey(attacker.apiKey), authorization, contentType, body, idempotencyKey, async ([m, url], key, auth, type, payload, idempotency) => {
@@ -170,23 +230,40 @@ export async function fuzzHttpSurface(options: {
         if (idempotency !== undefined) headers['idempotency-key'] = idempotency;
         if (auth !== undefined) headers.authorization = auth;
         if (type !== undefined) headers['content-type'] = type;
-        const res = await app.inject({ method: m as 'GET', url, headers, ...(payload === undefined || m === 'GET' || m === 'HEAD' ? {} : { payload }) });
-        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-        if (res.body.includes(victimEvent!.eventId)) throw new Error(`${m} ${url} → ${res.statusCode} shows the victim's event`);
-        if (res.statusCode >= 500) throw new Error(`${m} ${url} → ${res.statusCode} ${res.body.slice(0, 200)}`);
-        if (res.statusCode >= 400 && m !== 'HEAD') {
-          const parsed = JSON.parse(res.body);
-          if (Object.keys(parsed).join() !== 'error' || typeof parsed.error !== 'string') {
-            throw new Error(`${m} ${url} → ${res.statusCode} with body ${res.body.slice(0, 200)}`);
-          }
-        }
-        // The docs and the portal's files are not API operations: openapi.yaml says nothing of their successes.
-        if (!url.startsWith('/documentation') && !(url.startsWith('/portal') && res.statusCode < 400)) {
-          assertMatchesSpec({ method: m, url, status: res.statusCode, contentType: res.headers['content-type'] as string | undefined, headers: res.headers, body: res.body });
-        }
+        await exchange(m, url, headers, payload);
         options.onProgress?.(++done);
       }),
       { seed: options.seed, numRuns: options.runs, endOnFailure: true },
+    );
+
+    // Random requests seldom get past authentication and validation with a nested body. These
+    // are well-formed requests to each operation that takes a body, from the attacker, with the
+    // body itself or one of its fields nested: past MAX_JSON_DEPTH they are refused with 400 (or
+    // 413 when too large), within it they reach the handler and the store, and the attacker's
+    // event list, which writes out again what was published, still answers.
+    const own = { 'x-api-key': attacker.apiKey, 'content-type': 'application/json' };
+    const publisher = { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' };
+    const attackerHook = (await app.store.webhooks.create({ clientId: attackerId, url: 'https://attacker.example/h', events: ['lead_create'], secret: 'whsec_YXR0YWNrZXI=' }, 100))!.id;
+    const bodyOperations = [
+      { m: 'POST', url: '/webhook', headers: own, body: { url: 'https://a.example/h', events: ['lead_create'] } },
+      { m: 'PATCH', url: `/webhook/${attackerHook}`, headers: own, body: { url: 'https://b.example/h', events: ['lead_update'], paused: false, rateLimit: 5 } },
+      { m: 'POST', url: `/webhook/${attackerHook}/recover`, headers: own, body: { since: '2026-01-01T00:00:00Z' } },
+      { m: 'POST', url: '/events', headers: publisher, body: { clientId: attackerId, type: 'lead_create', data: { id: 1 } } },
+    ];
+    const nestedRequest = fc
+      .constantFrom(...bodyOperations)
+      .chain((operation) => fc.tuple(fc.constant(operation), fc.constantFrom(undefined, ...Object.keys(operation.body), 'unknownField'), nestedLevels, idempotencyKey));
+    await fc.assert(
+      fc.asyncProperty(nestedRequest, async ([{ m, url, headers, body }, field, { levels, text }, idempotency]) => {
+        const payload = field === undefined ? text : withField(body, field, text);
+        const res = await exchange(m, url, { ...headers, ...(idempotency !== undefined && { 'idempotency-key': idempotency }) }, payload);
+        const depth = field === undefined ? levels : levels + 1;
+        if (depth > MAX_JSON_DEPTH && res.statusCode !== 400 && res.statusCode !== 413) {
+          throw new Error(`${m} ${url}, ${field ?? 'the body'} nested ${depth} levels deep → ${res.statusCode}, not 400`);
+        }
+        await exchange('GET', '/events?limit=100', { 'x-api-key': attacker.apiKey }, undefined);
+      }),
+      { seed: options.seed, numRuns: Math.ceil(options.runs / 4), endOnFailure: true },
     );
 
     if (JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 })) !== victimBefore) throw new Error("the victim's webhooks changed");

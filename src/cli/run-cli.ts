@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { generateApiKey } from '../auth/credentials.js';
 import { loadConfig } from '../config.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { openStore } from '../store/open-store.js';
 import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';
 import { publishEvent } from '../delivery/publish-event.js';
@@ -95,6 +96,7 @@ const COMMANDS: Record<string, Command> = {
   async 'event emit'(store, [id, type], { data }) {
     const clientId = positiveInt(id, 'clientId');
     if (!EVENT_NAMES.includes(type as EventName)) throw new UsageError(`type must be one of ${EVENT_NAMES.join(', ')}`);
+    if (nestsTooDeep(data ?? '')) throw new UsageError(`--data may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`);
     let lead: unknown;
     try {
       lead = JSON.parse(data ?? '');

@@ -17,7 +17,8 @@ import { createReplayHandlers } from '../handlers/replay.js';
 import { createSecretHandlers } from '../handlers/secrets.js';
 import type { Handlers, RequestIdempotency, RuntimeHandler } from '../handlers/types.js';
 import { createWebhookHandlers } from '../handlers/webhooks.js';
-import { errorBody, HttpError, rateLimited } from '../messages.js';
+import { nestsTooDeep } from '../json-depth.js';
+import { errorBody, HttpError, MESSAGES, rateLimited } from '../messages.js';
 import { operationIdOf } from '../spec.js';
 import { IdempotencyConflict, IdempotentReplay, type Store, type StoredResponse } from '../store/store.js';
 
@@ -100,18 +101,27 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
 
 /**
  * JSON is the only body the API takes: anything else is answered 415 before it is read.
- * `__proto__` and `constructor.prototype` keys are dropped, like any other unknown field. An
- * empty body sent as JSON is no body (HTTP clients often label a bodiless DELETE so), not a parse
- * error; the operation then says whether it needed one.
+ * A body is parsed as it was sent, keys named `__proto__` or `constructor` included: a lead's
+ * `data` is delivered exactly as published (README, "What a delivery is"). JSON.parse makes such
+ * keys plain own properties and never touches a prototype; only copying an object by assignment
+ * (`target[key] = value`, Object.assign) would, and nothing here copies a body so: unknown
+ * fields of the other bodies are deleted by validation, handlers read their fields by name, and
+ * `data` is only written out again. An empty body sent as JSON is no body (HTTP clients often
+ * label a bodiless DELETE so), not a parse error; the operation then says whether it needed one.
+ * A body nested deeper than MAX_JSON_DEPTH is refused before it is parsed (src/json-depth.ts
+ * says why).
  */
 export const jsonBodyPlugin = fp(
   async (app) => {
     app.removeContentTypeParser('text/plain');
-    const parseJson = app.getDefaultJsonParser('remove', 'remove');
+    const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-      body === '' ? done(null, undefined) : parseJson(request, body as string, done),
-    );
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = body as string;
+      if (text === '') return done(null, undefined);
+      if (nestsTooDeep(text)) return done(new HttpError(400, MESSAGES.tooDeep), undefined);
+      parseJson(request, text, done);
+    });
   },
   { name: 'json-body' },
 );
@@ -262,31 +272,35 @@ function createIdempotency(secrets: SecretBox): Idempotency {
         const scope = scopeOf(request);
         const slot = `${scope}\n${key}`;
         if (running.has(slot)) throw new IdempotencyConflict('in-progress');
-        running.add(slot);
-        const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
-        request.idempotency = {
-          scope,
-          key,
-          requestHash: hashed,
-          keep: (render) => ({
+        // The slot is taken first thing inside the try whose finally frees it: whatever throws
+        // after this (the fingerprint, the handler, the store, the replay), the key is free again
+        // once the request has answered.
+        try {
+          running.add(slot);
+          const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
+          request.idempotency = {
             scope,
             key,
             requestHash: hashed,
-            respond: (result) => {
-              const answer = storedAnswer(render, result);
-              return { status: answer.status, body: secrets.seal(answer.body) };
-            },
-          }),
-        };
-        try {
+            keep: (render) => ({
+              scope,
+              key,
+              requestHash: hashed,
+              respond: (result) => {
+                const answer = storedAnswer(render, result);
+                return { status: answer.status, body: secrets.seal(answer.body) };
+              },
+            }),
+          };
           return await handler.call(this, request, reply);
         } catch (error) {
           if (!(error instanceof IdempotentReplay)) throw error;
-          const status = error.response.status;
-          const body = secrets.open(error.response.body);
-          reply.code(status).header(REPLAYED_HEADER, 'true');
+          const text = secrets.open(error.response.body);
+          // Read before the reply is touched: a kept answer that cannot be read fails as a 500, not as a replay.
+          const body: unknown = text === '' ? undefined : JSON.parse(text);
+          reply.code(error.response.status).header(REPLAYED_HEADER, 'true');
           // Sent as the first answer was: the same status, and the body through the same serializer.
-          return body === '' ? reply.send() : reply.send(JSON.parse(body));
+          return body === undefined ? reply.send() : reply.send(body);
         } finally {
           running.delete(slot);
         }

@@ -112,6 +112,10 @@ t.test('event emit publishes to the subscribed webhooks', async (t) => {
   t.equal((await run('event', 'emit', '1', 'lead_create', '--data', '[1]')).code, 2, 'data not an object');
   t.equal((await run('event', 'emit', '1', 'lead_create', '--data', '{oops')).code, 2, 'data not JSON');
   t.equal((await run('event', 'emit', '1', 'lead_create')).code, 2, 'no data');
+  const deep = (levels: number) => `{"lead":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+  const tooDeep = await run('event', 'emit', '1', 'lead_create', '--data', deep(65));
+  t.same([tooDeep.code, tooDeep.err], [2, 'leadhooks: --data may nest objects and arrays at most 64 levels deep'], 'data nested past the API\'s limit');
+  t.equal((await run('event', 'emit', '1', 'lead_create', '--data', deep(64))).code, 0, '64 levels, as the API takes');
   t.equal((await run('event', 'emit', '9', 'lead_create', '--data', '{}')).code, 1, 'unknown client');
 });
 

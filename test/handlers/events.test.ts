@@ -1,5 +1,6 @@
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { startReceiver, verifies } from '../helpers/receiver.js';
 
 // The outbox itself, with no worker running: what a 202 leaves in the database.
 const NO_WORKER = { ...DELIVERY_ENV, DELIVERY_WORKER: 'off' };
@@ -110,4 +111,34 @@ t.test('a publisher body may be larger than a client body, up to PUBLISHER_BODY_
   const tooBig = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { notes: 'x'.repeat(9000) } });
   t.equal(tooBig.status, 413);
   t.same(tooBig.json, { error: 'Request body is too large' });
+});
+
+t.test('a lead is delivered exactly as published, keys named __proto__ and constructor included', async (t) => {
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  const data =
+    '{"id":7,"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},' +
+    '"form":{"__proto__":["a field named so"],"constructor":"Jane\'s builder"},"list":[{"__proto__":null}]}';
+  const headers = { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'lead-7' };
+  const body = `{"clientId":${acme.clientId},"type":"lead_create","data":${data}}`;
+
+  const res = await send(app, { method: 'POST', url: '/events', headers, payload: body });
+  t.equal(res.status, 202);
+  const [stored] = await db.query<{ payload: string }>('SELECT payload FROM events');
+  t.ok(stored!.payload.endsWith(`,"data":${data}}`), 'stored with every key');
+
+  await receiver.waitFor(1);
+  const [delivered] = receiver.received;
+  t.ok(delivered!.body.endsWith(`,"data":${data}}`), 'the receiver got the lead byte for byte');
+  t.ok(verifies(hook.json.secret, delivered!), 'and its signature verifies');
+  const listed = await send(app, { method: 'GET', url: '/events', headers: { 'x-api-key': acme.apiKey } });
+  t.ok(listed.text.includes(`"data":${data}`), 'GET /events lists it as published');
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
+
+  const other = body.replace('"polluted":true}', '"polluted":false}');
+  const reused = await send(app, { method: 'POST', url: '/events', headers, payload: other });
+  t.equal(reused.status, 422, 'the Idempotency-Key fingerprint covers those keys too: another __proto__ is another request');
+  t.equal((await send(app, { method: 'POST', url: '/events', headers, payload: body })).headers['idempotent-replayed'], 'true');
 });

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
@@ -278,6 +279,101 @@ t.test('what fails or is refused before the operation runs keeps nothing: 5xx, i
   const limited = await createKeyed(app, acme.apiKey, 'later');
   t.equal(limited.status, 429);
   t.same((await keyRows(db)).map((row: any) => row.idempotency_key), ['fix-me', 'retry-me'], 'only the requests that ran keep an answer');
+});
+
+/**
+ * Makes the next request fingerprint (the SHA-256 of a keyed request, src/routes/operations.ts)
+ * throw: the step that runs first once the wrapper holds the key.
+ */
+function failNextFingerprint(t: Test) {
+  const real = crypto.hash;
+  (crypto as { hash: unknown }).hash = (algorithm: string, data: crypto.BinaryLike, ...rest: unknown[]) => {
+    if (typeof data === 'string' && /^(createWebhook|publishEvent)\n/.test(data)) {
+      restore();
+      throw new Error('the fingerprint failed');
+    }
+    return (real as (...args: unknown[]) => unknown)(algorithm, data, ...rest);
+  };
+  syncBuiltinESMExports();
+  const restore = () => {
+    (crypto as { hash: unknown }).hash = real;
+    syncBuiltinESMExports();
+  };
+  t.teardown(restore);
+}
+
+/** Makes the next call of a store method fail as `fail` says, then puts the method back. */
+function failNextCall(repository: object, method: string, fail: (original: (...args: any[]) => Promise<unknown>, args: any[]) => Promise<unknown>) {
+  const target = repository as Record<string, (...args: any[]) => Promise<unknown>>;
+  const original = target[method]!;
+  target[method] = (...args) => {
+    target[method] = original;
+    return fail((...again) => original.apply(repository, again), args);
+  };
+}
+
+t.test('a key is free again once its request failed, wherever it failed: fingerprint, handler, store or replay', async (t) => {
+  const { app, db } = await buildTestApp(t, NO_WORKER);
+  const acme = await createClient(app);
+  const operations = [
+    { name: 'POST /webhook', status: 201, repository: app.store.webhooks, method: 'create', send: (key: string) => createKeyed(app, acme.apiKey, key) },
+    {
+      name: 'POST /events',
+      status: 202,
+      repository: app.store.events,
+      method: 'publish',
+      send: (key: string) => publishKeyed(app, key, { clientId: acme.clientId, type: 'lead_create', data: { id: 7 } }),
+    },
+  ];
+  const steps: Array<[string, (operation: (typeof operations)[number]) => void]> = [
+    ['the request fingerprint', () => failNextFingerprint(t)],
+    [
+      'the handler, before the store',
+      ({ repository, method }) =>
+        failNextCall(repository, method, async () => {
+          throw new Error('the handler failed');
+        }),
+    ],
+    [
+      'the store, inside its transaction',
+      ({ repository, method }) =>
+        failNextCall(repository, method, (original, [input, ...rest]) => {
+          const idempotency = rest.pop();
+          const respond = () => {
+            throw new Error('the disk is full');
+          };
+          return original(input, ...rest, { ...idempotency, respond });
+        }),
+    ],
+  ];
+
+  for (const operation of operations) {
+    for (const [step, fail] of steps) {
+      const key = `${operation.name} ${step}`.replace(/[^!-~]/g, '-');
+      fail(operation);
+      const failed = await operation.send(key);
+      t.equal(failed.status, 500, `${operation.name}: ${step} failed`);
+      t.same(failed.json, { error: 'Internal server error' });
+      const again = await operation.send(key);
+      t.equal(again.status, operation.status, `${operation.name}: after ${step} failed, the same key is accepted again`);
+      t.equal(again.headers['idempotent-replayed'], undefined, 'and its request runs');
+    }
+
+    // The replay: the kept answer cannot be read once; the retry after it gets it.
+    const key = `${operation.name} replay`.replace(/[^!-~]/g, '-');
+    const first = await operation.send(key);
+    const [kept] = await db.query<{ body: string }>('SELECT body FROM idempotency_keys WHERE idempotency_key = ?', [key]);
+    await db.query('UPDATE idempotency_keys SET body = ? WHERE idempotency_key = ?', ['not an answer', key]);
+    const unreadable = await operation.send(key);
+    t.equal(unreadable.status, 500, `${operation.name}: the replay failed`);
+    await db.query('UPDATE idempotency_keys SET body = ? WHERE idempotency_key = ?', [kept!.body, key]);
+    const replayed = await operation.send(key);
+    t.equal(replayed.status, operation.status, `${operation.name}: after the replay failed, the same key is accepted again`);
+    t.equal(replayed.headers['idempotent-replayed'], 'true');
+    t.equal(replayed.text, first.text);
+  }
+  t.equal(await count(db, 'webhooks'), 4, 'one per request that ran: the three retries, and the first of the replayed key');
+  t.equal(await count(db, 'events'), 4);
 });
 
 t.test('a malformed Idempotency-Key is 400, after the key check', async (t) => {

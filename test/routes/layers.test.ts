@@ -12,7 +12,7 @@ const LAYERS: string[][] = [
   ['auth', 'handlers'],
   ['delivery', 'retention'],
   ['store'],
-  ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts'],
+  ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts'],
 ];
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');
