@@ -20,6 +20,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest request body the client API accepts, in bytes. */
   bodyLimit: number;
+  /** How long a request may take to arrive whole, headers and body, in milliseconds. */
+  requestTimeout: number;
   /** Bearer token of POST /events; null disables publishing. */
   publisherToken: string | null;
   /** Largest POST /events body, in bytes. */
@@ -216,6 +218,7 @@ export const SETTINGS = {
     parse: parseSize,
     expected: 'a size with a unit, such as 16kb or 1mb',
   },
+  REQUEST_TIMEOUT: { default: '30s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30s' },
   PUBLISHER_TOKEN: {
     default: '',
     // Unset or empty disables publishing; a token shorter than 16 characters is refused outright.
@@ -299,6 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseStatementTimeout: read(env, 'DATABASE_STATEMENT_TIMEOUT'),
     logLevel: read(env, 'LOG_LEVEL'),
     bodyLimit: read(env, 'BODY_LIMIT'),
+    requestTimeout: read(env, 'REQUEST_TIMEOUT'),
     publisherToken: read(env, 'PUBLISHER_TOKEN'),
     publisherBodyLimit: read(env, 'PUBLISHER_BODY_LIMIT'),
     deliveryWorker: read(env, 'DELIVERY_WORKER'),

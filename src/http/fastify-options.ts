@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { Server } from 'node:http';
+import type { FastifyHttpOptions, FastifyRequest } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
 import { REDACTED_PATHS, redactSecrets } from '../auth/credentials.js';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './error-handling.js';
 import { RequestLogController, requestLogger } from './request-logger.js';
 
-/** A request must arrive whole within this: a client trickling bytes cannot hold a socket. */
-const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * How often Node looks for requests past REQUEST_TIMEOUT: one is cut within this of the limit.
+ * Node's own default looks every 30 s, which let a trickling client hold a socket for up to
+ * twice the limit.
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Fastify's own request serializer, with any key-like text in the URL masked. */
 function serializeRequest(request: FastifyRequest) {
@@ -25,7 +30,7 @@ function serializeRequest(request: FastifyRequest) {
  * request), timeouts, and the answers to requests that never reach a route. The server and the
  * tests build the app with the same ones.
  */
-export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyServerOptions {
+export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyHttpOptions<Server> {
   return {
     logger: {
       level: config.logLevel,
@@ -44,6 +49,14 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     return503OnClosing: false,
     // HEAD is not part of the API: openapi.yaml declares no HEAD operations.
     exposeHeadRoutes: false,
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    // A request must arrive whole within REQUEST_TIMEOUT, its headers too (Node gives headers 60 s
+    // by default): a client trickling bytes cannot hold a socket. Fastify sets requestTimeout on
+    // the server it made; the check interval and headersTimeout can only be given to Node here.
+    requestTimeout: config.requestTimeout,
+    http: {
+      requestTimeout: config.requestTimeout,
+      headersTimeout: config.requestTimeout,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
   };
 }
