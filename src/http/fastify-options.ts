@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { maxHeaderSize, type Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyRequest } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
 import { REDACTED_PATHS, redactSecrets } from '../auth/credentials.js';
@@ -13,6 +13,33 @@ import { RequestLogController, requestLogger } from './request-logger.js';
  * twice the limit.
  */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+const canDecode = (text: string): boolean => {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The URL with each path segment that cannot be decoded (`%FF`, `%zz`, a cut `%E0%A4%A`) taken
+ * literally, its `%` signs as `%25`. Fastify's router refuses such a URL before any route, 404;
+ * so rewritten, it reaches its route, whose checks answer it (400 `Webhook ID is undefined` for
+ * a hookID), and a path that is no route is still 404.
+ */
+export function takeUndecodableLiterally(url: string): string {
+  if (!url.includes('%')) return url;
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  if (canDecode(path)) return url;
+  const literal = path
+    .split('/')
+    .map((segment) => (canDecode(segment) ? segment : segment.replaceAll('%', '%25')))
+    .join('/');
+  return end === -1 ? literal : literal + url.slice(end);
+}
 
 /** Fastify's own request serializer, with any key-like text in the URL masked. */
 function serializeRequest(request: FastifyRequest) {
@@ -46,6 +73,10 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     bodyLimit: config.bodyLimit,
     frameworkErrors,
     clientErrorHandler,
+    rewriteUrl: (request) => takeUndecodableLiterally(request.url!),
+    // No parameter is too long for its route (Fastify's limit, 100 characters, answered a longer
+    // hookID 404): the route's checks answer it. Node's header size limit bounds the whole URL.
+    routerOptions: { maxParamLength: maxHeaderSize },
     return503OnClosing: false,
     // HEAD is not part of the API: openapi.yaml declares no HEAD operations.
     exposeHeadRoutes: false,
