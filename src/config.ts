@@ -171,6 +171,22 @@ export function maskDatabaseUrl(value: string): string | undefined {
   }
 }
 
+/** The passwords a database URL holds, in its user part and in a `password` parameter, decoded. */
+export function databasePasswords(value: string): string[] {
+  try {
+    const url = new URL(value);
+    let password = url.password;
+    try {
+      password = decodeURIComponent(password);
+    } catch {
+      // taken as written
+    }
+    return [password, url.searchParams.get('password') ?? ''].filter((p) => p !== '');
+  } catch {
+    return [];
+  }
+}
+
 /** A database URL as an error message shows it. */
 export function redactDatabaseUrl(value: string): string {
   const masked = maskDatabaseUrl(value);

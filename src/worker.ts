@@ -2,6 +2,7 @@
 // The delivery worker alone, without the API: run it beside servers started with
 // DELIVERY_WORKER=off to scale delivery apart from the API. Same configuration as the server.
 import pino from 'pino';
+import { logLineMasker } from './auth/credentials.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/delivery-worker.js';
 import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
@@ -12,7 +13,7 @@ import { describeStore, openStore } from './store/open-store.js';
 exitOnUnsupportedNode();
 try {
   const config = loadConfig();
-  const log = pino({ level: config.logLevel });
+  const log = pino({ level: config.logLevel, hooks: { streamWrite: logLineMasker(config) } });
   const store = await openStore(config);
   // A wrong or missing SECRET_ENCRYPTION_KEY stops start-up here, not at the first delivery.
   await sealSecretsAtRest(store, createSecretBox(config.secretEncryptionKey));

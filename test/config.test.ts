@@ -1,6 +1,6 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig, parseSize, SETTINGS } from '../src/config.js';
+import { ConfigError, databasePasswords, loadConfig, parseSize, SETTINGS } from '../src/config.js';
 
 t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
@@ -152,6 +152,12 @@ t.test('a DATABASE_URL that is not a PostgreSQL URL is refused, its password nev
   t.throws(() => loadConfig({ DATABASE_URL: 'leadhooks' }), /^DATABASE_URL=\(value hidden\) is not valid/, 'not a URL');
   t.throws(() => loadConfig({ DATABASE_URL: 'mysql://db/x?password=hunter2' }), { message: /^DATABASE_URL="mysql:\/\/db\/x\?password=\*\*\*" is not valid/ });
   t.throws(() => loadConfig({ DATABASE_URL: 'hunter2 is my password' }), { message: /^DATABASE_URL=\(value hidden\) is not valid/ });
+});
+
+t.test('the passwords of a database URL, decoded, for the log to mask', async (t) => {
+  t.same(databasePasswords('postgres://leadhooks:p%40ss%2Fword@db/leadhooks'), ['p@ss/word']);
+  t.same(databasePasswords('postgres://leadhooks@db/leadhooks?password=s3cret%2B1'), ['s3cret+1']);
+  t.same(databasePasswords('postgres://leadhooks@db/leadhooks'), []);
 });
 
 t.test('sizes', async (t) => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { maxHeaderSize, type Server } from 'node:http';
-import type { FastifyHttpOptions, FastifyRequest } from 'fastify';
+import type { FastifyHttpOptions } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
-import { REDACTED_PATHS, redactSecrets } from '../auth/credentials.js';
+import { logLineMasker, REDACTED_PATHS } from '../auth/credentials.js';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './error-handling.js';
 import { RequestLogController, requestLogger } from './request-logger.js';
@@ -41,17 +41,6 @@ export function takeUndecodableLiterally(url: string): string {
   return end === -1 ? literal : literal + url.slice(end);
 }
 
-/** Fastify's own request serializer, with any key-like text in the URL masked. */
-function serializeRequest(request: FastifyRequest) {
-  return {
-    method: request.method,
-    url: redactSecrets(request.url),
-    host: request.host,
-    remoteAddress: request.ip,
-    remotePort: request.socket?.remotePort,
-  };
-}
-
 /**
  * The server's options: logging (JSON lines, credentials redacted, a lazily made logger per
  * request), timeouts, and the answers to requests that never reach a route. The server and the
@@ -62,7 +51,8 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      serializers: { req: serializeRequest },
+      // Whatever a line quotes (a URL, a Host header, an error message), no secret leaves in it.
+      hooks: { streamWrite: logLineMasker(config) },
       // Asynchronous writes to stdout: lines written while one write is in flight go out together,
       // instead of a blocking write per line. src/server.ts flushes it before exiting.
       stream: logStream ?? pino.destination({ dest: 1, sync: false }),
