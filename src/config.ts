@@ -22,6 +22,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest request body the client API accepts, in bytes. */
   bodyLimit: number;
+  /** How long a request may take to arrive whole, headers and body, in milliseconds. */
+  requestTimeout: number;
   /** Bearer token of POST /events; null disables publishing. */
   publisherToken: string | null;
   /** Largest POST /events body, in bytes. */
@@ -171,6 +173,22 @@ export function maskDatabaseUrl(value: string): string | undefined {
   }
 }
 
+/** The passwords a database URL holds, in its user part and in a `password` parameter, decoded. */
+export function databasePasswords(value: string): string[] {
+  try {
+    const url = new URL(value);
+    let password = url.password;
+    try {
+      password = decodeURIComponent(password);
+    } catch {
+      // taken as written
+    }
+    return [password, url.searchParams.get('password') ?? ''].filter((p) => p !== '');
+  } catch {
+    return [];
+  }
+}
+
 /** A database URL as an error message shows it. */
 export function redactDatabaseUrl(value: string): string {
   const masked = maskDatabaseUrl(value);
@@ -220,6 +238,7 @@ export const SETTINGS = {
     parse: parseSize,
     expected: 'a size with a unit, such as 16kb or 1mb',
   },
+  REQUEST_TIMEOUT: { default: '30s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30s' },
   PUBLISHER_TOKEN: {
     default: '',
     // Unset or empty disables publishing; a token shorter than 16 characters is refused outright.
@@ -304,6 +323,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseStatementTimeout: read(env, 'DATABASE_STATEMENT_TIMEOUT'),
     logLevel: read(env, 'LOG_LEVEL'),
     bodyLimit: read(env, 'BODY_LIMIT'),
+    requestTimeout: read(env, 'REQUEST_TIMEOUT'),
     publisherToken: read(env, 'PUBLISHER_TOKEN'),
     publisherBodyLimit: read(env, 'PUBLISHER_BODY_LIMIT'),
     deliveryWorker: read(env, 'DELIVERY_WORKER'),

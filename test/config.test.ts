@@ -1,6 +1,6 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig, parseSize, SETTINGS } from '../src/config.js';
+import { ConfigError, databasePasswords, loadConfig, parseSize, SETTINGS } from '../src/config.js';
 
 t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
@@ -14,6 +14,7 @@ t.test('defaults', async (t) => {
     databaseStatementTimeout: 30_000,
     logLevel: 'info',
     bodyLimit: 16 * 1024,
+    requestTimeout: 30_000,
     publisherToken: null,
     publisherBodyLimit: 256 * 1024,
     deliveryWorker: true,
@@ -45,6 +46,7 @@ t.test('values are read and converted', async (t) => {
     DATABASE_STATEMENT_TIMEOUT: '10s',
     LOG_LEVEL: 'debug',
     BODY_LIMIT: '1mb',
+    REQUEST_TIMEOUT: '10s',
     PUBLISHER_TOKEN: 'a-long-enough-publisher-token',
     PUBLISHER_BODY_LIMIT: '64kb',
     DELIVERY_WORKER: 'off',
@@ -73,6 +75,7 @@ t.test('values are read and converted', async (t) => {
     databaseStatementTimeout: 10_000,
     logLevel: 'debug',
     bodyLimit: 1024 * 1024,
+    requestTimeout: 10_000,
     publisherToken: 'a-long-enough-publisher-token',
     publisherBodyLimit: 64 * 1024,
     deliveryWorker: false,
@@ -109,6 +112,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     DATABASE_STATEMENT_TIMEOUT: '0ms',
     LOG_LEVEL: 'loud',
     BODY_LIMIT: '16',
+    REQUEST_TIMEOUT: '30',
     PUBLISHER_BODY_LIMIT: 'big',
     DELIVERY_WORKER: 'maybe',
     DELIVERY_RETRY_SCHEDULE: '5s,5',
@@ -152,6 +156,12 @@ t.test('a DATABASE_URL that is not a PostgreSQL URL is refused, its password nev
   t.throws(() => loadConfig({ DATABASE_URL: 'leadhooks' }), /^DATABASE_URL=\(value hidden\) is not valid/, 'not a URL');
   t.throws(() => loadConfig({ DATABASE_URL: 'mysql://db/x?password=hunter2' }), { message: /^DATABASE_URL="mysql:\/\/db\/x\?password=\*\*\*" is not valid/ });
   t.throws(() => loadConfig({ DATABASE_URL: 'hunter2 is my password' }), { message: /^DATABASE_URL=\(value hidden\) is not valid/ });
+});
+
+t.test('the passwords of a database URL, decoded, for the log to mask', async (t) => {
+  t.same(databasePasswords('postgres://leadhooks:p%40ss%2Fword@db/leadhooks'), ['p@ss/word']);
+  t.same(databasePasswords('postgres://leadhooks@db/leadhooks?password=s3cret%2B1'), ['s3cret+1']);
+  t.same(databasePasswords('postgres://leadhooks@db/leadhooks'), []);
 });
 
 t.test('sizes', async (t) => {

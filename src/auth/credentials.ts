@@ -1,11 +1,12 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
+import { databasePasswords, type Config } from '../config.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Client, NewApiKey, Store } from '../store/store.js';
 
 // The credentials the API checks: clients' API keys (made here, stored as their hashes, checked
 // on every request to an operation secured by `apiKey`) and the publisher's token; and what keeps
-// them, and webhooks' signing secrets, out of the log.
+// them, webhooks' signing secrets and the configuration's other secrets out of the log.
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -104,10 +105,51 @@ export const REDACTED_PATHS = [
   '*.headers.authorization',
 ];
 
-// A key or a signing secret pasted into a URL (a key given as the hookID, say) must not reach
-// the log with it; both have recognisable prefixes.
-const SECRET_PATTERN = /\b(lh_|whsec_)[A-Za-z0-9_\-+/=%]+/g;
+// A key or a signing secret pasted where a line quotes it (a URL, a redirect's location): both
+// have recognisable prefixes.
+const KEY_LIKE = /\b(lh_|whsec_)[A-Za-z0-9_\-+/=%]+/;
 
-export function redactSecrets(text: string): string {
-  return text.replace(SECRET_PATTERN, '$1[redacted]');
+/**
+ * A database password shorter than this is too like the words of a log line to mask in all of
+ * them; the store's own line shows its URL masked whatever the length.
+ */
+const MIN_MASKED_PASSWORD_LENGTH = 8;
+
+/**
+ * The secrets of the configuration, as a caller could come to write them: the publisher token,
+ * the encryption key (as hex in either case, as base64 and base64url), the database passwords.
+ */
+function configuredSecrets(config: Pick<Config, 'publisherToken' | 'secretEncryptionKey' | 'databaseUrl'>): string[] {
+  const secrets: string[] = [];
+  if (config.publisherToken !== null) secrets.push(config.publisherToken);
+  const key = config.secretEncryptionKey;
+  if (key !== null) {
+    const hex = key.toString('hex');
+    secrets.push(hex, hex.toUpperCase(), key.toString('base64').replace(/=+$/, ''), key.toString('base64url'));
+  }
+  if (config.databaseUrl !== null) {
+    secrets.push(...databasePasswords(config.databaseUrl).filter((password) => password.length >= MIN_MASKED_PASSWORD_LENGTH));
+  }
+  return [...new Set(secrets)];
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+
+/** One character as a log line may hold it: as JSON writes it, or percent-encoded (either case; `+` for a space). */
+function characterPattern(char: string): string {
+  const hex = (byte: number) => byte.toString(16).padStart(2, '0').replace(/[a-f]/g, (digit) => `[${digit}${digit.toUpperCase()}]`);
+  const forms = [escapeRegExp(JSON.stringify(char).slice(1, -1)), [...Buffer.from(char)].map((byte) => `%${hex(byte)}`).join('')];
+  if (char === ' ') forms.push('\\+');
+  return `(?:${forms.join('|')})`;
+}
+
+/**
+ * For the logger (pino's streamWrite hook): each line as written, with key-like text and every
+ * configured secret masked, wherever the line holds it (a URL, a header, an error message) and
+ * however a caller wrote it: as it is, or percent-encoded, in part or whole.
+ */
+export function logLineMasker(config: Parameters<typeof configuredSecrets>[0]): (line: string) => string {
+  const secrets = configuredSecrets(config).map((secret) => [...secret].map(characterPattern).join(''));
+  const pattern = new RegExp([KEY_LIKE.source, ...secrets].join('|'), 'g');
+  return (line) => line.replace(pattern, (_match, prefix: string | undefined) => `${prefix ?? ''}[redacted]`);
 }

@@ -1,23 +1,44 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import { maxHeaderSize, type Server } from 'node:http';
+import type { FastifyHttpOptions } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
-import { REDACTED_PATHS, redactSecrets } from '../auth/credentials.js';
+import { logLineMasker, REDACTED_PATHS } from '../auth/credentials.js';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './error-handling.js';
 import { RequestLogController, requestLogger } from './request-logger.js';
 
-/** A request must arrive whole within this: a client trickling bytes cannot hold a socket. */
-const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * How often Node looks for requests past REQUEST_TIMEOUT: one is cut within this of the limit.
+ * Node's own default looks every 30 s, which let a trickling client hold a socket for up to
+ * twice the limit.
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-/** Fastify's own request serializer, with any key-like text in the URL masked. */
-function serializeRequest(request: FastifyRequest) {
-  return {
-    method: request.method,
-    url: redactSecrets(request.url),
-    host: request.host,
-    remoteAddress: request.ip,
-    remotePort: request.socket?.remotePort,
-  };
+const canDecode = (text: string): boolean => {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The URL with each path segment that cannot be decoded (`%FF`, `%zz`, a cut `%E0%A4%A`) taken
+ * literally, its `%` signs as `%25`. Fastify's router refuses such a URL before any route, 404;
+ * so rewritten, it reaches its route, whose checks answer it (400 `Webhook ID is undefined` for
+ * a hookID), and a path that is no route is still 404.
+ */
+export function takeUndecodableLiterally(url: string): string {
+  if (!url.includes('%')) return url;
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  if (canDecode(path)) return url;
+  const literal = path
+    .split('/')
+    .map((segment) => (canDecode(segment) ? segment : segment.replaceAll('%', '%25')))
+    .join('/');
+  return end === -1 ? literal : literal + url.slice(end);
 }
 
 /**
@@ -25,12 +46,13 @@ function serializeRequest(request: FastifyRequest) {
  * request), timeouts, and the answers to requests that never reach a route. The server and the
  * tests build the app with the same ones.
  */
-export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyServerOptions {
+export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyHttpOptions<Server> {
   return {
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      serializers: { req: serializeRequest },
+      // Whatever a line quotes (a URL, a Host header, an error message), no secret leaves in it.
+      hooks: { streamWrite: logLineMasker(config) },
       // Asynchronous writes to stdout: lines written while one write is in flight go out together,
       // instead of a blocking write per line. src/server.ts flushes it before exiting.
       stream: logStream ?? pino.destination({ dest: 1, sync: false }),
@@ -41,9 +63,21 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     bodyLimit: config.bodyLimit,
     frameworkErrors,
     clientErrorHandler,
+    rewriteUrl: (request) => takeUndecodableLiterally(request.url!),
+    // No parameter is too long for its route (Fastify's limit, 100 characters, answered a longer
+    // hookID 404): the route's checks answer it. Node's header size limit bounds the whole URL.
+    routerOptions: { maxParamLength: maxHeaderSize },
     return503OnClosing: false,
     // HEAD is not part of the API: openapi.yaml declares no HEAD operations.
     exposeHeadRoutes: false,
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    // A request must arrive whole within REQUEST_TIMEOUT, its headers too (Node gives headers 60 s
+    // by default): a client trickling bytes cannot hold a socket. Fastify sets requestTimeout on
+    // the server it made; the check interval and headersTimeout can only be given to Node here.
+    requestTimeout: config.requestTimeout,
+    http: {
+      requestTimeout: config.requestTimeout,
+      headersTimeout: config.requestTimeout,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
   };
 }

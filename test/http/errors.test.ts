@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import t from 'tap';
+import { loadSpec } from '../../src/spec.js';
 import { buildTestApp, createClient, send } from '../helpers/app.js';
 
 t.test('unknown paths and methods answer 404 {"error":"Not found"}', async (t) => {
@@ -36,12 +37,41 @@ t.test('an unexpected failure answers 500 Internal server error and nothing more
   t.equal(res.text, '{"error":"Internal server error"}');
 });
 
-t.test('a path that cannot be decoded is a path we do not serve: 404', async (t) => {
+const spec = loadSpec() as { paths: Record<string, Record<string, unknown>> };
+/** Every operation under /webhook/{hookID}, as openapi.yaml declares them. */
+const hookOperations = Object.entries(spec.paths)
+  .filter(([path]) => path.startsWith('/webhook/{hookID}'))
+  .flatMap(([path, item]) => Object.keys(item).map((method) => ({ method: method.toUpperCase() as 'GET', path })));
+
+t.test('a hookID over 100 characters or that does not decode answers 400 Webhook ID is undefined, on every operation', async (t) => {
   const { app } = await buildTestApp(t);
-  for (const headers of [{}, { 'x-api-key': (await createClient(app)).apiKey }]) {
-    const res = await send(app, { method: 'DELETE', url: '/webhook/%E0%A4%A', headers });
-    t.equal(res.status, 404);
-    t.equal(res.text, '{"error":"Not found"}');
+  const acme = await createClient(app);
+  t.ok(hookOperations.length >= 9);
+  const ids = ['x'.repeat(101), '1'.repeat(101), '9'.repeat(5000), '%FF', '%E0%A4%A', '1%FF', '%', '%zz', `${'%31'.repeat(120)}`];
+  for (const { method, path } of hookOperations) {
+    for (const id of ids) {
+      const url = path.replace('{hookID}', id).replace('{deliveryId}', '1');
+      const name = `${method} ${path} with hookID ${id.slice(0, 20)} (${id.length} characters)`;
+      const res = await send(app, { method, url, headers: { 'x-api-key': acme.apiKey } });
+      t.equal(res.status, 400, name);
+      t.equal(res.text, '{"error":"Webhook ID is undefined"}', name);
+    }
+    // The key is checked first, as for any other malformed hookID.
+    const anonymous = await send(app, { method, url: path.replace('{hookID}', '%FF').replace('{deliveryId}', '1') });
+    t.equal(anonymous.status, 401, `${method} ${path} without a key`);
+  }
+});
+
+t.test('a path that is no route stays 404, however long or undecodable its parts', async (t) => {
+  const { app } = await buildTestApp(t);
+  const acme = await createClient(app);
+  const urls = ['/nope/%FF', '/%E0%A4%A', '/webhook/%FF/nope', `/webhook/${'x'.repeat(101)}/nope`, `/${'x'.repeat(300)}`, '/webhook/1/deliveries/%FF/nope'];
+  for (const url of urls) {
+    for (const headers of [{}, { 'x-api-key': acme.apiKey }]) {
+      const res = await send(app, { method: 'DELETE', url, headers });
+      t.equal(res.status, 404, url.slice(0, 40));
+      t.equal(res.text, '{"error":"Not found"}');
+    }
   }
 });
 
