@@ -2,7 +2,7 @@
 // leadhooks against itself as clients and databases grow, and the same API operations and
 // deliveries on PostgreSQL (with one and with three worker processes). Writes BENCHMARKS.md and
 // benchmarks.svg unless --smoke. See bench-options.ts for the arguments.
-//   BENCH_LOG_LEVEL sets the servers' LOG_LEVEL (default info); BENCH_PROFILE_DIR profiles them.
+//   BENCH_LOG_LEVEL sets the servers' LOG_LEVEL (default info).
 //   BENCH_DATABASE_URL: the PostgreSQL server to create the bench's databases on (default:
 //   TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres); none answering, the
 //   PostgreSQL measures are skipped with a line saying so.

@@ -77,30 +77,16 @@ export function leadhooksEnv(database: Record<string, string>, extra: Record<str
 }
 
 /** leadhooks as `npm start` runs it, on a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`). */
-export function startLeadhooks(database: Record<string, string>, extra: Record<string, string> = {}, options?: StartOptions): Promise<RunningServer> {
-  return startServer(LEADHOOKS_SERVER, leadhooksEnv(database, extra), '/healthz', options);
-}
-
-/**
- * How a server may be started other than as `node <options> <script>`: under a command that runs
- * node (`wrap`, such as valgrind), with more node options (`nodeOptions`).
- */
-export interface StartOptions {
-  wrap?: string[];
-  nodeOptions?: string[];
-  /** How long it may take to answer, in ms (60 s unless given). */
-  readyWithinMs?: number;
+export function startLeadhooks(database: Record<string, string>, extra: Record<string, string> = {}): Promise<RunningServer> {
+  return startServer(LEADHOOKS_SERVER, leadhooksEnv(database, extra), '/healthz');
 }
 
 /** Starts a server process and waits until `readyPath` answers; the time that took is its start. */
-export async function startServer(script: string, env: Record<string, string>, readyPath: string, options: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(script: string, env: Record<string, string>, readyPath: string): Promise<RunningServer> {
   const port = await freePort();
-  // BENCH_PROFILE_DIR=<dir>: each server writes a V8 CPU profile there (open in Chrome DevTools).
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const [command, ...wrapArgs] = [...(options.wrap ?? []), process.execPath];
-  const readyWithinMs = options.readyWithinMs ?? 60_000;
+  const readyWithinMs = 60_000;
   const started = performance.now();
-  const child: ChildProcess = spawn(command!, [...wrapArgs, ...profile, ...(options.nodeOptions ?? []), ...nodeOptionsOf(script), script], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeOptionsOf(script), script], {
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
