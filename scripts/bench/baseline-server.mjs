@@ -9,5 +9,5 @@ app.post('/echo', async (request, reply) => {
   return reply.code(201).send({ id: 1, ok: typeof body === 'object' });
 });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
-// Stopped by the bench with SIGTERM: a clean exit, so that a CPU profile (--cpu-prof) is written.
+// Stopped by the bench with SIGTERM: a clean exit.
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));

@@ -1,23 +1,42 @@
-// Fills database files for the bench: clients with keys, webhooks, and pending deliveries, a
-// million rows in seconds (one transaction, rows made by recursive CTEs inside SQLite).
+// The databases under test: SQLite files with clients and their keys, webhooks, and pending
+// deliveries, a million rows in seconds (one transaction, rows made by recursive CTEs inside
+// SQLite). Each run seeds its own, once (the four of a full run in under a minute), and gives
+// each server a copy (or the same rows moved into PostgreSQL: measures/postgres.ts).
 //
 // The rows are written against the schema this seeder knows (the first SEEDER_SCHEMA_VERSION
 // migrations); the file is then opened as leadhooks opens it, which runs the later migrations on
 // the seeded rows as it would on a deployed database. So a migration that adds derived data
 // (a per-client webhook counter, say) fills it in, and the bench does not go stale with it.
 import { createHash } from 'node:crypto';
+import { closeSync, constants, copyFileSync, fsyncSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { hashApiKey } from '../../src/auth/credentials.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
-import { count, say } from './progress.js';
+import { say } from './progress.js';
 
 const SEEDER_SCHEMA_VERSION = 3;
-/** Rows per statement, so that progress can be shown inside the one transaction. */
-const CHUNK = 100_000;
-/** Stands for the receiver's port in delivery databases, which are seeded before it listens. */
 /** Stands for the receiver's port in the seeded webhooks' URLs until a run points them at it. */
 export const RECEIVER_PORT = '{receiver-port}';
+
+/** A database under test, from the bench's side. */
+export interface BenchDatabase {
+  store: 'SQLite' | 'PostgreSQL';
+  /** What the server and the workers are started with to use it. */
+  env: Record<string, string>;
+  /** One statement, beside the server's connections, its parameters written $1, $2… in order; its rows. */
+  query<T>(sql: string, params: unknown[]): Promise<T[]>;
+  drop(): Promise<void>;
+}
+
+/** A database to seed: its name (that of its file), groups of clients each holding the same number of webhooks, and its outbox. */
+export interface DatabaseLayout<Group extends string = string> {
+  name: string;
+  clients: Record<Group, { clients: number; hooksEach: number }>;
+  /** Events in the outbox, to the clients of the `drain` group in turn, one delivery per webhook. */
+  pendingEvents?: number;
+}
 
 /** Clients with consecutive ids, each holding the same number of webhooks. */
 export interface ClientGroup {
@@ -26,47 +45,27 @@ export interface ClientGroup {
   hooksEach: number;
 }
 
-export interface ApiDatabaseLayout {
-  /** Clients holding many webhooks (10,000 in a full run). */
-  big: { clients: number; hooksEach: number };
-  /** Clients holding few (10). */
-  small: { clients: number; hooksEach: number };
-  /** Everyone else: the rest of the database's webhooks. */
-  others: { clients: number; hooksEach: number };
-}
-
-export interface DeliveryDatabaseLayout {
-  /** Clients whose events fill the outbox, one delivery per webhook. */
-  drain: { clients: number; hooksEach: number };
-  /** Clients with one webhook each, for the publish → receiver latency. */
-  latency: { clients: number };
-  /** Events in the outbox, to the drain clients in turn. */
-  pendingEvents: number;
-}
-
-/** A client's key, made from its id: seeded files can be cached and their keys known again. */
+/** A client's key, made from its id, so that the bench knows every seeded client's key. */
 export function apiKeyFor(clientId: number): string {
   return 'lh_' + createHash('sha256').update(`leadhooks-bench-${clientId}`).digest('base64url');
 }
 
-export const webhookCount = (g: { clients: number; hooksEach: number }) => g.clients * g.hooksEach;
-
-/** The groups of an API layout, ids in the order they are seeded. */
-export function apiGroups(layout: ApiDatabaseLayout): { big: ClientGroup; small: ClientGroup; others: ClientGroup } {
-  const big = { first: 1, size: layout.big.clients, hooksEach: layout.big.hooksEach };
-  const small = { first: big.first + big.size, size: layout.small.clients, hooksEach: layout.small.hooksEach };
-  const others = { first: small.first + small.size, size: layout.others.clients, hooksEach: layout.others.hooksEach };
-  return { big, small, others };
+/** A layout's groups, ids consecutive from 1 in the order the layout gives them. */
+export function groupsOf<Group extends string>(layout: DatabaseLayout<Group>): Record<Group, ClientGroup> {
+  let first = 1;
+  const groups = Object.entries<{ clients: number; hooksEach: number }>(layout.clients).map(([name, { clients, hooksEach }]) => {
+    first += clients;
+    return [name, { first: first - clients, size: clients, hooksEach }];
+  });
+  return Object.fromEntries(groups) as Record<Group, ClientGroup>;
 }
 
-export function deliveryGroups(layout: DeliveryDatabaseLayout): { drain: ClientGroup; latency: ClientGroup } {
-  const drain = { first: 1, size: layout.drain.clients, hooksEach: layout.drain.hooksEach };
-  return { drain, latency: { first: drain.first + drain.size, size: layout.latency.clients, hooksEach: 1 } };
-}
+export const webhookCount = (layout: DatabaseLayout): number => Object.values(groupsOf(layout)).reduce((sum, g) => sum + g.size * g.hooksEach, 0);
 
-type Db = Database.Database;
-
-function openForSeeding(path: string): Db {
+/** `name`.seeded.db in `dir`, seeded with `layout`, on disk before it returns (flushToDisk). */
+export function seed(dir: string, layout: DatabaseLayout): string {
+  const started = performance.now();
+  const path = join(dir, `${layout.name}.seeded.db`);
   const db = new Database(path);
   // Nothing to protect while the file is being made: a failed seeding is thrown away.
   db.pragma('journal_mode = OFF');
@@ -75,106 +74,78 @@ function openForSeeding(path: string): Db {
     for (const sql of MIGRATIONS.slice(0, SEEDER_SCHEMA_VERSION)) db.exec(sql);
     db.pragma(`user_version = ${SEEDER_SCHEMA_VERSION}`);
   })();
-  return db;
-}
-
-/** Runs the migrations after the seeder's on the seeded rows, as a deployed database gets them. */
-function migrateForward(path: string): void {
-  openDatabase(path).close();
-}
-
-function insertClients(db: Db, group: ClientGroup, now: string): void {
+  const now = new Date();
+  const iso = now.toISOString();
   const insertClient = db.prepare<[number, string, string]>('INSERT INTO clients (id, name, created_at) VALUES (?, ?, ?)');
-  const insertKey = db.prepare<[number, string, string, string]>(
-    'INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)',
-  );
-  for (let id = group.first; id < group.first + group.size; id++) {
-    const key = apiKeyFor(id);
-    insertClient.run(id, `Bench client ${id}`, now);
-    insertKey.run(id, key.slice(0, 11), hashApiKey(key), now);
-  }
-}
-
-/** `hooksEach` webhooks for every client of the group, ids ascending with the client's. */
-function insertWebhooks(db: Db, group: ClientGroup, url: string, now: string, progress: (rows: number) => void): void {
-  const insert = db.prepare<{ from: number; to: number; first: number; each: number; url: string; now: string }>(`
-    WITH RECURSIVE n(i) AS (SELECT CAST(:from AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < :to),
+  const insertKey = db.prepare<[number, string, string, string]>('INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)');
+  // `each` webhooks for every client from `first` on, ids ascending with the client's.
+  const insertWebhooks = db.prepare<{ last: number; first: number; each: number; now: string }>(`
+    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last),
       h(client, hook) AS (SELECT CAST(:first AS INTEGER) + i / CAST(:each AS INTEGER), i % CAST(:each AS INTEGER) FROM n)
     INSERT INTO webhooks (client_id, url, events, secret, created_at)
-    SELECT client, replace(replace(:url, '{client}', client), '{hook}', hook),
+    SELECT client, 'http://127.0.0.1:${RECEIVER_PORT}/c' || client || '/h' || hook,
       '["lead_create","lead_update"]', 'whsec_YmVuY2htYXJrc2VjcmV0MDEyMzQ1Njc4', :now
     FROM h`);
-  const total = group.size * group.hooksEach;
-  for (let from = 0; from < total; from += CHUNK) {
-    const to = Math.min(total, from + CHUNK) - 1;
-    insert.run({ from, to, first: group.first, each: group.hooksEach, url, now });
-    progress(to - from + 1);
-  }
+  db.transaction(() => {
+    const groups = groupsOf(layout);
+    for (const group of Object.values<ClientGroup>(groups)) {
+      for (let id = group.first; id < group.first + group.size; id++) {
+        const key = apiKeyFor(id);
+        insertClient.run(id, `Bench client ${id}`, iso);
+        insertKey.run(id, key.slice(0, 11), hashApiKey(key), iso);
+      }
+      if (group.size * group.hooksEach > 0) insertWebhooks.run({ last: group.size * group.hooksEach - 1, first: group.first, each: group.hooksEach, now: iso });
+    }
+    const drain = groups.drain;
+    if (!layout.pendingEvents || !drain) return;
+    db.prepare<{ last: number; first: number; clients: number; now: string }>(`
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last)
+      INSERT INTO events (id, client_id, type, payload, created_at)
+      SELECT printf('evt_%032x', i), CAST(:first AS INTEGER) + i % CAST(:clients AS INTEGER), 'lead_create',
+        json_object('type', 'lead_create', 'timestamp', :now, 'data', json_object('leadId', i, 'email', 'lead' || i || '@example.com')),
+        :now
+      FROM n`).run({ last: layout.pendingEvents - 1, first: drain.first, clients: drain.size, now: iso });
+    // The outbox as publishing leaves it: one delivery per webhook of the event's client, due now.
+    db.prepare<{ dueAt: number; now: string }>(`
+      INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
+      SELECT e.id, w.id, 'pending', :dueAt, :now FROM events e JOIN webhooks w ON w.client_id = e.client_id
+      ORDER BY e.rowid, w.id`).run({ dueAt: now.getTime(), now: iso });
+  })();
+  db.close();
+  openDatabase(path).close();
+  flushToDisk(path);
+  say(`${layout.name}: seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return path;
 }
 
-function progressOf(name: string, total: number, what: string): (rows: number) => void {
-  let done = 0;
-  let shown = 0;
-  return (rows) => {
-    done += rows;
-    // Every tenth of the way, and at the end.
-    if (done === total || done - shown >= total / 10) {
-      say(`  ${name}: ${count(done)}/${count(total)} ${what}`);
-      shown = done;
-    }
+/** A private copy of a seeded file, to run a server on, on disk before it returns (flushToDisk). */
+export function copyDatabase(seeded: string, dir: string, name: string): BenchDatabase {
+  const path = join(dir, `${name}.db`);
+  // A reflink where the file system has them, a plain copy elsewhere.
+  copyFileSync(seeded, path, constants.COPYFILE_FICLONE);
+  flushToDisk(path);
+  return {
+    store: 'SQLite',
+    env: { DATABASE_PATH: path },
+    async query<T>(sql: string, params: unknown[]) {
+      const db = new Database(path);
+      try {
+        const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
+        return (statement.reader ? statement.all(...params) : (statement.run(...params), [])) as T[];
+      } finally {
+        db.close();
+      }
+    },
+    async drop() {},
   };
 }
 
-export function seedApiDatabase(path: string, name: string, layout: ApiDatabaseLayout): void {
-  const groups = apiGroups(layout);
-  const db = openForSeeding(path);
-  const now = new Date().toISOString();
-  const total = webhookCount(layout.big) + webhookCount(layout.small) + webhookCount(layout.others);
-  const progress = progressOf(name, total, 'webhooks');
-  db.transaction(() => {
-    for (const group of [groups.big, groups.small, groups.others]) {
-      insertClients(db, group, now);
-      insertWebhooks(db, group, 'https://hooks.example.com/{client}/{hook}', now, progress);
-    }
-  })();
-  db.close();
-  migrateForward(path);
+/**
+ * A file left dirty in the page cache would be written back while a server runs (200 MB for the
+ * deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
+ */
+function flushToDisk(path: string): void {
+  const fd = openSync(path, 'r+');
+  fsyncSync(fd);
+  closeSync(fd);
 }
-
-export function seedDeliveryDatabase(path: string, name: string, layout: DeliveryDatabaseLayout): void {
-  const { drain, latency } = deliveryGroups(layout);
-  const db = openForSeeding(path);
-  const now = new Date();
-  const iso = now.toISOString();
-  const receiver = `http://127.0.0.1:${RECEIVER_PORT}/c{client}/h{hook}`;
-  const deliveries = layout.pendingEvents * drain.hooksEach;
-  const progress = progressOf(name, deliveries, 'pending deliveries');
-  const insertEvents = db.prepare<{ from: number; to: number; first: number; clients: number; now: string }>(`
-    WITH RECURSIVE n(i) AS (SELECT CAST(:from AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < :to)
-    INSERT INTO events (id, client_id, type, payload, created_at)
-    SELECT printf('evt_%032x', i), CAST(:first AS INTEGER) + i % CAST(:clients AS INTEGER), 'lead_create',
-      json_object('type', 'lead_create', 'timestamp', :now, 'data', json_object('leadId', i, 'email', 'lead' || i || '@example.com')),
-      :now
-    FROM n`);
-  // The outbox as publishing leaves it: one delivery per webhook of the event's client, due now.
-  const insertDeliveries = db.prepare<{ from: number; to: number; dueAt: number; now: string }>(`
-    INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
-    SELECT e.id, w.id, 'pending', :dueAt, :now FROM events e JOIN webhooks w ON w.client_id = e.client_id
-    WHERE e.rowid BETWEEN :from AND :to ORDER BY e.rowid, w.id`);
-  db.transaction(() => {
-    for (const group of [drain, latency]) {
-      insertClients(db, group, iso);
-      insertWebhooks(db, group, receiver, iso, () => {});
-    }
-    const eventsPerChunk = Math.max(1, Math.floor(CHUNK / drain.hooksEach));
-    for (let from = 0; from < layout.pendingEvents; from += eventsPerChunk) {
-      const to = Math.min(layout.pendingEvents, from + eventsPerChunk) - 1;
-      insertEvents.run({ from, to, first: drain.first, clients: drain.size, now: iso });
-      insertDeliveries.run({ from: from + 1, to: to + 1, dueAt: now.getTime(), now: iso });
-      progress((to - from + 1) * drain.hooksEach);
-    }
-  })();
-  db.close();
-  migrateForward(path);
-}
-

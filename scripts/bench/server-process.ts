@@ -1,33 +1,14 @@
-// Servers under test, each in a process of its own on loopback: bare Fastify, leadhooks as
-// `npm start` runs it, and the webhook receivers.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// The processes under test, each on loopback: bare Fastify, leadhooks as `npm start` runs it, and
+// the delivery workers as `npm run worker` runs them.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 
-export const LEADHOOKS_SERVER = join(PACKAGE_ROOT, 'dist/src/server.js');
-export const LEADHOOKS_WORKER = join(PACKAGE_ROOT, 'dist/src/worker.js');
-export const BARE_FASTIFY_SERVER = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
 export const PUBLISHER_TOKEN = 'bench-publisher-token-0123456789';
-
-/** package.json's scripts, read on the first start. */
-let scripts: Record<string, string> | undefined;
-
-/**
- * The options of `node` in the package.json script that runs `script` (`npm start` for the server,
- * `npm run worker` for the worker), so that the bench runs each as its script does; none for others.
- */
-export function nodeOptionsOf(script: string): string[] {
-  scripts ??= (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const name = script === LEADHOOKS_SERVER ? 'start' : script === LEADHOOKS_WORKER ? 'worker' : undefined;
-  if (name === undefined) return [];
-  const file = script.slice(PACKAGE_ROOT.length + 1);
-  const options = nodeOptionsIn(scripts[name] ?? '', file);
-  if (options === undefined) throw new Error(`package.json's ${name} script does not run node [options] ${file}`);
-  return options;
-}
 
 /** The options a command line gives `node` before `file` (a path in the package); undefined if it does not run it. */
 export function nodeOptionsIn(command: string, file: string): string[] | undefined {
@@ -35,35 +16,72 @@ export function nodeOptionsIn(command: string, file: string): string[] | undefin
   return run?.[1]!.split(' ').filter(Boolean);
 }
 
+/** `node`'s arguments in a package.json script (`npm start`, `npm run worker`), so that the bench runs it as the script does. */
+export function scriptCommand(script: 'start' | 'worker'): string[] {
+  const scripts = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const file = script === 'start' ? 'dist/src/server.js' : 'dist/src/worker.js';
+  const options = nodeOptionsIn(scripts[script] ?? '', file);
+  if (options === undefined) throw new Error(`package.json's ${script} script does not run node [options] ${file}`);
+  return [...options, file];
+}
+
 /** `npm run build`: the servers run from dist/, as `npm start` runs them. */
 export function buildLeadhooks(): void {
-  const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
+  if (spawnSync('npm', ['run', '-s', 'build'], { cwd: PACKAGE_ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
 }
 
-export interface RunningServer {
+export type RunningProcess = { pid: number; stop(): Promise<void> };
+
+export interface RunningServer extends RunningProcess {
   origin: string;
-  pid: number;
+  /** Answered as soon as the server is up: what its start is timed by. */
+  readyPath: string;
   /** From spawn to the first answered request, in ms. */
   startMs: number;
-  stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-  });
+/** `node <args>` in the package's folder, with `env` and PATH alone; says so if it exits before it is stopped. */
+function spawnNode(args: string[], env: Record<string, string>) {
+  let stopping = false;
+  const child = spawn(process.execPath, args, { cwd: PACKAGE_ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  child.once('exit', (code, signal) => stopping || console.error(`node ${args.join(' ')} exited (${code ?? signal}) before the bench stopped it`));
+  const stop = async () => {
+    stopping = true;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return { child, pid: child.pid!, stop };
 }
 
-/**
- * leadhooks' environment for a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`): durable as
- * always, the limits out of the load's way.
- */
+/** Starts a server process and waits until `readyPath` answers; the time that took is its start. */
+async function startServer(args: string[], env: Record<string, string>, readyPath: string): Promise<RunningServer> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  const started = performance.now();
+  const { child, pid, stop } = spawnNode(args, { HOST: '127.0.0.1', PORT: String(port), ...env });
+  const origin = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`node ${args.join(' ')} exited with ${child.exitCode}`);
+    if (performance.now() - started > 60_000) {
+      await stop();
+      throw new Error(`node ${args.join(' ')} did not answer ${readyPath} within 60 s`);
+    }
+    try {
+      await (await fetch(origin + readyPath)).arrayBuffer();
+      return { origin, readyPath, pid, startMs: performance.now() - started, stop };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+}
+
+export const startBareFastify = (): Promise<RunningServer> => startServer([fileURLToPath(new URL('./baseline-server.mjs', import.meta.url))], {}, '/');
+
+/** leadhooks' environment for a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`): durable as always, the limits out of the load's way. */
 export function leadhooksEnv(database: Record<string, string>, extra: Record<string, string> = {}): Record<string, string> {
   return {
     ...database,
@@ -77,87 +95,11 @@ export function leadhooksEnv(database: Record<string, string>, extra: Record<str
 }
 
 /** leadhooks as `npm start` runs it, on a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`). */
-export function startLeadhooks(database: Record<string, string>, extra: Record<string, string> = {}, options?: StartOptions): Promise<RunningServer> {
-  return startServer(LEADHOOKS_SERVER, leadhooksEnv(database, extra), '/healthz', options);
+export function startLeadhooks(database: Record<string, string>, extra: Record<string, string> = {}): Promise<RunningServer> {
+  return startServer(scriptCommand('start'), leadhooksEnv(database, extra), '/healthz');
 }
 
-/**
- * How a server may be started other than as `node <options> <script>`: under a command that runs
- * node (`wrap`, such as valgrind), with more node options (`nodeOptions`).
- */
-export interface StartOptions {
-  wrap?: string[];
-  nodeOptions?: string[];
-  /** How long it may take to answer, in ms (60 s unless given). */
-  readyWithinMs?: number;
-}
-
-/** Starts a server process and waits until `readyPath` answers; the time that took is its start. */
-export async function startServer(script: string, env: Record<string, string>, readyPath: string, options: StartOptions = {}): Promise<RunningServer> {
-  const port = await freePort();
-  // BENCH_PROFILE_DIR=<dir>: each server writes a V8 CPU profile there (open in Chrome DevTools).
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const [command, ...wrapArgs] = [...(options.wrap ?? []), process.execPath];
-  const readyWithinMs = options.readyWithinMs ?? 60_000;
-  const started = performance.now();
-  const child: ChildProcess = spawn(command!, [...wrapArgs, ...profile, ...(options.nodeOptions ?? []), ...nodeOptionsOf(script), script], {
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const origin = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
-    if (performance.now() - started > readyWithinMs) {
-      child.kill('SIGKILL');
-      throw new Error(`${script} did not answer ${readyPath} within ${readyWithinMs / 1000} s`);
-    }
-    try {
-      const res = await fetch(origin + readyPath);
-      await res.arrayBuffer();
-      break;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-  }
-  const startMs = performance.now() - started;
-  return {
-    origin,
-    pid: child.pid!,
-    startMs,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-/** `n` delivery workers (`npm run worker`) on one database; a worker that exits early fails the run. */
-export function startWorkers(n: number, env: Record<string, string>): { pids: number[]; stop(): Promise<void> } {
-  let stopping = false;
-  const children = Array.from({ length: n }, () => {
-    const child = spawn(process.execPath, [...nodeOptionsOf(LEADHOOKS_WORKER), LEADHOOKS_WORKER], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-    child.once('exit', (code) => {
-      if (!stopping) {
-        console.error(`a delivery worker exited with ${code} during the run`);
-        process.exit(1);
-      }
-    });
-    return child;
-  });
-  return {
-    pids: children.map((c) => c.pid!),
-    async stop() {
-      stopping = true;
-      await Promise.all(
-        children.map((child) => {
-          if (child.exitCode !== null) return undefined;
-          const exited = new Promise((resolve) => child.once('exit', resolve));
-          child.kill('SIGTERM');
-          return exited;
-        }),
-      );
-    },
-  };
+/** `n` delivery workers as `npm run worker` runs them, on one database. */
+export function startWorkers(n: number, env: Record<string, string>): RunningProcess[] {
+  return Array.from({ length: n }, () => spawnNode(scriptCommand('worker'), env));
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { shownRatio } from '../../scripts/bench/targets.js';
+import { shownRatio } from '../../scripts/bench/report.js';
 
 // The tables show a ratio with two decimals unless two would put it on the other side of its
 // target, as 0.4959 against ≥ 0.5 would read 0.50 beside "no".

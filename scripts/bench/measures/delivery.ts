@@ -1,119 +1,117 @@
-// Delivery to local receivers: how fast the worker drains an outbox (a shallow one, and one with
-// a million pending deliveries), and the time from publishing an event (202) to its arrival.
-import autocannon from 'autocannon';
-import type { BenchContext } from '../bench-context.js';
-import { cpuSeconds, ioBytes } from '../process-stats.js';
-import { publisherHeaders } from '../prepared-requests.js';
-import { count, kib, say } from '../progress.js';
-import type { Receiver } from '../receiver-process.js';
-import type { BenchDatabase } from '../bench-database.js';
-import { deliveryGroups, type DeliveryDatabaseLayout } from '../seed-database.js';
-import { leadhooksEnv, startLeadhooks, startWorkers, type RunningServer } from '../server-process.js';
+// Delivery to local receivers: how fast the worker drains an outbox (a shallow one, and one with a
+// million pending deliveries), and the time from publishing an event (202) to its arrival. The
+// receivers are an HTTP server in the bench's own process (idle otherwise while deliveries
+// arrive) that answers 204 at once and keeps each delivery's arrival time and, for events the
+// bench stamped with data.sentAt, the time from publishing to arrival.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BenchOptions } from '../bench-options.js';
+import { count, cpuSeconds, percent, say } from '../progress.js';
+import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
+import { leadhooksEnv, PUBLISHER_TOKEN, startLeadhooks, startWorkers, type RunningServer } from '../server-process.js';
+
+type Outbox = DatabaseLayout<'drain' | 'latency'>;
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 export interface Drain {
-  label: string;
   store: BenchDatabase['store'];
   /** Worker processes beside the API (`npm run worker`); 0: the server's own worker. */
   workers: number;
   pending: number;
-  /** Deliveries per second between the receiver's window.from-th and window.to-th delivery. */
+  /** Deliveries per second between the receiver's drainWindow.from-th and drainWindow.to-th delivery. */
   rate: number;
   serverCores: number;
   receiverCores: number;
-  /**
-   * What the server (or the workers) read and wrote per delivery in the window, in bytes, through
-   * system calls (the database's pages and WAL, the requests to the receiver): unlike the rate,
-   * it hardly moves from one drain to the next.
-   */
-  ioPerDelivery: { read: number; written: number };
   /** Combined from several drains (combineDrains): each one's rate. */
   rounds?: number[];
 }
 
-export interface PublishLatency {
-  rate: number;
-  published: number;
-  delivered: number;
-  p50Ms: number;
-  p99Ms: number;
-  generatorCores: number;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitForDeliveries(receiver: Receiver, target: number, label: string, timeoutMs = 180_000): Promise<void> {
-  const started = Date.now();
-  let shown = started;
-  for (;;) {
-    const delivered = await receiver.count();
-    if (delivered >= target) return;
-    if (Date.now() - started > timeoutMs) throw new Error(`${label}: ${delivered} of ${target} deliveries after ${timeoutMs / 1000} s`);
-    if (Date.now() - shown >= 1000) {
-      say(`  ${label}: ${count(delivered)}/${count(target)} delivered`);
-      shown = Date.now();
-    }
-    await sleep(50);
-  }
+async function startReceiver() {
+  const arrivals: number[] = [];
+  const latencies: number[] = [];
+  let waiting: { n: number; done: () => void }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      arrivals.push(performance.now());
+      const sentAt = (JSON.parse(body) as { data?: { sentAt?: unknown } }).data?.sentAt;
+      if (typeof sentAt === 'number') latencies.push(Date.now() - sentAt);
+      res.writeHead(204).end();
+      waiting.filter((w) => w.n <= arrivals.length).forEach((w) => w.done());
+      waiting = waiting.filter((w) => w.n > arrivals.length);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await once(server.listen(0, '127.0.0.1'), 'listening');
+  /** Settles once `n` deliveries have arrived; fails after `timeoutMs`. */
+  const reached = (n: number, timeoutMs = 180_000) =>
+    new Promise<void>((resolve, reject) => {
+      if (arrivals.length >= n) return resolve();
+      const timer = setTimeout(() => reject(new Error(`${arrivals.length} of ${n} deliveries after ${timeoutMs / 1000} s`)), timeoutMs);
+      waiting.push({ n, done: () => (clearTimeout(timer), resolve()) });
+    });
+  return { port: (server.address() as AddressInfo).port, arrivals, latencies, reached, stop: () => server.close().closeAllConnections() };
 }
 
 /**
- * Delivers a seeded outbox (a private copy) to the receiver and times the receiver's deliveries
- * between the two marks of the window: by a server with its own worker (`workers: 0`, as
- * `npm start` runs), or by `workers` worker processes (`npm run worker`) sharing the database.
- * `then` runs on the server, once everything is delivered, before it stops.
+ * The shallow and the deep outbox (seeded files) in turn, each drained `drainRounds` times from a
+ * fresh copy, so that the machine's drift falls on both alike; and the publish latency, on the
+ * first shallow drain's server once its outbox is delivered.
  */
-export async function measureDrain(
-  ctx: BenchContext,
-  label: string,
-  database: BenchDatabase,
-  layout: DeliveryDatabaseLayout,
-  receiver: Receiver,
-  { workers = 0, then }: { workers?: number; then?: (server: RunningServer) => Promise<void> } = {},
-): Promise<Drain> {
-  const { from, to } = ctx.options.drainWindow;
-  const pending = layout.pendingEvents * layout.drain.hooksEach;
-  await database.pointWebhooksAt(receiver.port);
-  await receiver.reset();
-  const by = workers === 0 ? 'the server\'s own worker' : `${workers} worker process${workers > 1 ? 'es' : ''}`;
-  say(`deliveries, ${label}: ${count(pending)} pending, delivered by ${by}; timing deliveries ${count(from)} to ${count(to)}`);
+export async function measureDelivery(options: BenchOptions, dir: string, seeded: { shallow: string; deep: string }) {
+  let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
+  const publish = async (server: RunningServer, receiver: Receiver) => void (latency = await measurePublishLatency(options, server, receiver));
+  const shallow: Drain[] = [];
+  const deep: Drain[] = [];
+  for (let round = 1; round <= options.drainRounds; round++) {
+    const of = `round ${round} of ${options.drainRounds}`;
+    shallow.push(await measureDrain(options, `shallow outbox, ${of}`, copyDatabase(seeded.shallow, dir, `shallow-${round}`), options.shallowOutbox, 0, round === 1 ? publish : undefined));
+    deep.push(await measureDrain(options, `deep outbox, ${of}`, copyDatabase(seeded.deep, dir, `deep-${round}`), options.deepOutbox));
+  }
+  return { shallow: combineDrains(shallow), deep: combineDrains(deep), latency: latency! };
+}
+
+/**
+ * Delivers an outbox (a private copy) to receivers of its own, by a server with its own worker
+ * (`workers` 0, as `npm start` runs) or by worker processes (`npm run worker`) sharing the
+ * database, and times the deliveries between the two marks of the window. `then` runs on the
+ * server once the whole outbox is delivered, before it stops.
+ */
+export async function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: (server: RunningServer, receiver: Receiver) => Promise<void>): Promise<Drain> {
+  const { from, to } = options.drainWindow;
+  const pending = layout.pendingEvents! * layout.clients.drain.hooksEach;
+  const receiver = await startReceiver();
+  await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
+  say(`deliveries, ${label}: ${count(pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
   const local = { ALLOW_PRIVATE_TARGETS: 'true' };
-  const deliverers = workers === 0 ? await startLeadhooks(database.env, local) : startWorkers(workers, leadhooksEnv(database.env, local));
-  const pids = 'pids' in deliverers ? deliverers.pids : [deliverers.pid];
-  const cpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-  const io = () =>
-    pids.map(ioBytes).reduce((sum, bytes) => ({ read: sum.read + bytes.read, written: sum.written + bytes.written }), { read: 0, written: 0 });
+  const server = workers === 0 ? await startLeadhooks(database.env, local) : undefined;
+  const deliverers = server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local));
+  const cpu = () => deliverers.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
   try {
-    await waitForDeliveries(receiver, from, label);
-    const serverCpu = cpu();
-    const serverIo = io();
-    const receiverCpu = cpuSeconds(receiver.pid);
-    const wall = performance.now();
-    await waitForDeliveries(receiver, to, label);
+    await receiver.reached(from);
+    const [cpuBefore, receiverBefore, wall] = [cpu(), process.cpuUsage(), performance.now()];
+    await receiver.reached(to);
     const seconds = (performance.now() - wall) / 1000;
-    const { read, written } = io();
-    const [first, last] = await receiver.arrivals([from, to]);
-    const rate = (to - from) / ((last! - first!) / 1000);
+    const receiverCpu = process.cpuUsage(receiverBefore);
     const drain: Drain = {
-      label,
       store: database.store,
       workers,
       pending,
-      rate,
-      serverCores: (cpu() - serverCpu) / seconds,
-      receiverCores: (cpuSeconds(receiver.pid) - receiverCpu) / seconds,
-      ioPerDelivery: { read: (read - serverIo.read) / (to - from), written: (written - serverIo.written) / (to - from) },
+      rate: (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000),
+      serverCores: (cpu() - cpuBefore) / seconds,
+      receiverCores: (receiverCpu.user + receiverCpu.system) / 1e6 / seconds,
     };
-    say(
-      `deliveries, ${label}: ${Math.round(rate)}/s; CPU: ${workers === 0 ? 'server' : 'workers'} ${Math.round(drain.serverCores * 100)}%, receiver ${Math.round(drain.receiverCores * 100)}%; ` +
-        `per delivery ${kib(drain.ioPerDelivery.read)} read, ${kib(drain.ioPerDelivery.written)} written`,
-    );
-    if (then && 'origin' in deliverers) {
-      await waitForDeliveries(receiver, pending, label);
-      await then(deliverers);
+    say(`deliveries, ${label}: ${Math.round(drain.rate)}/s; CPU: ${server ? 'server' : 'workers'} ${percent(drain.serverCores)}, receiver ${percent(drain.receiverCores)}`);
+    if (then && server) {
+      await receiver.reached(pending);
+      await then(server, receiver);
     }
     return drain;
   } finally {
-    await deliverers.stop();
+    await Promise.all(deliverers.map((d) => d.stop()));
+    receiver.stop();
   }
 }
 
@@ -126,61 +124,36 @@ export function combineDrains(drains: Drain[]): Drain {
   const seconds = drains.map((d) => 1 / d.rate);
   const total = seconds.reduce((a, b) => a + b, 0);
   const weighted = (pick: (d: Drain) => number) => drains.reduce((sum, d, i) => sum + pick(d) * seconds[i]!, 0) / total;
-  return {
-    ...drains[0]!,
-    rate: drains.length / total,
-    serverCores: weighted((d) => d.serverCores),
-    receiverCores: weighted((d) => d.receiverCores),
-    // Each drain's window holds the same number of deliveries.
-    ioPerDelivery: {
-      read: drains.reduce((sum, d) => sum + d.ioPerDelivery.read, 0) / drains.length,
-      written: drains.reduce((sum, d) => sum + d.ioPerDelivery.written, 0) / drains.length,
-    },
-    rounds: drains.map((d) => d.rate),
-  };
+  return { ...drains[0]!, rate: drains.length / total, serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores), rounds: drains.map((d) => d.rate) };
 }
 
 /**
- * Events published at a steady rate, each stamped with its send time, to clients with one
- * webhook each; the receiver takes the time of arrival. The rate is low, so autocannon building
- * each request (to stamp it) is no bottleneck; its CPU is shown all the same.
+ * Events published at a steady rate for `options.seconds`, each stamped with its send time, to
+ * the shallow outbox's clients with one webhook each (the outbox's own events carry no stamp).
  */
-export async function measurePublishLatency(ctx: BenchContext, server: RunningServer, layout: DeliveryDatabaseLayout, receiver: Receiver): Promise<PublishLatency> {
-  const { latency } = deliveryGroups(layout);
-  const rate = ctx.options.publishRate;
-  const seconds = ctx.options.seconds;
-  await receiver.reset();
-  say(`publish → receiver: ${rate} events/s for ${seconds} s`);
-  let n = 0;
-  const cpuBefore = process.cpuUsage();
+async function measurePublishLatency(options: BenchOptions, server: RunningServer, receiver: Receiver) {
+  const { latency } = groupsOf(options.shallowOutbox);
+  const [rate, published, delivered] = [options.publishRate, options.publishRate * options.seconds, receiver.arrivals.length];
+  say(`publish → receiver: ${rate} events/s for ${options.seconds} s`);
+  const headers = { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' };
   const started = performance.now();
-  const result = await autocannon({
-    url: `${server.origin}/events`,
-    connections: 10,
-    overallRate: rate,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (req) => ({
-          ...req,
-          headers: publisherHeaders,
-          body: JSON.stringify({ clientId: latency.first + (n++ % latency.size), type: 'lead_update', data: { n, sentAt: Date.now() } }),
-        }),
-      },
-    ],
-  });
-  const cpu = process.cpuUsage(cpuBefore);
-  const generatorCores = (cpu.user + cpu.system) / 1e6 / ((performance.now() - started) / 1000);
-  if (result.non2xx + result.errors + result.timeouts > 0) throw new Error(`publishing: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  // Requests still in flight as autocannon stopped may have been accepted too: their deliveries
-  // count as well, so wait a little beyond the accepted ones.
-  const published = result.requests.total;
-  await waitForDeliveries(receiver, published, 'publish → receiver', 30_000);
-  await sleep(500);
-  const latencies = (await receiver.latencies()).sort((a, b) => a - b);
+  const answers: Promise<void>[] = [];
+  for (let n = 0; n < published; n++) {
+    // Each event at its time from the start, so that a late timer does not lower the rate.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (n * 1000) / rate - performance.now())));
+    const body = JSON.stringify({ clientId: latency.first + (n % latency.size), type: 'lead_update', data: { n, sentAt: Date.now() } });
+    answers.push(
+      fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {
+        if (res.status !== 202) throw new Error(`publishing: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      }),
+    );
+  }
+  await Promise.all(answers);
+  await receiver.reached(delivered + published, 30_000);
+  const latencies = [...receiver.latencies].sort((a, b) => a - b);
   const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  const measured = { rate, published, delivered: latencies.length, p50Ms: p(0.5), p99Ms: p(0.99), generatorCores };
-  say(`publish → receiver: ${published} events accepted, ${latencies.length} delivered, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms; load generator CPU ${Math.round(generatorCores * 100)}%`);
+  const measured = { rate, published, p50Ms: p(0.5), p99Ms: p(0.99) };
+  say(`publish → receiver: ${published} events, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms`);
   return measured;
 }

@@ -1,0 +1,99 @@
+// The API operations: GET /about, GET /webhook (a page), durable POST /webhook and DELETE
+// /webhook/{id} on leadhooks as `npm start` runs it; bare Fastify, as a case of its own, answers
+// the same requests (GET /, and POST /echo parsing the same bodies; it ignores the key). Each
+// operation is measured in rounds that take the cases in turn, each case on a server and a
+// database of its own, up for the whole measure: a case sharing a server with another paid for
+// the writes of the run before it (the checkpointer copying their WAL, in a thread of the server).
+// Keys go round a group of clients so that the rate limit and the key cache see many keys.
+import type { BenchOptions } from '../bench-options.js';
+import { combineRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
+import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
+import { startBareFastify, startLeadhooks, type RunningServer } from '../server-process.js';
+
+/** Pages of the size the small case's clients hold: the same answer size for every case. */
+const LISTING = '/webhook?limit=10';
+
+export interface ApiCase {
+  label: string;
+  /** leadhooks' database; none for bare Fastify. */
+  database?: BenchDatabase;
+  group: ClientGroup;
+  withListing?: boolean;
+}
+
+export interface ApiOperations {
+  label: string;
+  /** Webhooks each client held at the start. */
+  hooksEach: number;
+  /** GET /about; bare Fastify's GET /. */
+  about: Measured;
+  listing?: Measured;
+  /** POST /webhook; bare Fastify's POST /echo. */
+  create: Measured;
+  /** DELETE /webhook/{id}; bare Fastify's POST /echo again, in the same rounds. */
+  remove: Measured;
+}
+
+const keysOf = (group: ClientGroup) => Array.from({ length: group.size }, (_, i) => ({ id: group.first + i, key: apiKeyFor(group.first + i) }));
+const gets = (group: ClientGroup, path: string): PreparedRequest[] => keysOf(group).map(({ key }) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
+/** Webhook creations, a different URL for each client (a Zapier-like one, of the usual size). */
+const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
+  keysOf(group).map(({ id, key }) => ({
+    method: 'POST',
+    path,
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }),
+  }));
+
+/** One case's part in an operation, or none. */
+type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
+
+export async function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<ApiOperations[]> {
+  // One case alone has nothing to alternate with: one run per operation.
+  const rounds = cases.length === 1 ? 1 : options.rounds;
+  const servers: RunningServer[] = [];
+  try {
+    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env) : startBareFastify()));
+
+    /** Each case's step in `rounds` rounds, the cases in turn in each; each one's figure over its rounds. */
+    const alternate = async (stepOf: (c: ApiCase, i: number) => Step): Promise<(Measured | undefined)[]> => {
+      const steps = cases.map(stepOf);
+      const runs = steps.map((): Measured[] => []);
+      for (let round = 0; round < rounds; round++) {
+        for (const [i, step] of steps.entries()) {
+          if (!step) continue;
+          const name = `${step.name}, ${cases[i]!.label}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
+          // The first round warms each server up as a whole run does; later ones only refill the connections.
+          const spec = { requests: step.requests(round), once: step.once, connections: options.connections, warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
+          runs[i]!.push(await measureLoad(name, servers[i]!, spec));
+        }
+      }
+      return steps.map((step, i) => step && combineRounds(`${step.name}, ${cases[i]!.label}`, runs[i]!));
+    };
+
+    const echo = (c: ApiCase, name = 'POST /echo'): Step => ({ name, requests: () => creations(c.group, '/echo') });
+    const about = await alternate((c) => (c.database ? { name: 'GET /about', requests: () => gets(c.group, '/about') } : { name: 'GET /', requests: () => gets(c.group, '/') }));
+    const listing = await alternate((c) => (c.withListing ? { name: `GET ${LISTING}`, requests: () => gets(c.group, LISTING) } : undefined));
+    const create = await alternate((c) => (c.database ? { name: 'POST /webhook', requests: () => creations(c.group, '/webhook') } : echo(c)));
+    // Each case deletes the webhooks its POST runs made (the newest), then seeded ones, never below
+    // 90% of what its clients held at the start.
+    const supplies = await Promise.all(
+      cases.map(async ({ database, group }) => {
+        const active = database
+          ? await database.query<{ id: unknown; client: unknown }>('SELECT id, client_id AS client FROM webhooks WHERE client_id BETWEEN $1 AND $2 AND deleted_at IS NULL ORDER BY id DESC', [group.first, group.first + group.size - 1])
+          : [];
+        const deletable = active.slice(0, Math.max(0, active.length - Math.ceil(0.9 * group.hooksEach * group.size)));
+        return deletable.map(({ id, client }): PreparedRequest => ({ method: 'DELETE', path: `/webhook/${id}`, headers: { 'x-api-key': apiKeyFor(Number(client)) } }));
+      }),
+    );
+    // Each round an even share of the supply (the last what is left).
+    const share = (supply: PreparedRequest[], round: number) => {
+      const size = Math.floor(supply.length / rounds);
+      return supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
+    };
+    const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : echo(c, 'POST /echo (beside DELETE)')));
+    return cases.map((c, i) => ({ label: c.label, hooksEach: c.group.hooksEach, about: about[i]!, ...(listing[i] && { listing: listing[i] }), create: create[i]!, remove: remove[i]! }));
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}

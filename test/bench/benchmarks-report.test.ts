@@ -1,0 +1,78 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { parseOptions } from '../../scripts/bench/bench-options.js';
+import type { Measured } from '../../scripts/bench/load.js';
+import type { ApiOperations } from '../../scripts/bench/measures/api.js';
+import type { Drain } from '../../scripts/bench/measures/delivery.js';
+import { judge, writeBenchmarksReport, type Results } from '../../scripts/bench/report.js';
+
+// A full run writes BENCHMARKS.md from its results: what the figures mean, its tables, the
+// command, in at most 150 lines. Here from fixed results, those of a full run of an earlier bench.
+
+const m = (name: string, rps: number, p99Ms = 3, generatorCores = 0.4): Measured => ({ name, rps, completed: rps * 8, p50Ms: 1, p99Ms, serverCores: 1, generatorCores, peakRssMb: 140 });
+const api = (label: string, hooksEach: number, [about, listing, create, remove]: (number | undefined)[]): ApiOperations => ({
+  label,
+  hooksEach,
+  about: m(`GET /about, ${label}`, about!),
+  ...(listing === undefined ? {} : { listing: m(`GET /webhook?limit=10, ${label}`, listing) }),
+  create: m(`POST /webhook, ${label}`, create!),
+  remove: m(`DELETE /webhook/{id}, ${label}`, remove!),
+});
+const drain = (pending: number, rate: number, store: Drain['store'] = 'SQLite', workers = 0): Drain => ({ store, workers, pending, rate, serverCores: 1.18, receiverCores: 0.23 });
+
+const results = (postgres: Results['postgres']): Results => ({
+  bare: { ...api('bare Fastify', 10, [81_109, undefined, 52_150, 52_150]), about: m('GET /, bare Fastify', 81_109, 1.2, 0.95) },
+  besideBare: api('beside bare Fastify', 10, [54_245, undefined, 24_098, 25_864]),
+  small: api('10 webhooks per client', 10, [46_864, 12_001, 21_796, 27_893]),
+  bigClients: api('10,000 webhooks per client', 10_000, [50_837, 12_749, 22_058, 27_297]),
+  bigDatabase: api('10 per client, 1,000,000-webhook database', 10, [49_395, undefined, 21_725, 26_776]),
+  apiWebhooks: 100_000,
+  grownWebhooks: 1_000_000,
+  startEmptyMs: 452,
+  startGrownMs: 456,
+  shallow: { ...drain(20_000, 11_425), rounds: [10_846, 11_896] },
+  deep: drain(1_000_000, 10_275),
+  latency: { rate: 500, published: 4_000, p50Ms: 3, p99Ms: 9 },
+  postgres,
+});
+
+const write = (r: Results) => {
+  const dir = mkdtempSync(join(tmpdir(), 'leadhooks-report-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'BENCHMARKS.md');
+  const lines = writeBenchmarksReport(path, parseOptions(['8']), r, judge(r, false), { minutes: 6.5, loadBefore: '0.80, 1.32, 1.36', loadAfter: '3.90, 2.25, 1.70' });
+  const text = readFileSync(path, 'utf8');
+  t.equal(lines, text.split('\n').length - 1, 'the line count it gives is the file’s');
+  return text;
+};
+
+t.test('a full run’s report: what the figures mean, every table, the command, within 150 lines', async (t) => {
+  const small = api('10 webhooks per client, PostgreSQL', 10, [16_636, 5_302, 3_070, 2_764]);
+  const text = write(results({ small, drains: [drain(20_000, 1_826, 'PostgreSQL', 1), drain(20_000, 2_291, 'PostgreSQL', 3)] }));
+  const lines = text.split('\n');
+  t.ok(lines.length - 1 <= 150, `${lines.length - 1} lines`);
+  for (const heading of ['# Benchmarks', '## What the figures mean', '## Targets', '## Growth', '## SQLite and PostgreSQL', '## Figures', '## The command']) {
+    t.ok(lines.includes(heading), heading);
+  }
+  t.match(text, /^Produced by `npm run bench -- 8` on \d{4}-\d\d-\d\d at \S+, on \d+ cores/m);
+  t.match(text, '| GET /about / bare GET (reported, no target) | 0.67 (54,245 req/s / 81,109 req/s; bare Fastify held back by the load generator, so at most this) | – |');
+  t.match(text, '| POST /webhook / bare POST (reported, no target) | 0.46 (24,098 req/s / 52,150 req/s) | – |');
+  t.match(text, '| deliveries/s to local receivers ≥ 5,000 | 11,425/s | yes |');
+  t.match(text, '| GET /about, 10,000 webhooks per client | 46,864 req/s | 50,837 req/s | 1.08 | ≥ 0.9 (within 10% of 10 per client) | yes |');
+  t.match(text, '| deliveries/s, 1,000,000 pending | 11,425/s | 10,275/s | 0.899 | ≥ 0.9 (within 10% of 20,000 pending) | **no** |');
+  t.match(text, '| start to listening, 1,000,000 webhooks | 452 ms | 456 ms | 1.01 | ≤ 1.1 (within 10% of an empty database) | yes |');
+  t.match(text, '| DELETE /webhook/{id} (durable), 10 webhooks per client | 27,893 req/s, p99 3.0 ms | 2,764 req/s, p99 3.0 ms | 0.10 |');
+  t.match(text, '| deliveries/s, 20,000 pending, 3 worker processes on PostgreSQL | 11,425/s (the server\'s own worker) | 2,291/s | 0.20 |');
+  t.match(text, '| deliveries/s, 20,000 pending, SQLite, the server\'s own worker, 2 drains of 10,846 to 11,896/s | 11,425 |');
+  t.match(text, '| GET /, bare Fastify | 81,109 | 1.0 | 1.2 | 100% | 95% (saturated) | 140 |');
+  t.match(text, '| publish → receiver at 500 events/s (4,000 events) |  | 3 | 9 |');
+  t.match(text, '`node --max-semi-space-size=4 dist/src/server.js`', 'leadhooks as npm start runs it');
+});
+
+t.test('without PostgreSQL, the report says why in place of its table', async (t) => {
+  const text = write(results({ skipped: 'no PostgreSQL at postgres://bench:***@db/postgres (refused)' }));
+  t.match(text, '## SQLite and PostgreSQL\n\nPostgreSQL was not measured: no PostgreSQL at postgres://bench:***@db/postgres (refused).\n');
+  t.notMatch(text, 'PostgreSQL |');
+});
