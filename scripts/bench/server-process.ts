@@ -101,5 +101,6 @@ export function startLeadhooks(database: Record<string, string>, extra: Record<s
 
 /** `n` delivery workers as `npm run worker` runs them, on one database. */
 export function startWorkers(n: number, env: Record<string, string>): RunningProcess[] {
-  return Array.from({ length: n }, () => spawnNode(scriptCommand('worker'), env));
+  // Port 0: each worker's metrics listen on a port of their own, so that several run on one host.
+  return Array.from({ length: n }, () => spawnNode(scriptCommand('worker'), { ...env, METRICS_PORT: '0' }));
 }

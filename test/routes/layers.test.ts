@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -22,9 +22,9 @@ const placeOf = (file: string) => {
   return { top, layer };
 };
 
-function sources(dir: string): string[] {
+function sources(dir: string, names = /\.ts$/): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory() ? (entry.name === 'node_modules' ? [] : sources(join(dir, entry.name), names)) : names.test(entry.name) ? [join(dir, entry.name)] : [],
   );
 }
 
@@ -46,4 +46,37 @@ t.test('no import runs back up the layers', async (t) => {
     }
   }
   t.same(upward, []);
+});
+
+// No module imports itself through others, anywhere in the repository: a circle makes two files
+// one, and the order they load in decides what each sees.
+t.test('no import circle anywhere in the repository', async (t) => {
+  const root = join(SRC, '..');
+  const files = ['src', 'test', 'scripts', 'portal', 'examples', 'support']
+    .filter((dir) => existsSync(join(root, dir)))
+    .flatMap((dir) => sources(join(root, dir), /\.(ts|mjs|js)$/))
+    .filter((file) => !file.includes('/node_modules/') && !file.includes('/dist/'));
+  const known = new Set(files);
+  const importsOf = new Map<string, string[]>();
+  for (const file of files) {
+    const targets: string[] = [];
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+      const target = join(dirname(file), spec!);
+      const found = [target, target.replace(/\.js$/, '.ts')].find((candidate) => known.has(candidate));
+      if (found) targets.push(found);
+    }
+    importsOf.set(file, targets);
+  }
+  const circles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]) => {
+    state.set(file, 'open');
+    for (const next of importsOf.get(file) ?? []) {
+      if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(root, f)).join(' → '));
+      else if (!state.has(next)) visit(next, [...path, next]);
+    }
+    state.set(file, 'done');
+  };
+  for (const file of files) if (!state.has(file)) visit(file, [file]);
+  t.same(circles, []);
 });
