@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { PACKAGE_ROOT } from '../package-info.js';
 
-/** Where `npm run build` puts the portal's static files (support/build-portal.ts). */
+/** Where `npm run build` puts the portal's static files (portal/build.ts). */
 export const PORTAL_DIR = join(PACKAGE_ROOT, 'dist', 'portal');
 
 /**

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { sleep, startReceiver } from '../helpers/receiver.js';
-import { startServer, startWorker } from '../../support/server-process.js';
+import { startServer, startWorker } from '../helpers/server-process.js';
 import { testDatabase } from '../helpers/stores.js';
 
 async function setup(t: Test) {

@@ -2,8 +2,8 @@ import createClient from 'openapi-fetch';
 import t from 'tap';
 import type { paths } from '../../generated/openapi.js';
 import { cliCreateClient } from '../helpers/app.js';
-import { checkedFetch } from '../../support/contract.js';
-import { startServer } from '../../support/server-process.js';
+import { checkedFetch } from '../helpers/contract.js';
+import { startServer } from '../helpers/server-process.js';
 import { testDatabase } from '../helpers/stores.js';
 
 // A consumer's view: a client generated from openapi.yaml (openapi-fetch over the generated

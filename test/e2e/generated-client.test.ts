@@ -7,8 +7,8 @@ import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.j
 import { consumerFolder, installedVersion, readmeConsumerSteps, runIn, tscDiagnostics } from '../helpers/consumer-build.js';
 import { CONSUMER_PROGRAM, DATA_LINES } from '../helpers/consumer-program.js';
 import { eventCatalogue } from '../../src/event-catalogue.js';
-import { checkedFetch } from '../../support/contract.js';
-import { startServer } from '../../support/server-process.js';
+import { checkedFetch } from '../helpers/contract.js';
+import { startServer } from '../helpers/server-process.js';
 
 // What a customer does, as the README's "Generating a client" shows it: generate types from the
 // description a running server serves (npx openapi-typescript), write a program with

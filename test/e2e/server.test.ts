@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
-import { assertMatchesSpec } from '../../support/contract.js';
+import { assertMatchesSpec } from '../helpers/contract.js';
 import { cliCreateClient, tempDir } from '../helpers/app.js';
-import { failedStart, startServer } from '../../support/server-process.js';
+import { failedStart, startServer } from '../helpers/server-process.js';
 import { onlyOn, testDatabase } from '../helpers/stores.js';
 
 async function call(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {

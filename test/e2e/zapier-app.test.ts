@@ -5,8 +5,8 @@ import t from 'tap';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testDatabase } from '../helpers/stores.js';
-import { checkedFetch } from '../../support/contract.js';
-import { startServer } from '../../support/server-process.js';
+import { checkedFetch } from '../helpers/contract.js';
+import { startServer } from '../helpers/server-process.js';
 
 // The Zapier integration of examples/zapier, run by zapier-platform-core's app tester as
 // `zapier test` runs it, against the real server: its connection test, both REST hook triggers

@@ -4,7 +4,7 @@ import { generateApiKey } from '../../src/auth/credentials.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
-import { assertMatchesSpec } from '../../support/contract.js';
+import { assertMatchesSpec } from './contract.js';
 import { databaseAt, testDatabase, type TestDatabase } from './stores.js';
 
 export { tempDir } from './temp-dir.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { assertMatchesSpec, type ObservedResponse } from '../../support/contract.js';
+import { assertMatchesSpec, type ObservedResponse } from '../helpers/contract.js';
 
 // The response check of every other test is only as good as what it rejects: these are answers
 // it must refuse, each next to one it must let through.

@@ -5,7 +5,7 @@ import t from 'tap';
 import { cliCreateClient, buildTestApp, createClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { testDatabase } from '../helpers/stores.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
-import { startServer, startWorker } from '../../support/server-process.js';
+import { startServer, startWorker } from '../helpers/server-process.js';
 
 // Secrets in play: API keys, the publisher token, webhook signing secrets. None may appear in a
 // log line or an error body, whatever the log level.

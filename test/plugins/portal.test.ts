@@ -4,7 +4,7 @@ import Fastify from 'fastify';
 import t from 'tap';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { portalPlugin, PORTAL_DIR } from '../../src/plugins/portal.js';
-import { buildPortal } from '../../support/build-portal.js';
+import { buildPortal } from '../../portal/build.js';
 import { buildTestApp, createClient, send, tempDir } from '../helpers/app.js';
 
 // /portal as the app serves it: the page and its files without a key, under a strict

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 
-const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url));
-const WORKER = fileURLToPath(new URL('../src/worker.ts', import.meta.url));
+const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('../../src/worker.ts', import.meta.url));
 
 export interface ServerProcess {
   url: string;

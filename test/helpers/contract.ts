@@ -1,5 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { loadSpec } from '../src/spec.js';
+import { loadSpec } from '../../src/spec.js';
 
 // Fastify's response schemas shape output, they do not validate it. Every response a test sees
 // goes through here instead, checked against openapi.yaml itself: the status must be declared

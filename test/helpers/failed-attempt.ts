@@ -1,4 +1,4 @@
-import type { DeliveryJob, OperationalEvent, Store } from '../src/store/store.js';
+import type { DeliveryJob, OperationalEvent, Store } from '../../src/store/store.js';
 
 /** The reason a webhook disabled by `failPastDisableTime` is given. */
 const DISABLE_REASON = 'every delivery attempt failed for at least 5 days (last: HTTP 503)';

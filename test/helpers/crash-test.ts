@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../src/cli/run-cli.js';
+import { runCli } from '../../src/cli/run-cli.js';
 import { startServer, type ServerProcess } from './server-process.js';
 
 const PUBLISHER_TOKEN = 'crash-test-publisher-token-0123';
