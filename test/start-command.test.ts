@@ -1,7 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { nodeOptionsIn } from '../scripts/bench/server-process.js';
 import { sectionBlocks } from './helpers/readme.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 // The server and the worker run with the node options of their package.json scripts (a small
 // young generation: README, "Performance"). The deployment commands the README gives run them the
@@ -23,5 +28,111 @@ t.test("the README's deployment commands start the server and the worker with th
   for (const line of runs) {
     const file = /dist\/src\/(?:server|worker)\.js/.exec(line)![0];
     t.equal(optionsBefore(line, file), optionsBefore(scripts.start!, 'dist/src/server.js'), line);
+  }
+});
+
+// npm start and npm run worker build (tsc, then the portal's bundle: seconds) only when a source
+// changed since the last build: scripts/build-if-stale.mjs compares the sources' times with dist/'s.
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BUILD_IF_STALE = join(ROOT, 'scripts/build-if-stale.mjs');
+const OUTPUTS = ['dist/src/server.js', 'dist/src/worker.js', 'dist/src/cli.js', 'dist/portal/portal.js', 'dist/portal/index.html'];
+
+function runIn(cwd: string, command: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(command, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return once(child, 'exit').then(([code]) => ({ code, stderr }));
+}
+
+t.test('the build runs when dist/ is missing or older than a source, and not otherwise', async (t) => {
+  // A project of the same layout whose build writes dist/'s files and counts its runs.
+  const dir = tempDir(t);
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  write('package.json', JSON.stringify({ scripts: { build: 'node build.mjs', start: `node ${BUILD_IF_STALE} && node -e "console.error('started')"` } }));
+  write(
+    'build.mjs',
+    `import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+     import { dirname } from 'node:path';
+     appendFileSync('builds', 'built\\n');
+     if (process.env.BUILD_FAILS) process.exit(2);
+     for (const path of ${JSON.stringify(OUTPUTS)}) { mkdirSync(dirname(path), { recursive: true }); writeFileSync(path, ''); }`,
+  );
+  for (const path of ['src/server.ts', 'src/store/sqlite.ts', 'generated/openapi.ts', 'portal/main.ts', 'tsconfig.json', 'package-lock.json']) write(path, '');
+  const age = (paths: string[], seconds: number) => {
+    const then = new Date(Date.now() - seconds * 1000);
+    for (const path of paths) utimesSync(join(dir, path), then, then);
+  };
+  age(['src/server.ts', 'src/store/sqlite.ts', 'src/store', 'src', 'generated/openapi.ts', 'generated', 'portal/main.ts', 'portal', 'tsconfig.json', 'package-lock.json'], 3600);
+  const builds = () => readFileSync(join(dir, 'builds'), 'utf8').split('\n').length - 1;
+  const start = () => runIn(dir, 'npm', ['run', '-s', 'start']);
+
+  t.match(await start(), { code: 0, stderr: 'leadhooks: building dist/\nstarted' }, 'no dist/: built');
+  t.equal(builds(), 1);
+  t.match(await start(), { code: 0, stderr: /^started\n$/ }, 'nothing changed: started at once');
+  t.equal(builds(), 1);
+
+  age(OUTPUTS, 600);
+  writeFileSync(join(dir, 'src/store/sqlite.ts'), '// changed');
+  t.match(await start(), { code: 0, stderr: 'a source changed since the last build' }, 'a source edited: built again');
+  t.equal(builds(), 2);
+  t.match(await start(), { code: 0, stderr: /^started\n$/ });
+
+  age(OUTPUTS, 600);
+  rmSync(join(dir, 'src/server.ts'));
+  t.match(await start(), { code: 0, stderr: 'a source changed' }, 'a source deleted: built again');
+  t.equal(builds(), 3);
+
+  rmSync(join(dir, 'dist/portal/portal.js'));
+  t.match(await start(), { code: 0, stderr: 'building dist/' }, 'an output missing: built again');
+  t.equal(builds(), 4);
+
+  age(OUTPUTS, 600);
+  utimesSync(join(dir, 'tsconfig.json'), new Date(), new Date());
+  const failed = await runIn(dir, 'env', ['BUILD_FAILS=1', 'npm', 'run', '-s', 'start']);
+  t.not(failed.code, 0, 'a failed build stops the start');
+  t.notMatch(failed.stderr, 'started');
+  t.equal(builds(), 5);
+});
+
+t.test('npm start and npm run worker with dist/ up to date: no build, straight to node', async (t) => {
+  t.equal((await runIn(ROOT, process.execPath, [BUILD_IF_STALE])).code, 0, 'dist/ is up to date (built if it was not)');
+  const times = () => OUTPUTS.map((path) => statSync(join(ROOT, path)).mtimeMs);
+  const before = times();
+  const database = join(tempDir(t), 'start.db');
+  for (const [script, ready] of [
+    ['start', 'leadhooks is ready'],
+    ['worker', 'delivery worker is running'],
+  ] as const) {
+    // In a process group of its own, so that npm and node stop together.
+    const child = spawn('npm', ['run', '-s', script], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', DATABASE_PATH: database, LOG_LEVEL: 'info' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = once(child, 'exit');
+    t.teardown(() => {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const entry = await new Promise<{ msg: string; address?: string }>((resolve, reject) => {
+      let rest = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop()!;
+        for (const line of lines) if (line.includes(`"msg":"${ready}"`)) resolve(JSON.parse(line));
+      });
+      void exited.then(() => reject(new Error(`npm run ${script} exited before it was ready: ${stderr}`)));
+    });
+    if (script === 'start') t.equal((await fetch(`${entry.address}/healthz`)).status, 200, 'npm start serves');
+    process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+    t.notMatch(stderr, 'building', `npm run ${script}: nothing built`);
+    t.strictSame(times(), before, `npm run ${script}: dist/ untouched (tsc and esbuild did not run)`);
   }
 });

@@ -1,4 +1,5 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, type Options } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import { loadSpec } from '../../src/spec.js';
 
 // Fastify's response schemas shape output, they do not validate it. Every response a test sees
@@ -10,12 +11,40 @@ import { loadSpec } from '../../src/spec.js';
 type Json = Record<string, any>;
 
 const spec = loadSpec() as Json;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addSchema({ ...spec, $id: 'openapi.json' });
 
+/** `format: http-url`, as the app checks it (src/routes/operations.ts): it must parse, with a host. */
+function isHttpUrl(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+// Not strict: the spec's schemas carry OpenAPI's own keywords (`example`, `x-...`). Every format is
+// checked (ajv-formats, and the spec's own http-url); a format unknown here would be skipped with
+// a warning, so a warning throws instead, naming it.
+const options: Options = {
+  strict: false,
+  allErrors: true,
+  logger: {
+    log: console.log,
+    error: console.error,
+    warn: (message: string) => {
+      throw new Error(`test/helpers/contract.ts: ${message}`);
+    },
+  },
+};
+function withFormats(instance: Ajv2020): Ajv2020 {
+  ajvFormats.default(instance); // a CommonJS module: its function is also its `default`
+  instance.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+  instance.addSchema({ ...spec, $id: 'openapi.json' });
+  return instance;
+}
+const ajv = withFormats(new Ajv2020(options));
 // Header values are text: this instance reads "42" as the integer a header schema asks for.
-const headerAjv = new Ajv2020({ strict: false, allErrors: true, coerceTypes: true });
-headerAjv.addSchema({ ...spec, $id: 'openapi.json' });
+const headerAjv = withFormats(new Ajv2020({ ...options, coerceTypes: true }));
 
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 

@@ -11,12 +11,15 @@ export interface Block {
   intro: string;
 }
 
-/** The fenced blocks of one `## ` section. */
+/** The fenced blocks of one `## ` or `### ` section, its subsections included. */
 export function sectionBlocks(title: string): Block[] {
-  const start = README.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README has no section "${title}"`);
-  const end = README.indexOf('\n## ', start + 1);
-  const lines = README.slice(start, end < 0 ? undefined : end).split('\n');
+  const heading = new RegExp(`\\n(#{2,3}) ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`).exec(README);
+  if (!heading) throw new Error(`README has no section "${title}"`);
+  // It ends at the next heading of its level or above.
+  const next = new RegExp(`\\n#{2,${heading[1]!.length}} `, 'g');
+  next.lastIndex = heading.index + 1;
+  const end = next.exec(README)?.index;
+  const lines = README.slice(heading.index, end).split('\n');
   const blocks: Block[] = [];
   let intro = '';
   for (let i = 0; i < lines.length; i++) {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { loadSpec } from '../../src/spec.js';
 import { assertMatchesSpec, type ObservedResponse } from '../helpers/contract.js';
 
 // The response check of every other test is only as good as what it rejects: these are answers
@@ -50,4 +51,29 @@ t.test('a header the spec declares elsewhere may not appear on an answer that do
   const notFound = { method: 'GET', url: '/nope', status: 404, contentType: JSON_TYPE, body: '{"error":"Not found"}' };
   t.doesNotThrow(() => assertMatchesSpec({ ...notFound, headers: {} }));
   t.throws(() => assertMatchesSpec({ ...notFound, headers: { 'x-ratelimit-limit': '600' } }), /GET \/nope → 404: header x-ratelimit-limit/);
+});
+
+t.test('formats are checked: a date-time that is not one is refused', async (t) => {
+  const webhook = { hookId: 2, url: 'https://hooks.example.com/leads', events: ['lead_create'], created: '2026-11-22T22:15:45.253Z' };
+  const rest = { status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null };
+  const read = (body: object): ObservedResponse => ({ method: 'GET', url: '/webhook/2', status: 200, contentType: JSON_TYPE, headers: {}, body: JSON.stringify(body) });
+  t.doesNotThrow(() => assertMatchesSpec(read({ ...webhook, ...rest })));
+  t.throws(() => assertMatchesSpec(read({ ...webhook, ...rest, created: 'yesterday' })), /\/created must match format "date-time"/);
+  t.throws(() => assertMatchesSpec(read({ ...webhook, ...rest, disabledAt: '2026-11-22 22:15' })), /\/disabledAt must match format "date-time"/);
+
+  // Answers carry date-time; http-url is the request's webhook URL, registered in test/helpers/contract.ts
+  // as the app checks it. A format that test/helpers/contract.ts does not know throws when a schema
+  // naming it is compiled; a new one needs its case here.
+  const formats = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'format' && typeof value === 'string') formats.add(value);
+        else walk(value);
+      }
+    }
+  };
+  walk(loadSpec());
+  t.strictSame([...formats].sort(), ['date-time', 'http-url']);
 });
