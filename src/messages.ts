@@ -5,7 +5,7 @@ import { MAX_JSON_DEPTH } from './json-depth.js';
 
 // Every word the API says to a client, in one place, and the error that carries one with its
 // status. The interface document fixes three of them (`Client not found`, `Missing data`,
-// `Webhook ID is undefined`); README's "The API" lists the rest with the status each goes with.
+// `Webhook ID is undefined`); docs/api.md "The API" lists the rest with the status each goes with.
 // Below every layer that speaks to a client (authentication, handlers, delivery's disabled
 // reason, the HTTP layer), so that none of them imports another's words.
 

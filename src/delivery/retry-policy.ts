@@ -10,7 +10,7 @@ export interface Decision {
 }
 
 /**
- * What follows an attempt (README, "What a delivery is"): 2xx succeeded; 410 gone;
+ * What follows an attempt (docs/api.md, "What a delivery is"): 2xx succeeded; 410 gone;
  * anything else (3xx, 429, other 4xx, 5xx, no response) is retried after the schedule's next
  * delay, ±20% jitter so that receivers coming back are not hit all at once, or later when the
  * receiver's Retry-After asks for more; after the last delay the delivery has failed.

@@ -10,7 +10,7 @@ export function generateWebhookSecret(): string {
   return `whsec_${pooledRandomBytes(24).toString('base64')}`;
 }
 
-// Secrets at rest (README, "Secrets at rest"). With SECRET_ENCRYPTION_KEY set, webhooks' signing
+// Secrets at rest (docs/operations.md, "Secrets at rest"). With SECRET_ENCRYPTION_KEY set, webhooks' signing
 // secrets (current and previous) and the answers kept for Idempotency-Keys (which hold secrets)
 // are stored sealed: AES-256-GCM, a random 12-byte IV per value, the 16-byte tag, all behind a
 // versioned prefix, `enc:v1:` + base64(iv | tag | ciphertext), so sealed and plain values can be

@@ -2,7 +2,7 @@ import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 
 /**
- * The publisher's feed of operational events (README, "When a webhook keeps failing"), oldest
+ * The publisher's feed of operational events (docs/api.md, "When a webhook keeps failing"), oldest
  * first: the lead system polls it with the id of the last event it saw.
  */
 export function createOperationalEventHandlers(store: Store): Pick<Handlers, 'listOperationalEvents'> {

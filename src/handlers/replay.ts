@@ -21,7 +21,7 @@ export function parseRfc3339(value: string): number | undefined {
 }
 
 /**
- * Replay (README, "Replaying deliveries"): a client resends one delivery, or every failed one
+ * Replay (docs/api.md, "Replaying deliveries"): a client resends one delivery, or every failed one
  * since a time. Both queue the delivery again in the outbox, due now and marked as a replay; the
  * worker makes the attempt like any other, within the webhook's in-flight limit.
  */

@@ -102,7 +102,7 @@ function createRateLimiter(limit: RateLimit | null): RateLimiter | undefined {
 /**
  * JSON is the only body the API takes: anything else is answered 415 before it is read.
  * A body is parsed as it was sent, keys named `__proto__` or `constructor` included: a lead's
- * `data` is delivered exactly as published (README, "What a delivery is"). JSON.parse makes such
+ * `data` is delivered exactly as published (docs/api.md, "What a delivery is"). JSON.parse makes such
  * keys plain own properties and never touches a prototype; only copying an object by assignment
  * (`target[key] = value`, Object.assign) would, and nothing here copies a body so: unknown
  * fields of the other bodies are deleted by validation, handlers read their fields by name, and
@@ -191,7 +191,7 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
 
 // ---- 4. The handler, and its Idempotency-Key ----
 
-// Idempotent writes (README, "Retrying writes safely"). An operation whose openapi.yaml entry
+// Idempotent writes (docs/api.md, "Retrying writes safely"). An operation whose openapi.yaml entry
 // declares the Idempotency-Key header gets its route handler wrapped here. For a request that
 // carries a key, the wrapper:
 //   1. refuses it with 409 while another request with the same key and scope runs in this process

@@ -396,7 +396,7 @@ export interface SealCursor {
   answer?: { scope: string; key: string };
 }
 
-/** A webhook's signing secrets (README, "Rotating a webhook's secret"). */
+/** A webhook's signing secrets (docs/api.md, "Rotating a webhook's secret"). */
 export interface SecretRepository {
   /**
    * Gives one of the client's active webhooks the signing secret `secret`; the one it replaces

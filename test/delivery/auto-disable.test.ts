@@ -3,7 +3,7 @@ import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send,
 import { eventually, sleep, startReceiver, type Received } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
 
-// Auto-disable (README, "When a webhook keeps failing"): a webhook whose every attempt failed for
+// Auto-disable (docs/api.md, "When a webhook keeps failing"): a webhook whose every attempt failed for
 // WEBHOOK_DISABLE_AFTER stops receiving deliveries, its client sees it in the listing and the
 // delivery log, the publisher in GET /operations/events, and POST /webhook/{hookID}/enable
 // resumes it. Against real receivers, with the period at 2 seconds and retries every 200 ms.

@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { eventually, startReceiver, type Received } from '../helpers/receiver.js';
 
-// Per-webhook throttle (README, "Throttling"): a webhook gets at most its rate of deliveries a
+// Per-webhook throttle (docs/api.md, "Throttling"): a webhook gets at most its rate of deliveries a
 // second, the rest wait in the outbox and are delivered, not failed; a receiver's 429 with
 // Retry-After holds that webhook and no other.
 

@@ -10,7 +10,7 @@ import { eventCatalogue } from '../../src/event-catalogue.js';
 import { checkedFetch } from '../helpers/contract.js';
 import { startServer } from '../helpers/server-process.js';
 
-// What a customer does, as the README's "Generating a client" shows it: generate types from the
+// What a customer does, as the docs/api.md "Generating a client" shows it: generate types from the
 // description a running server serves (npx openapi-typescript), write a program with
 // openapi-fetch, compile it (npx tsc, strict), run it. The README's tsconfig.json, program and
 // console lines are taken from the README itself and must print what it shows. Beside the

@@ -50,8 +50,8 @@ t.test('the example pins the zapier-platform-core the suite runs', async (t) => 
   t.equal(readJson(`${EXAMPLE}package.json`).main, 'index.js');
 });
 
-t.test("the READMEs call the CLI by the command zapier-platform-cli 19 installs: zapier-platform", async (t) => {
-  for (const readme of ['../../README.md', '../../examples/zapier/README.md']) {
+t.test("the API guide and the example's README call the CLI by the command zapier-platform-cli 19 installs: zapier-platform", async (t) => {
+  for (const readme of ['../../docs/api.md', '../../examples/zapier/README.md']) {
     const text = readFileSync(fileURLToPath(new URL(readme, import.meta.url)), 'utf8');
     const lines = [...text.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((block) => block[1]!.split('\n'));
     const cli = lines.filter((line) => /\bzapier-platform [a-z]/.test(line));

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { consoleSteps, sectionBlocks, type Step } from './readme.js';
 
-// A consumer's project, built with the steps of the README's "Generating a client" section as
+// A consumer's project, built with the steps of the docs/api.md "Generating a client" section as
 // written there: its tsconfig.json, its program, and its console commands, run in bash.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,8 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
-// The README's fenced blocks, for the tests that run what it shows.
+// The fenced blocks of the README and the guides in docs/, for the tests that run what they show.
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const DOCS = new URL('../../docs/', import.meta.url);
+const FILES = [
+  new URL('../../README.md', import.meta.url),
+  ...readdirSync(DOCS)
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => new URL(name, DOCS)),
+].map((url) => readFileSync(url, 'utf8'));
 
 export interface Block {
   lang: string;
@@ -11,10 +17,12 @@ export interface Block {
   intro: string;
 }
 
-/** The fenced blocks of one `## ` or `### ` section, its subsections included. */
+/** The fenced blocks of one `## ` or `### ` section (of whichever document has it), its subsections included. */
 export function sectionBlocks(title: string): Block[] {
-  const heading = new RegExp(`\\n(#{2,3}) ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`).exec(README);
-  if (!heading) throw new Error(`README has no section "${title}"`);
+  const pattern = new RegExp(`\\n(#{2,3}) ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`);
+  const README = FILES.find((text) => pattern.test(text));
+  const heading = README === undefined ? null : pattern.exec(README);
+  if (!README || !heading) throw new Error(`neither the README nor docs/ has a section "${title}"`);
   // It ends at the next heading of its level or above.
   const next = new RegExp(`\\n#{2,${heading[1]!.length}} `, 'g');
   next.lastIndex = heading.index + 1;

@@ -1,7 +1,7 @@
 // The same API operations and deliveries on PostgreSQL: the small case's clients on the same rows
 // (moved from the seeded SQLite file into a fresh database by the CLI's migrate-to-postgres code),
 // and the shallow outbox drained by one and by three worker processes sharing the database, as a
-// deployment that outgrows one machine runs them (README, "Deployment"). The databases are made
+// deployment that outgrows one machine runs them (docs/operations.md, "Deployment"). The databases are made
 // on BENCH_DATABASE_URL's server, else TEST_DATABASE_URL's, else the local one, and dropped after.
 import pg from 'pg';
 import { loadConfig } from '../../../src/config.js';

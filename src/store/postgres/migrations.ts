@@ -153,7 +153,7 @@ export const MIGRATIONS: readonly string[] = [
     UNION ALL SELECT body FROM idempotency_keys WHERE starts_with(body, 'enc:v1:')
   ) AS sealed LIMIT 1;
   `,
-  // Pacing (README, "Throttling"): a webhook's own rate (null: the server's default), the next
+  // Pacing (docs/api.md, "Throttling"): a webhook's own rate (null: the server's default), the next
   // time it may be sent a delivery, and until when a receiver's 429 asked it to wait, both in
   // epoch ms (bookkeeping of the claims, compared with their clock, never shown). `paced` marks a
   // delivery a claim gave a later time to because of the rate: its turn is kept, and the claim

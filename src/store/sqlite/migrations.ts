@@ -164,7 +164,7 @@ export const MIGRATIONS: readonly string[] = [
     UNION ALL SELECT body FROM idempotency_keys WHERE substr(body, 1, 7) = 'enc:v1:'
   ) LIMIT 1;
   `,
-  // Pacing (README, "Throttling"): a webhook's own rate (null: the server's default), the next
+  // Pacing (docs/api.md, "Throttling"): a webhook's own rate (null: the server's default), the next
   // time (epoch ms) it may be sent a delivery, and until when a receiver's 429 asked it to wait.
   // `paced` marks a delivery a claim gave a later time to because of the rate: its turn is kept,
   // and the claim that takes it does not pace it again.

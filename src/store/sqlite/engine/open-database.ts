@@ -31,7 +31,7 @@ export function openDatabase(path: string): Db {
   // A page cache of 4 MB (better-sqlite3 builds SQLite with 16 MB, SQLite's own default is 2 MB):
   // the pages a request needs beyond it come from the operating system's file cache, and under
   // the bench's write load the server's resident memory is 13 MB lower, with no change in the
-  // throughput measured (README, "Performance").
+  // throughput measured (docs/benchmarks.md).
   db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   // Once a checkpoint has copied the whole WAL, the next write starts it over from the beginning
   // and truncates the file to this size: a burst of writes does not leave a large WAL behind.
