@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A webhook receiver, as a customer would write one: verifies each delivery's Standard Webhooks
 // signature with the `standardwebhooks` package, then answers 204.
-//   WEBHOOK_SECRET=whsec_... node scripts/example-receiver.mjs [port]
+//   WEBHOOK_SECRET=whsec_... node examples/receiver.mjs [port]
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 

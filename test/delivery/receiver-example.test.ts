@@ -5,7 +5,7 @@ import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish } from
 import { eventually } from '../helpers/receiver.js';
 
 // The README's walk-through: the example receiver verifies what leadhooks sends it.
-t.test('scripts/example-receiver.mjs verifies a delivery, and rejects one signed with another secret', async (t) => {
+t.test('examples/receiver.mjs verifies a delivery, and rejects one signed with another secret', async (t) => {
   const { app } = await buildTestApp(t, DELIVERY_ENV);
   const acme = await createClient(app);
   const port = 40_000 + Math.floor(Math.random() * 10_000);
@@ -13,7 +13,7 @@ t.test('scripts/example-receiver.mjs verifies a delivery, and rejects one signed
   const other = await createWebhook(app, acme.apiKey, { url: `http://127.0.0.1:${port}/`, events: ['lead_update'] });
 
   const lines: string[] = [];
-  const receiver = spawn(process.execPath, [fileURLToPath(new URL('../../scripts/example-receiver.mjs', import.meta.url)), String(port)], {
+  const receiver = spawn(process.execPath, [fileURLToPath(new URL('../../examples/receiver.mjs', import.meta.url)), String(port)], {
     env: { PATH: process.env.PATH, WEBHOOK_SECRET: hook.json.secret },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
