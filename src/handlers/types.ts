@@ -43,7 +43,7 @@ type IdempotentOperation = {
 
 /**
  * What a handler gets of a request's Idempotency-Key (set by the route's idempotency wrapper,
- * src/routes/operations.ts).
+ * src/http/idempotency.ts).
  */
 export interface RequestIdempotency {
   scope: string;

@@ -49,7 +49,7 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   }
   const conflict: unknown = error;
   if (conflict instanceof IdempotencyConflict) {
-    // The key was used for another request, or its request is still running (src/routes/operations.ts).
+    // The key was used for another request, or its request is still running (src/http/idempotency.ts).
     if (conflict.reason === 'mismatch') return reply.code(422).send(errorBody(MESSAGES.idempotencyKeyReused));
     return reply.code(409).send(errorBody(MESSAGES.idempotencyKeyInUse));
   }

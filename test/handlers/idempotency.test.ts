@@ -282,7 +282,7 @@ t.test('what fails or is refused before the operation runs keeps nothing: 5xx, i
 });
 
 /**
- * Makes the next request fingerprint (the SHA-256 of a keyed request, src/routes/operations.ts)
+ * Makes the next request fingerprint (the SHA-256 of a keyed request, src/http/idempotency.ts)
  * throw: the step that runs first once the wrapper holds the key.
  */
 function failNextFingerprint(t: Test) {

@@ -8,7 +8,7 @@ import type { Db } from './engine/open-database.js';
 // the write made and the key's answer inserted there, so they commit together or not at all,
 // and two requests with one key cannot both write (the second finds the first's row). A retry
 // that arrives while the first request still waits for its fsync is refused before it gets
-// here, by the route's idempotency wrapper (src/routes/operations.ts).
+// here, by the route's idempotency wrapper (src/http/idempotency.ts).
 
 export interface IdempotentRunner {
   /** Runs `write` under `idempotency`, inside a write transaction; `write` alone without one. */
