@@ -1,22 +1,22 @@
 import { hash } from 'node:crypto';
-import type { FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { SecurityScheme } from '../../generated/spec-lists.js';
 import type { SecretBox } from '../delivery/webhook-secrets.js';
-import type { RequestIdempotency } from '../handlers/types.js';
-import { errorBody, HttpError } from '../messages.js';
-import { IdempotencyConflict, IdempotentReplay, type StoredResponse } from '../store/store.js';
+import type { Answer, RequestIdempotency } from '../handlers/types.js';
+import { errorBody, HttpError, MESSAGES } from '../messages.js';
+import type { KeyTaken, StoredResponse } from '../store/store.js';
 
 // Idempotent writes (README, "Retrying writes safely"). An operation whose openapi.yaml entry
-// declares the Idempotency-Key header gets its route handler wrapped here. For a request that
-// carries a key, the wrapper:
+// declares the Idempotency-Key header has its handler wrapped here. For a request that carries a
+// key, the wrapper:
 //   1. refuses it with 409 while another request with the same key and scope runs in this process
-//      (on PostgreSQL the store also refuses one running in another process: an advisory lock);
+//      (on PostgreSQL the store also finds one running in another process: an advisory lock);
 //   2. hands the handler the key, its scope (the client, or the publisher) and the request's
 //      fingerprint (a SHA-256 of the operation and its canonical body), which the handler passes to
 //      the store with the answer to keep: the store looks the key up, and writes, with the answer,
-//      only when it has none (src/store/store.ts, IdempotentWrite);
-//   3. sends the kept answer, with `idempotent-replayed: true`, when the store found the key used
-//      for the same request (the store refuses another request under the key: 422).
+//      only when it has none (src/store/store.ts, IdempotentWrite and Keyed);
+//   3. answers what the store says when the key took the write: the kept answer, with
+//      `idempotent-replayed: true`, for the same request; 422 for another; 409 while it runs.
 // What is kept is what the handler answers once the store has run: its success, or the refusal it
 // throws as an HttpError below 500. Anything refused before the handler (the key, the rate limit,
 // the input) or failing (5xx, 503) keeps nothing, so the same key can be sent again.
@@ -30,6 +30,9 @@ declare module 'fastify' {
 
 const KEY_HEADER = 'idempotency-key';
 const REPLAYED_HEADER = 'idempotent-replayed';
+
+const IN_USE: Answer = { status: 409, body: errorBody(MESSAGES.idempotencyKeyInUse) };
+const REUSED: Answer = { status: 422, body: errorBody(MESSAGES.idempotencyKeyReused) };
 
 /** JSON text with every object's keys sorted: equal JSON values, written in any key order, give the same text. */
 function canonicalJson(value: unknown): string {
@@ -51,7 +54,7 @@ function requestHash(operationId: string, body: unknown, params: object = {}): s
   return hash('sha256', `${operationId}\n${path}${canonicalJson(body)}`, 'hex');
 }
 
-function storedAnswer<T>(render: (result: T) => { status: number; body: unknown }, result: T): StoredResponse {
+function storedAnswer<T>(render: (result: T) => Answer, result: T): StoredResponse {
   try {
     const { status, body } = render(result);
     return { status, body: body === undefined ? '' : JSON.stringify(body) };
@@ -75,9 +78,15 @@ const IDEMPOTENCY_SCOPE: Record<SecurityScheme, (request: FastifyRequest) => str
   publisherToken: () => 'publisher',
 };
 
+type Call = (request: FastifyRequest) => Promise<Answer | KeyTaken>;
+
 export interface Idempotency {
-  /** The route handler of an operation that takes a key, secured by `scheme` (whose keys its requests use). */
-  wrap(operationId: string, scheme: SecurityScheme, handler: RouteHandlerMethod): RouteHandlerMethod;
+  /**
+   * The handler of operation `operationId`, which takes a key, called by `call`: its answer, or
+   * the answer to what the store said when the key took its write. `scheme` secures the
+   * operation: whose keys its requests use.
+   */
+  wrap(operationId: string, scheme: SecurityScheme | null, call: Call): (request: FastifyRequest, reply: FastifyReply) => Promise<Answer>;
 }
 
 /** `secrets` seals the answers kept (they hold webhooks' secrets) and opens them for a replay. */
@@ -85,15 +94,28 @@ export function createIdempotency(secrets: SecretBox): Idempotency {
   // Keys (with their scope) whose request is running in this process.
   const running = new Set<string>();
 
+  function answer(result: Answer | KeyTaken, reply: FastifyReply): Answer {
+    if (!('kind' in result)) return result;
+    if (result.kind === 'in-progress') return IN_USE;
+    if (result.kind === 'mismatch') return REUSED;
+    const text = secrets.open(result.response.body);
+    // Read before the reply is touched: a kept answer that cannot be read fails as a 500, not as a replay.
+    const body: unknown = text === '' ? undefined : JSON.parse(text);
+    reply.header(REPLAYED_HEADER, 'true');
+    // Sent as the first answer was: the same status, and the body through the same serializer.
+    return { status: result.response.status, body };
+  }
+
   return {
-    wrap(operationId, scheme, handler) {
+    wrap(operationId, scheme, call) {
+      if (!scheme) throw new Error(`${operationId}: an Idempotency-Key needs a caller to belong to; the operation has no security scheme`);
       const scopeOf = IDEMPOTENCY_SCOPE[scheme];
-      return async function idempotentHandler(request, reply) {
+      return async (request, reply) => {
         const key = request.headers[KEY_HEADER];
-        if (typeof key !== 'string') return handler.call(this, request, reply);
+        if (typeof key !== 'string') return answer(await call(request), reply);
         const scope = scopeOf(request);
         const slot = `${scope}\n${key}`;
-        if (running.has(slot)) throw new IdempotencyConflict('in-progress');
+        if (running.has(slot)) return IN_USE;
         // The slot is taken first thing inside the try whose finally frees it: whatever throws
         // after this (the fingerprint, the handler, the store, the replay), the key is free again
         // once the request has answered.
@@ -101,28 +123,17 @@ export function createIdempotency(secrets: SecretBox): Idempotency {
           running.add(slot);
           const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
           request.idempotency = {
-            scope,
-            key,
-            requestHash: hashed,
             keep: (render) => ({
               scope,
               key,
               requestHash: hashed,
               respond: (result) => {
-                const answer = storedAnswer(render, result);
-                return { status: answer.status, body: secrets.seal(answer.body) };
+                const kept = storedAnswer(render, result);
+                return { status: kept.status, body: secrets.seal(kept.body) };
               },
             }),
           };
-          return await handler.call(this, request, reply);
-        } catch (error) {
-          if (!(error instanceof IdempotentReplay)) throw error;
-          const text = secrets.open(error.response.body);
-          // Read before the reply is touched: a kept answer that cannot be read fails as a 500, not as a replay.
-          const body: unknown = text === '' ? undefined : JSON.parse(text);
-          reply.code(error.response.status).header(REPLAYED_HEADER, 'true');
-          // Sent as the first answer was: the same status, and the body through the same serializer.
-          return body === undefined ? reply.send() : reply.send(body);
+          return answer(await call(request), reply);
         } finally {
           running.delete(slot);
         }

@@ -1,11 +1,11 @@
-import type { onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
 import type { Config } from '../config.js';
 import { createSecretBox } from '../delivery/webhook-secrets.js';
 import { createHandlers } from '../handlers/index.js';
-import type { Handlers, RuntimeHandler } from '../handlers/types.js';
+import type { Answer, RuntimeHandler } from '../handlers/types.js';
 import { createAuthenticators } from '../http/authenticate.js';
 import { createRouteBodyPolicy } from '../http/body-policy.js';
 import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
@@ -31,31 +31,17 @@ import type { Store } from '../store/store.js';
 // Errors, thrown by any step, are answered by src/http/error-handling.ts.
 
 /**
- * Glue's route handlers: each operation's typed handler, its result sent as status and body. The
- * promise returned settles once the answer is sent, with nothing: Fastify then has nothing left
- * to do with it (a promise of the reply itself would be adopted as a thenable, a turn more). Only
- * when an onSend hook holds the answer back does it settle with the reply, which Fastify waits
- * for; with nothing, it would send a second answer.
+ * Sends a handler's answer: its status, and its body, if any, through the route's serializer.
+ * The route handler's promise settles once the answer is sent, with nothing: Fastify then has
+ * nothing left to do with it (a promise of the reply itself would be adopted as a thenable, a
+ * turn more). Only when an onSend hook holds the answer back does it settle with the reply, which
+ * Fastify waits for; with nothing, it would send a second answer.
  */
-function bindHandlers(handlers: Handlers): Record<string, RouteHandlerMethod> {
-  const bound: Record<string, RouteHandlerMethod> = {};
-  for (const [operationId, handler] of Object.entries(handlers) as [string, RuntimeHandler][]) {
-    bound[operationId] = (request, reply) =>
-      handler({
-        client: request.client,
-        params: request.params,
-        query: request.query,
-        body: request.body,
-        idempotency: request.idempotency,
-        log: request.log,
-      }).then((result) => {
-        reply.code(result.status);
-        if (result.body === undefined) reply.send();
-        else reply.send(result.body);
-        return reply.sent ? undefined : reply;
-      });
-  }
-  return bound;
+function send(reply: FastifyReply, { status, body }: Answer) {
+  reply.code(status);
+  if (body === undefined) reply.send();
+  else reply.send(body);
+  return reply.sent ? undefined : reply;
 }
 
 export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config }>(
@@ -72,6 +58,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     const bodyPolicy = createRouteBodyPolicy(config);
     const secrets = createSecretBox(config.secretEncryptionKey);
     const idempotency = createIdempotency(secrets);
+    const handlers = createHandlers(store, spec, config, secrets, () => app.notifyPublished()) as Record<string, RuntimeHandler>;
 
     app.addHook('onRoute', (route: RouteOptions) => {
       const operationId = operationIdOf(route);
@@ -79,17 +66,24 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
       const scheme: SecurityScheme | null = OPERATION_SECURITY[operationId as keyof typeof OPERATION_SECURITY] ?? null;
       route.onRequest = scheme === null ? [] : [authenticate[scheme]];
       bodyPolicy(route, operationId);
-      if (takesIdempotencyKey(route)) {
-        if (!scheme) throw new Error(`${operationId}: an Idempotency-Key needs a caller to belong to; the operation has no security scheme`);
-        route.handler = idempotency.wrap(operationId, scheme, route.handler);
-      }
+      const handler = handlers[operationId]!;
+      const call = (request: FastifyRequest) =>
+        handler({
+          client: request.client,
+          params: request.params,
+          query: request.query,
+          body: request.body,
+          idempotency: request.idempotency,
+          log: request.log,
+        });
+      // Only an operation that takes an Idempotency-Key answers with the store's KeyTaken (Handler, src/handlers/types.ts).
+      const answer = takesIdempotencyKey(route) ? idempotency.wrap(operationId, scheme, call) : (call as (request: FastifyRequest) => Promise<Answer>);
+      route.handler = (request, reply) => answer(request, reply).then((result) => send(reply, result));
       route.onResponse = [app.metrics.routeObserver(route.url)];
     });
 
-    await app.register(openapiGlue, {
-      specification: spec,
-      serviceHandlers: bindHandlers(createHandlers(store, spec, config, secrets, () => app.notifyPublished())),
-    });
+    // A route per operation, with its schemas from openapi.yaml; onRoute above gives each its chain.
+    await app.register(openapiGlue, { specification: spec, serviceHandlers: handlers });
   },
   { name: 'operations', dependencies: ['metrics', 'delivery'] },
 );
