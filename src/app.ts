@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.js';
+import { jsonBodyPlugin, validatorCompiler } from './http/body-policy.js';
 import { errorHandlingPlugin } from './http/error-handling.js';
 import { fastifyOptions } from './http/fastify-options.js';
 import { metricsPlugin } from './http/metrics.js';
@@ -9,7 +10,7 @@ import { docsPlugin } from './plugins/docs.js';
 import { healthPlugin } from './plugins/health.js';
 import { portalPlugin } from './plugins/portal.js';
 import { storePlugin } from './plugins/store.js';
-import { jsonBodyPlugin, operationsPlugin, validatorCompiler } from './routes/operations.js';
+import { operationsPlugin } from './routes/operations.js';
 import { loadSpec } from './spec.js';
 import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
 import { openStore } from './store/open-store.js';

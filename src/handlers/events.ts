@@ -1,5 +1,5 @@
 import type { components } from '../../generated/openapi.js';
-import { publishEvent } from '../delivery/publish-event.js';
+import { publishEvent, publishEventOnce } from '../delivery/publish-event.js';
 import type { EventTypeEntry } from '../event-catalogue.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
@@ -20,9 +20,14 @@ export function createEventHandlers(
 ): Pick<Handlers, 'publishEvent' | 'listEvents' | 'listEventTypes'> {
   return {
     async publishEvent({ body, idempotency }) {
-      const event = await publishEvent(store, { clientId: body.clientId, type: body.type, data: body.data }, idempotency?.keep(accepted));
-      if (event && event.deliveries > 0) onPublished();
-      return accepted(event);
+      const input = { clientId: body.clientId, type: body.type, data: body.data };
+      const answer = (event: { eventId: string; deliveries: number } | undefined) => {
+        if (event && event.deliveries > 0) onPublished();
+        return accepted(event);
+      };
+      if (!idempotency) return answer(await publishEvent(store, input));
+      const made = await publishEventOnce(store, input, idempotency.keep(accepted));
+      return made.kind === 'done' ? answer(made.value) : made;
     },
 
     async listEvents({ client, query }) {

@@ -13,7 +13,10 @@ export function createSecretHandlers(store: Store, graceMs: number, secrets: Sec
         if (!rotated) throw new HttpError(404, MESSAGES.webhookNotFound);
         return { status: 200 as const, body: { hookId: params.hookID, secret, previousSecretExpiresAt } };
       };
-      return answer(await store.secrets.rotate(client.id, params.hookID, secrets.seal(secret), previousSecretExpiresAt, idempotency?.keep(answer)));
+      const sealed = secrets.seal(secret);
+      if (!idempotency) return answer(await store.secrets.rotate(client.id, params.hookID, sealed, previousSecretExpiresAt));
+      const made = await store.secrets.rotateOnce(client.id, params.hookID, sealed, previousSecretExpiresAt, idempotency.keep(answer));
+      return made.kind === 'done' ? answer(made.value) : made;
     },
   };
 }

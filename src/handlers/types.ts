@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/openapi.js';
 import type { OPERATION_SECURITY } from '../../generated/spec-lists.js';
-import type { Client, IdempotentWrite } from '../store/store.js';
+import type { Client, IdempotentWrite, KeyTaken } from '../store/store.js';
 
 // Handler types derived from the generated `operations`: one handler per operationId, taking the
 // operation's own params and body and returning one of its own success responses. A spec change
@@ -36,24 +36,27 @@ type ClientlessOperation = {
   [K in OperationId]: (typeof OPERATION_SECURITY)[K] extends 'apiKey' ? never : K;
 }[OperationId];
 
+type Headers<K extends OperationId> = NonNullable<operations[K]['parameters']['header']>;
+
 /** Operations that declare the Idempotency-Key header in openapi.yaml. */
 type IdempotentOperation = {
-  [K in OperationId]: 'Idempotency-Key' extends keyof NonNullable<operations[K]['parameters']['header']> ? K : never;
+  [K in OperationId]: [Headers<K>] extends [never] ? never : 'Idempotency-Key' extends keyof Headers<K> ? K : never;
 }[OperationId];
 
+/** A handler's answer, as the route sends it: a status, and a body unless there is none. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
 /**
- * What a handler gets of a request's Idempotency-Key (set by the route's idempotency wrapper,
- * src/routes/operations.ts).
+ * What a handler gets of a request's Idempotency-Key (set by src/http/idempotency.ts): `keep`
+ * makes the write to pass to the store (`createOnce`, `publishOnce`, `rotateOnce`), which keeps
+ * the answer `render` gives for its result (or the HttpError below 500 it throws, as the error
+ * handler would send it) with it.
  */
 export interface RequestIdempotency {
-  scope: string;
-  key: string;
-  requestHash: string;
-  /**
-   * The write to pass to the store: the answer `render` gives for its result (or the HttpError
-   * below 500 it throws, as the error handler would send it) is kept with it.
-   */
-  keep<T>(render: (result: T) => { status: number; body: unknown }): IdempotentWrite<T>;
+  keep<T>(render: (result: T) => Answer): IdempotentWrite<T>;
 }
 
 export type OperationRequest<K extends OperationId> = {
@@ -69,12 +72,19 @@ export type OperationRequest<K extends OperationId> = {
     }) &
   (K extends IdempotentOperation
     ? {
-        /** Set when the request carries an Idempotency-Key: pass `idempotency.keep(...)` to the store's write. */
+        /**
+         * Set when the request carries an Idempotency-Key: pass `idempotency.keep(...)` to the
+         * store's write, and answer with what the store says when the key takes the write.
+         */
         idempotency: RequestIdempotency | undefined;
       }
     : unknown);
 
-export type Handler<K extends OperationId> = (request: OperationRequest<K>) => Promise<Success<K>>;
+/**
+ * An operation's handler: one of its success answers, or, for an operation that takes an
+ * Idempotency-Key, the store's word that the key took the write (src/http/idempotency.ts answers it).
+ */
+export type Handler<K extends OperationId> = (request: OperationRequest<K>) => Promise<Success<K> | (K extends IdempotentOperation ? KeyTaken : never)>;
 
 export type Handlers = { [K in OperationId]: Handler<K> };
 
@@ -90,4 +100,4 @@ export type RuntimeHandler = (request: {
   body: unknown;
   idempotency: RequestIdempotency | undefined;
   log: FastifyBaseLogger;
-}) => Promise<{ status: number; body: unknown }>;
+}) => Promise<Answer | KeyTaken>;

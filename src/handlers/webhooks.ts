@@ -105,13 +105,11 @@ export function createWebhookHandlers(
     async createWebhook({ client, body, idempotency }) {
       // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
       const secret = generateWebhookSecret();
+      const input = { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret), rateLimit: body.rateLimit };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
-      const webhook = await store.webhooks.create(
-        { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret), rateLimit: body.rateLimit },
-        maxWebhooksPerClient,
-        idempotency?.keep(answer),
-      );
-      return answer(webhook);
+      if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient));
+      const made = await store.webhooks.createOnce(input, maxWebhooksPerClient, idempotency.keep(answer));
+      return made.kind === 'done' ? answer(made.value) : made;
     },
 
     async deleteWebhook({ client, params }) {

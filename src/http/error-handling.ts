@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { IdempotencyConflict, StoreUnavailableError } from '../store/store.js';
+import { StoreUnavailableError } from '../store/store.js';
 import { errorBody, HttpError, inputErrorMessage, MESSAGES } from '../messages.js';
 import { operationIdOf } from '../spec.js';
 
@@ -46,12 +46,6 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   if ((error as Error) instanceof StoreUnavailableError) {
     request.log.warn({ err: error }, 'the database does not answer');
     return reply.code(503).header('retry-after', RETRY_AFTER_UNAVAILABLE_S).send(errorBody(MESSAGES.databaseUnavailable));
-  }
-  const conflict: unknown = error;
-  if (conflict instanceof IdempotencyConflict) {
-    // The key was used for another request, or its request is still running (src/routes/operations.ts).
-    if (conflict.reason === 'mismatch') return reply.code(422).send(errorBody(MESSAGES.idempotencyKeyReused));
-    return reply.code(409).send(errorBody(MESSAGES.idempotencyKeyInUse));
   }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
   // An HttpError's message is meant for the client at any status; anything else at 5xx is masked.

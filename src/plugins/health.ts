@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 export const healthPlugin = fp<{ store: Store }>(
   async (app, { store }) => {
     const health = createHealthHandlers(store);
-    const none = { params: {}, query: {}, body: undefined, idempotency: undefined };
+    const none = { params: {}, query: {}, body: undefined };
     app.get('/healthz', async (request, reply) => {
       const { status, body } = await health.getHealth({ ...none, log: request.log });
       return reply.code(status).send(body);

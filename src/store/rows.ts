@@ -1,10 +1,8 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
-// and how they become the store interface's records (or, for an Idempotency-Key's row, the
-// replay or refusal it stands for).
+// and how they become the store interface's records (or, for an Idempotency-Key's row, what it
+// makes of a write under the key).
 import {
   IDEMPOTENCY_KEY_LIFETIME_MS,
-  IdempotencyConflict,
-  IdempotentReplay,
   type ApiKeyRecord,
   type AttemptOutcome,
   type AttemptRecord,
@@ -12,6 +10,7 @@ import {
   type DeliveryJob,
   type EventName,
   type IdempotentWrite,
+  type KeyTaken,
   type OperationalEvent,
   type SealCursor,
   type WebhookSummary,
@@ -197,17 +196,17 @@ export interface IdempotencyKeyRow {
 }
 
 /**
- * What both stores do with the row an Idempotency-Key left, once they hold the key (SQLite: in
- * the group commit's write transaction; PostgreSQL: under the key's advisory lock). Throws the
- * replay of a live key's answer (the same request), or a mismatch (another request). Returns true
- * when the row is there but has expired: the caller deletes it and writes anew. Returns false
+ * What both stores make of the row an Idempotency-Key left, once they hold the key (SQLite: in
+ * the group commit's write transaction; PostgreSQL: under the key's advisory lock): a live key
+ * takes the write (the replay of its answer for the same request, a mismatch for another);
+ * `expired` when the row has outlived the key (the caller deletes it and writes anew); `free`
  * when there is no row.
  */
-export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: IdempotentWrite<unknown>, now: number): boolean {
-  if (row === undefined) return false;
-  if (Date.parse(row.created_at) <= now - IDEMPOTENCY_KEY_LIFETIME_MS) return true;
-  if (row.request_hash !== write.requestHash) throw new IdempotencyConflict('mismatch');
-  throw new IdempotentReplay({ status: row.status, body: row.body });
+export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: IdempotentWrite<unknown>, now: number): KeyTaken | 'expired' | 'free' {
+  if (row === undefined) return 'free';
+  if (Date.parse(row.created_at) <= now - IDEMPOTENCY_KEY_LIFETIME_MS) return 'expired';
+  if (row.request_hash !== write.requestHash) return { kind: 'mismatch' };
+  return { kind: 'replay', response: { status: row.status, body: row.body } };
 }
 
 // Sealing secrets at rest (SecretRepository.seal): which rows change, and where the next batch

@@ -41,26 +41,15 @@ export interface IdempotentWrite<T> {
 }
 
 /**
- * Thrown instead of writing when the key was used within its lifetime for the same request: the
- * answer kept then. Nothing was written.
+ * Why a write under an Idempotency-Key was not made (nothing was written): the key was used
+ * within its lifetime for the same request (`replay`, with the answer kept then) or for another
+ * one (`mismatch`), or a request holding the key is still running (`in-progress`: on PostgreSQL,
+ * in another process).
  */
-export class IdempotentReplay extends Error {
-  override name = 'IdempotentReplay';
-  constructor(readonly response: StoredResponse) {
-    super('the request was made before with this idempotency key');
-  }
-}
+export type KeyTaken = { kind: 'replay'; response: StoredResponse } | { kind: 'mismatch' } | { kind: 'in-progress' };
 
-/**
- * Thrown instead of writing when the key was used within its lifetime for another request
- * (`mismatch`), or is held by a request that is still running (`in-progress`).
- */
-export class IdempotencyConflict extends Error {
-  override name = 'IdempotencyConflict';
-  constructor(readonly reason: 'mismatch' | 'in-progress') {
-    super(reason === 'mismatch' ? 'the idempotency key was used for another request' : 'a request with this idempotency key is running');
-  }
-}
+/** What a write under an Idempotency-Key came to: made now, its answer kept (`done`), or not made. */
+export type Keyed<T> = { kind: 'done'; value: T } | KeyTaken;
 
 export interface Client {
   id: number;
@@ -248,11 +237,10 @@ export interface KeyRepository {
 }
 
 export interface WebhookRepository {
-  /**
-   * Undefined when the client already has `maxActive` active webhooks. With `idempotency`, made
-   * once per key: see IdempotentWrite, IdempotentReplay and IdempotencyConflict.
-   */
-  create(input: NewWebhook, maxActive: number, idempotency?: IdempotentWrite<Webhook | undefined>): Promise<Webhook | undefined>;
+  /** Undefined when the client already has `maxActive` active webhooks. */
+  create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
+  /** `create`, made once per Idempotency-Key (IdempotentWrite). */
+  createOnce(input: NewWebhook, maxActive: number, key: IdempotentWrite<Webhook | undefined>): Promise<Keyed<Webhook | undefined>>;
   /** Deletes one of the client's active webhooks; false when it has none with this id. */
   delete(clientId: number, id: number): Promise<boolean>;
   /** Up to `limit` of the client's active webhooks with ids above `after`, with their delivery health, oldest first. */
@@ -291,10 +279,11 @@ export interface PruneBatch {
 export interface EventRepository {
   /**
    * Stores the event and one pending delivery per active webhook of the client subscribed to
-   * its type, in one transaction. Undefined when the client does not exist. With `idempotency`,
-   * made once per key: see IdempotentWrite, IdempotentReplay and IdempotencyConflict.
+   * its type, in one transaction. Undefined when the client does not exist.
    */
-  publish(event: NewEvent, idempotency?: IdempotentWrite<{ deliveries: number } | undefined>): Promise<{ deliveries: number } | undefined>;
+  publish(event: NewEvent): Promise<{ deliveries: number } | undefined>;
+  /** `publish`, made once per Idempotency-Key (IdempotentWrite). */
+  publishOnce(event: NewEvent, key: IdempotentWrite<{ deliveries: number } | undefined>): Promise<Keyed<{ deliveries: number } | undefined>>;
   /**
    * Up to `limit` of the client's events written before the one numbered `before` (all, without
    * it), of type `type` only when given, newest first. Read through an index, whatever the
@@ -401,9 +390,11 @@ export interface SecretRepository {
   /**
    * Gives one of the client's active webhooks the signing secret `secret`; the one it replaces
    * keeps signing until `previousUntil` (ISO 8601), and any older one stops. False when the
-   * client has no such webhook. With `idempotency`, made once per key (see IdempotentWrite).
+   * client has no such webhook.
    */
-  rotate(clientId: number, id: number, secret: string, previousUntil: string, idempotency?: IdempotentWrite<boolean>): Promise<boolean>;
+  rotate(clientId: number, id: number, secret: string, previousUntil: string): Promise<boolean>;
+  /** `rotate`, made once per Idempotency-Key (IdempotentWrite). */
+  rotateOnce(clientId: number, id: number, secret: string, previousUntil: string, key: IdempotentWrite<boolean>): Promise<Keyed<boolean>>;
   /**
    * Secrets at rest: goes on from `after` (start with `{ webhookId: 0 }`) through the stored
    * values, webhooks' secrets and previous secrets (deleted webhooks' too) by id, then the answers

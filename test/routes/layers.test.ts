@@ -8,7 +8,8 @@ import t from 'tap';
 // points, at the top, and the shared leaves, at the bottom, may use each other).
 const LAYERS: string[][] = [
   ['server.ts', 'worker.ts', 'cli.ts', 'cli', 'app.ts'],
-  ['http', 'routes', 'plugins'],
+  ['routes'],
+  ['http', 'plugins'],
   ['auth', 'handlers'],
   ['delivery', 'retention'],
   ['store'],

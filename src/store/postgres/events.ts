@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { EventRepository, PruneBatch, StoredEvent } from '../store.js';
+import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 import { idempotently } from './idempotency.js';
-import { inTransaction } from './transaction.js';
+import { inTransaction, type Queryable } from './transaction.js';
 
 /** The channel a publication with deliveries notifies, so that idle workers look at once. */
 export const NEW_WORK_CHANNEL = 'leadhooks_new_work';
@@ -16,31 +16,38 @@ export const EVENT_LIST_SQL = {
   ofType: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
 };
 
+/**
+ * One statement, so one transaction: the event, one pending delivery per active webhook of the
+ * client subscribed to its type (none for a disabled one), and (when there are deliveries) a
+ * notification that PostgreSQL sends to the listening workers when it commits.
+ */
+async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: number } | undefined> {
+  const { rows } = await db.query<{ events: number; deliveries: number }>(
+    `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
+     event AS (
+       INSERT INTO events (id, client_id, type, payload, created_at)
+       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz FROM client RETURNING id
+     ), delivery AS (
+       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
+       SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
+       JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,
+       (SELECT count(pg_notify('${NEW_WORK_CHANNEL}', '')) FROM (SELECT 1 FROM delivery LIMIT 1) AS any_delivery) AS notified`,
+    [event.id, event.clientId, event.type, event.payload, event.createdAt],
+  );
+  const row = rows[0]!;
+  return row.events === 0 ? undefined : { deliveries: row.deliveries };
+}
+
 export function createEventRepository(pool: pg.Pool): EventRepository {
   return {
-    async publish(event, idempotency) {
-      // One statement, so one transaction: the event, one pending delivery per active webhook of
-      // the client subscribed to its type (none for a disabled one), and (when there are deliveries) a notification that
-      // PostgreSQL sends to the listening workers when it commits.
-      return idempotently(pool, idempotency, async (db) => {
-        const { rows } = await db.query<{ events: number; deliveries: number }>(
-          `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
-           event AS (
-             INSERT INTO events (id, client_id, type, payload, created_at)
-             SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz FROM client RETURNING id
-           ), delivery AS (
-             INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
-             SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
-             JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
-             RETURNING 1
-           )
-           SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,
-             (SELECT count(pg_notify('${NEW_WORK_CHANNEL}', '')) FROM (SELECT 1 FROM delivery LIMIT 1) AS any_delivery) AS notified`,
-          [event.id, event.clientId, event.type, event.payload, event.createdAt],
-        );
-        const row = rows[0]!;
-        return row.events === 0 ? undefined : { deliveries: row.deliveries };
-      });
+    async publish(event) {
+      return publish(pool, event);
+    },
+    async publishOnce(event, key) {
+      return idempotently(pool, key, (db) => publish(db, event));
     },
 
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type pg from 'pg';
 import { settleKnownKey, type IdempotencyKeyRow } from '../rows.js';
-import { IdempotencyConflict, type IdempotencyRepository, type IdempotentWrite } from '../store.js';
+import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
 import { inTransaction, type Queryable } from './transaction.js';
 
 // Idempotency keys on PostgreSQL, where several API processes share the database. A keyed write
@@ -20,43 +20,39 @@ export function advisoryLockKey(scope: string, key: string): string {
   return hash('sha256', `${scope}\n${key}`, 'buffer').readBigInt64BE(0).toString();
 }
 
-/**
- * Runs `write` under `idempotency`, in a transaction of its own; without one, `write` runs on the
- * pool as it would anyway.
- */
-export async function idempotently<T>(
-  pool: pg.Pool,
-  idempotency: IdempotentWrite<T> | undefined,
-  write: (db: Queryable) => Promise<T>,
-): Promise<T> {
-  if (!idempotency) return write(pool);
+const IN_PROGRESS = { kind: 'in-progress' } as const;
+
+/** Runs `write` in a transaction of its own under its Idempotency-Key: made, with its answer kept, unless the key takes it. */
+export async function idempotently<T>(pool: pg.Pool, idempotency: IdempotentWrite<T>, write: (db: Queryable) => Promise<T>): Promise<Keyed<T>> {
   const { scope, key } = idempotency;
-  return inTransaction(pool, async (db) => {
-    const { rows: locks } = await db.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [
-      advisoryLockKey(scope, key),
-    ]);
-    if (!locks[0]!.locked) throw new IdempotencyConflict('in-progress');
-    const now = Date.now();
-    const { rows } = await db.query<IdempotencyKeyRow>(
-      'SELECT request_hash, status, body, created_at FROM idempotency_keys WHERE scope = $1 AND idempotency_key = $2',
-      [scope, key],
-    );
-    if (settleKnownKey(rows[0], idempotency, now)) {
-      await db.query('DELETE FROM idempotency_keys WHERE scope = $1 AND idempotency_key = $2', [scope, key]);
-    }
-    const result = await write(db);
-    const { status, body } = idempotency.respond(result);
-    try {
+  try {
+    return await inTransaction(pool, async (db): Promise<Keyed<T>> => {
+      const { rows: locks } = await db.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [
+        advisoryLockKey(scope, key),
+      ]);
+      if (!locks[0]!.locked) return IN_PROGRESS;
+      const now = Date.now();
+      const { rows } = await db.query<IdempotencyKeyRow>(
+        'SELECT request_hash, status, body, created_at FROM idempotency_keys WHERE scope = $1 AND idempotency_key = $2',
+        [scope, key],
+      );
+      const known = settleKnownKey(rows[0], idempotency, now);
+      if (typeof known === 'object') return known;
+      if (known === 'expired') await db.query('DELETE FROM idempotency_keys WHERE scope = $1 AND idempotency_key = $2', [scope, key]);
+      const value = await write(db);
+      const { status, body } = idempotency.respond(value);
       await db.query(
         'INSERT INTO idempotency_keys (scope, idempotency_key, request_hash, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
         [scope, key, idempotency.requestHash, status, body, new Date(now).toISOString()],
       );
-    } catch (error) {
-      if ((error as { code?: unknown }).code === UNIQUE_VIOLATION) throw new IdempotencyConflict('in-progress');
-      throw error;
-    }
-    return result;
-  });
+      return { kind: 'done', value };
+    });
+  } catch (error) {
+    // Another transaction wrote the key's row first: this one's write was rolled back with it.
+    const { code, table } = error as { code?: unknown; table?: unknown };
+    if (code === UNIQUE_VIOLATION && table === 'idempotency_keys') return IN_PROGRESS;
+    throw error;
+  }
 }
 
 export function createIdempotencyRepository(pool: pg.Pool): IdempotencyRepository {

@@ -2,21 +2,26 @@ import type pg from 'pg';
 import { answersCursor, sealedSecrets } from '../rows.js';
 import type { SecretRepository } from '../store.js';
 import { idempotently } from './idempotency.js';
-import { inTransaction } from './transaction.js';
+import { inTransaction, type Queryable } from './transaction.js';
+
+async function rotate(db: Queryable, clientId: number, id: number, secret: string, previousUntil: string): Promise<boolean> {
+  if (!Number.isSafeInteger(id)) return false;
+  // The right-hand sides read the row as it was: the current secret becomes the previous one.
+  const { rowCount } = await db.query(
+    `UPDATE webhooks SET previous_secret = secret, previous_secret_until = $1::timestamptz, secret = $2
+     WHERE id = $3 AND client_id = $4 AND deleted_at IS NULL`,
+    [previousUntil, secret, id, clientId],
+  );
+  return rowCount === 1;
+}
 
 export function createSecretRepository(pool: pg.Pool): SecretRepository {
   return {
-    async rotate(clientId, id, secret, previousUntil, idempotency) {
-      if (!Number.isSafeInteger(id)) return false;
-      return idempotently(pool, idempotency, async (db) => {
-        // The right-hand sides read the row as it was: the current secret becomes the previous one.
-        const { rowCount } = await db.query(
-          `UPDATE webhooks SET previous_secret = secret, previous_secret_until = $1::timestamptz, secret = $2
-           WHERE id = $3 AND client_id = $4 AND deleted_at IS NULL`,
-          [previousUntil, secret, id, clientId],
-        );
-        return rowCount === 1;
-      });
+    async rotate(clientId, id, secret, previousUntil) {
+      return rotate(pool, clientId, id, secret, previousUntil);
+    },
+    async rotateOnce(clientId, id, secret, previousUntil, key) {
+      return idempotently(pool, key, (db) => rotate(db, clientId, id, secret, previousUntil));
     },
     async seal(prefix, limit, seal, after) {
       // Rows locked while they are sealed, so a rotation in between is not overwritten.

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { toSummary, type SummaryRow } from '../rows.js';
-import type { WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
+import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
 import { NEW_WORK_CHANNEL } from './events.js';
 import { idempotently } from './idempotency.js';
+import type { Queryable } from './transaction.js';
 
 const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
 
@@ -10,23 +11,30 @@ const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_l
 export const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
   WHERE webhook_id = $2 AND state = 'pending'`;
 
+/**
+ * One statement: the client row is locked while its kept count is compared with the cap (a
+ * concurrent creation waits, then sees the count its insert's trigger raised), and the webhook is
+ * inserted only when there is room.
+ */
+async function createCapped(db: Queryable, input: NewWebhook, maxActive: number): Promise<Webhook | undefined> {
+  const createdAt = new Date().toISOString();
+  const { rows } = await db.query<{ id: number }>(
+    `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
+     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit)
+     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer FROM room RETURNING id`,
+    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null],
+  );
+  const row = rows[0];
+  return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
+}
+
 export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
   return {
-    async create(input, maxActive, idempotency) {
-      // One statement: the client row is locked while its kept count is compared with the cap
-      // (a concurrent creation waits, then sees the count its insert's trigger raised), and the
-      // webhook is inserted only when there is room.
-      const createdAt = new Date().toISOString();
-      return idempotently(pool, idempotency, async (db) => {
-        const { rows } = await db.query<{ id: number }>(
-          `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
-           INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit)
-           SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer FROM room RETURNING id`,
-          [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null],
-        );
-        const row = rows[0];
-        return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
-      });
+    async create(input, maxActive) {
+      return createCapped(pool, input, maxActive);
+    },
+    async createOnce(input, maxActive, key) {
+      return idempotently(pool, key, (db) => createCapped(db, input, maxActive));
     },
     async delete(clientId, id) {
       if (!Number.isSafeInteger(id)) return false;

@@ -68,8 +68,11 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   };
 
   return {
-    async publish(event, idempotency) {
-      return grouped(() => idempotent.run(idempotency, () => publish(event)));
+    async publish(event) {
+      return grouped(() => publish(event));
+    },
+    async publishOnce(event, key) {
+      return grouped(() => idempotent.run(key, () => publish(event)));
     },
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);

@@ -1,5 +1,5 @@
 import { settleKnownKey, type IdempotencyKeyRow } from '../rows.js';
-import type { IdempotencyRepository, IdempotentWrite } from '../store.js';
+import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 
@@ -8,11 +8,11 @@ import type { Db } from './engine/open-database.js';
 // the write made and the key's answer inserted there, so they commit together or not at all,
 // and two requests with one key cannot both write (the second finds the first's row). A retry
 // that arrives while the first request still waits for its fsync is refused before it gets
-// here, by the route's idempotency wrapper (src/routes/operations.ts).
+// here, by the route's idempotency wrapper (src/http/idempotency.ts).
 
 export interface IdempotentRunner {
-  /** Runs `write` under `idempotency`, inside a write transaction; `write` alone without one. */
-  run<T>(idempotency: IdempotentWrite<T> | undefined, write: () => T): T;
+  /** Runs `write`, inside a write transaction, under its Idempotency-Key: made, with its answer kept, unless the key takes it. */
+  run<T>(idempotency: IdempotentWrite<T>, write: () => T): Keyed<T>;
 }
 
 const runners = new WeakMap<Db, IdempotentRunner>();
@@ -30,14 +30,15 @@ export function idempotentRunner(db: Db): IdempotentRunner {
   );
   runner = {
     run(idempotency, write) {
-      if (!idempotency) return write();
       const { scope, key } = idempotency;
       const now = Date.now();
-      if (settleKnownKey(find.get(scope, key), idempotency, now)) remove.run(scope, key);
-      const result = write();
-      const { status, body } = idempotency.respond(result);
+      const known = settleKnownKey(find.get(scope, key), idempotency, now);
+      if (typeof known === 'object') return known;
+      if (known === 'expired') remove.run(scope, key);
+      const value = write();
+      const { status, body } = idempotency.respond(value);
       insert.run(scope, key, idempotency.requestHash, status, body, new Date(now).toISOString());
-      return result;
+      return { kind: 'done', value };
     },
   };
   runners.set(db, runner);

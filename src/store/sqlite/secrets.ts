@@ -6,10 +6,12 @@ import { idempotentRunner } from './idempotency.js';
 
 export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRepository {
   // The right-hand sides read the row as it was: the current secret becomes the previous one.
-  const rotate = db.prepare<[string, string, number, number]>(
+  const rotateStatement = db.prepare<[string, string, number, number]>(
     `UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?
      WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
   );
+  const rotate = (clientId: number, id: number, secret: string, previousUntil: string) =>
+    rotateStatement.run(previousUntil, secret, id, clientId).changes === 1;
   const idempotent = idempotentRunner(db);
   const webhooksAfter = db.prepare<[number, number], { id: number; secret: string; previous_secret: string | null }>(
     'SELECT id, secret, previous_secret FROM webhooks WHERE id > ? ORDER BY id LIMIT ?',
@@ -29,8 +31,11 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
   );
 
   return {
-    async rotate(clientId, id, secret, previousUntil, idempotency) {
-      return grouped(() => idempotent.run(idempotency, () => rotate.run(previousUntil, secret, id, clientId).changes === 1));
+    async rotate(clientId, id, secret, previousUntil) {
+      return grouped(() => rotate(clientId, id, secret, previousUntil));
+    },
+    async rotateOnce(clientId, id, secret, previousUntil, key) {
+      return grouped(() => idempotent.run(key, () => rotate(clientId, id, secret, previousUntil)));
     },
     async seal(prefix, limit, seal, after) {
       return grouped(() => {

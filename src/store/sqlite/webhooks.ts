@@ -68,8 +68,11 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   };
 
   return {
-    async create(input, maxActive, idempotency) {
-      return grouped(() => idempotent.run(idempotency, () => createCapped(input, maxActive)));
+    async create(input, maxActive) {
+      return grouped(() => createCapped(input, maxActive));
+    },
+    async createOnce(input, maxActive, key) {
+      return grouped(() => idempotent.run(key, () => createCapped(input, maxActive)));
     },
     async delete(clientId, id) {
       return grouped(() => remove(clientId, id));

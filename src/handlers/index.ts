@@ -1,0 +1,48 @@
+import type { Config } from '../config.js';
+import type { SecretBox } from '../delivery/webhook-secrets.js';
+import { eventCatalogue } from '../event-catalogue.js';
+import type { Store } from '../store/store.js';
+import { createAboutHandlers } from './about.js';
+import { createEventHandlers } from './events.js';
+import { createHealthHandlers } from './health.js';
+import { createOperationalEventHandlers } from './operational-events.js';
+import { createReplayHandlers } from './replay.js';
+import { createSecretHandlers } from './secrets.js';
+import type { Handlers } from './types.js';
+import { createWebhookHandlers } from './webhooks.js';
+
+/** What the handlers are told of the configuration. */
+export type HandlerConfig = Pick<
+  Config,
+  'maxWebhooksPerClient' | 'deliveryTimeout' | 'allowPrivateTargets' | 'secretRotationGrace' | 'deliveryRateLimit'
+>;
+
+/**
+ * Every operation of openapi.yaml, by operationId, with its handler (a file per group of
+ * operations). A missing one is a compile error. `secrets` seals signing secrets before they are
+ * stored; `onPublished` is called when there may be deliveries to make at once (an event was
+ * stored, a webhook resumed).
+ */
+export function createHandlers(
+  store: Store,
+  spec: Record<string, unknown>,
+  config: HandlerConfig,
+  secrets: SecretBox,
+  onPublished: () => void,
+): Handlers {
+  return {
+    ...createAboutHandlers(),
+    ...createWebhookHandlers(store, {
+      maxWebhooksPerClient: config.maxWebhooksPerClient,
+      testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets, secrets },
+      onResumed: onPublished,
+      secrets,
+      defaultRateLimit: config.deliveryRateLimit,
+    }),
+    ...createSecretHandlers(store, config.secretRotationGrace, secrets),
+    ...createEventHandlers(store, onPublished, eventCatalogue(spec)),
+    ...createHealthHandlers(store),
+    ...createReplayHandlers(store, onPublished),
+    ...createOperationalEventHandlers(store),
+  };
+}

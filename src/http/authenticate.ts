@@ -1,0 +1,80 @@
+import { hash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
+import { hashApiKey } from '../auth/credentials.js';
+import { HttpError, MESSAGES } from '../messages.js';
+import type { Client, Store } from '../store/store.js';
+
+// The first step of an operation's chain (src/routes/operations.ts): its caller, by the
+// operation's security scheme in openapi.yaml, checked at onRequest, before the body is read.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated client; set by the apiKey security handler. */
+    client: Client | null;
+    /** SHA-256 of the API key that authenticated the request (the rate limit counts by it). */
+    apiKeyHash: string | null;
+  }
+}
+
+const sha256 = (value: string) => hash('sha256', value, 'buffer');
+
+/**
+ * What runs once a request's key is accepted, before its operation: the per-key rate limit
+ * (src/http/rate-limit.ts). It sets its response headers, and returns the error that refuses
+ * the request, if it does.
+ */
+export type KeyAdmission = (request: FastifyRequest, reply: FastifyReply) => Error | undefined;
+
+/**
+ * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name. Callback
+ * hooks: with a store that finds a key's client at once (findClientNow), a request is
+ * authenticated without a promise. `admit` runs behind a valid API key in the same hook: a hook
+ * of its own, or a callback made for each request, costs a measurable share of a request as
+ * cheap as GET /about.
+ */
+export function createAuthenticators(
+  store: Store,
+  publisherToken: string | null,
+  admit?: KeyAdmission,
+): Record<'apiKey' | 'publisherToken', onRequestHookHandler> {
+  // Digests of equal length, so the comparison takes the same time whatever was sent.
+  const expected = publisherToken === null ? null : sha256(publisherToken);
+  const keys = store.keys;
+
+  function accept(request: FastifyRequest, reply: FastifyReply, hash: string, client: Client | undefined, done: HookHandlerDoneFunction) {
+    if (!client) return done(new HttpError(401, MESSAGES.unauthorized));
+    request.client = client;
+    request.apiKeyHash = hash;
+    const refused = admit?.(request, reply);
+    if (refused) done(refused);
+    else done();
+  }
+
+  return {
+    apiKey(request, reply, done) {
+      const key = request.headers['x-api-key'];
+      if (typeof key !== 'string' || key === '') return done(new HttpError(401, MESSAGES.unauthorized));
+      // Keys are stored as SHA-256 hashes: the lookup is by hash, never by the key itself.
+      const hash = hashApiKey(key);
+      if (keys.findClientNow === undefined) {
+        return void keys.findClient(hash).then((client) => accept(request, reply, hash, client, done), done);
+      }
+      let client: Client | undefined;
+      try {
+        client = keys.findClientNow(hash);
+      } catch (error) {
+        return done(error as Error);
+      }
+      accept(request, reply, hash, client, done);
+    },
+
+    publisherToken(request, _reply, done) {
+      if (expected === null) return done(new HttpError(401, MESSAGES.publishingDisabled));
+      const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
+      if (!match || !timingSafeEqual(sha256(match[1]!), expected)) {
+        return done(new HttpError(401, MESSAGES.invalidPublisherToken));
+      }
+      done();
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Options, ValidateFunction } from 'ajv';
+import type { FastifySchemaCompiler, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { nestsTooDeep } from '../json-depth.js';
+import { HttpError, MESSAGES } from '../messages.js';
+
+// What an operation takes as input: JSON only (other types are refused with 415), checked against
+// the operation's schemas in openapi.yaml whatever the content type says, nothing coerced, within
+// the operation's body limit. The parser and the validator are the app's (src/app.ts registers
+// them); each operation's route gets its share from the binding (src/routes/operations.ts).
+
+/**
+ * JSON is the only body the API takes: anything else is answered 415 before it is read.
+ * A body is parsed as it was sent, keys named `__proto__` or `constructor` included: a lead's
+ * `data` is delivered exactly as published (docs/api.md, "What a delivery is"). JSON.parse makes such
+ * keys plain own properties and never touches a prototype; only copying an object by assignment
+ * (`target[key] = value`, Object.assign) would, and nothing here copies a body so: unknown
+ * fields of the other bodies are deleted by validation, handlers read their fields by name, and
+ * `data` is only written out again. An empty body sent as JSON is no body (HTTP clients often
+ * label a bodiless DELETE so), not a parse error; the operation then says whether it needed one.
+ * A body nested deeper than MAX_JSON_DEPTH is refused before it is parsed (src/json-depth.ts
+ * says why).
+ */
+export const jsonBodyPlugin = fp(
+  async (app) => {
+    app.removeContentTypeParser('text/plain');
+    const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = body as string;
+      if (text === '') return done(null, undefined);
+      if (nestsTooDeep(text)) return done(new HttpError(400, MESSAGES.tooDeep), undefined);
+      parseJson(request, text, done);
+    });
+  },
+  { name: 'json-body' },
+);
+
+/**
+ * An operation's route, as glue made it, given its share of the policy: its JSON schema checks
+ * the body whatever the content type says (glue keys body schemas by content type, so a body
+ * sent without one would skip validation), and POST /events takes bodies up to
+ * PUBLISHER_BODY_LIMIT instead of BODY_LIMIT.
+ */
+export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit'>): (route: RouteOptions, operationId: string) => void {
+  const bodyLimits: Record<string, number> = { publishEvent: config.publisherBodyLimit };
+  return (route, operationId) => {
+    const body = (route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined)?.body;
+    if (body?.content?.['application/json']) route.schema!.body = body.content['application/json'].schema;
+    route.bodyLimit = bodyLimits[operationId] ?? route.bodyLimit;
+  };
+}
+
+// Fastify's default Ajv coerces types ("events": "lead_create" would arrive as an array, a number
+// url as a string) and the contract calls both invalid, so nothing is coerced. Path and query
+// parameters arrive as text: a parameter declared integer takes plain decimal digits only
+// ("42", not "4.2e1", "0x2a" or " 42", all of which Ajv's coercion would let through).
+// openapi.yaml is OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
+const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
+
+/**
+ * `format: http-url` (a webhook's URL): the schema's pattern checks the shape; the WHATWG URL
+ * parser, which delivery uses too, decides whether there is a host.
+ */
+function isHttpUrl(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+ajv.addFormat('date-time', true); // only in responses; never validated on the way in
+
+const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
+
+interface ObjectSchema {
+  properties?: Record<string, { type?: unknown }>;
+}
+
+function withIntegerParameters(schema: ObjectSchema, validate: ValidateFunction) {
+  const integers = Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+  const check = (data: Record<string, unknown> | null) => {
+    for (const name of integers) {
+      const value = data?.[name];
+      if (typeof value === 'string' && DECIMAL_INTEGER.test(value)) data![name] = Number(value);
+    }
+    const valid = validate(data);
+    check.errors = validate.errors;
+    return valid;
+  };
+  check.errors = null as ValidateFunction['errors'];
+  return check;
+}
+
+/**
+ * Node gives header names in lower case, and openapi.yaml writes them as HTTP does
+ * (`Idempotency-Key`); Fastify lowercases a headers schema's names for its own compiler only.
+ */
+function lowerCaseHeaderNames(schema: ObjectSchema & { required?: string[] }): ObjectSchema {
+  return {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name.toLowerCase(), property])),
+    ...(schema.required && { required: schema.required.map((name) => name.toLowerCase()) }),
+  };
+}
+
+/** The app's validator compiler: each operation's body, parameters and headers, as openapi.yaml declares them. */
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  if (httpPart === 'body') return ajv.compile(schema);
+  const parameters = httpPart === 'headers' ? lowerCaseHeaderNames(schema as ObjectSchema) : (schema as ObjectSchema);
+  return withIntegerParameters(parameters, ajv.compile(parameters));
+};

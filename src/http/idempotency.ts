@@ -1,0 +1,143 @@
+import { hash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { SecurityScheme } from '../../generated/spec-lists.js';
+import type { SecretBox } from '../delivery/webhook-secrets.js';
+import type { Answer, RequestIdempotency } from '../handlers/types.js';
+import { errorBody, HttpError, MESSAGES } from '../messages.js';
+import type { KeyTaken, StoredResponse } from '../store/store.js';
+
+// Idempotent writes (docs/api.md, "Retrying writes safely"). An operation whose openapi.yaml entry
+// declares the Idempotency-Key header has its handler wrapped here. For a request that carries a
+// key, the wrapper:
+//   1. refuses it with 409 while another request with the same key and scope runs in this process
+//      (on PostgreSQL the store also finds one running in another process: an advisory lock);
+//   2. hands the handler the key, its scope (the client, or the publisher) and the request's
+//      fingerprint (a SHA-256 of the operation and its canonical body), which the handler passes to
+//      the store with the answer to keep: the store looks the key up, and writes, with the answer,
+//      only when it has none (src/store/store.ts, IdempotentWrite and Keyed);
+//   3. answers what the store says when the key took the write: the kept answer, with
+//      `idempotent-replayed: true`, for the same request; 422 for another; 409 while it runs.
+// What is kept is what the handler answers once the store has run: its success, or the refusal it
+// throws as an HttpError below 500. Anything refused before the handler (the key, the rate limit,
+// the input) or failing (5xx, 503) keeps nothing, so the same key can be sent again.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** An idempotent operation's request with an Idempotency-Key: set by the wrapper below. */
+    idempotency?: RequestIdempotency;
+  }
+}
+
+const KEY_HEADER = 'idempotency-key';
+const REPLAYED_HEADER = 'idempotent-replayed';
+
+const IN_USE: Answer = { status: 409, body: errorBody(MESSAGES.idempotencyKeyInUse) };
+const REUSED: Answer = { status: 422, body: errorBody(MESSAGES.idempotencyKeyReused) };
+
+/** JSON text with every object's keys sorted: equal JSON values, written in any key order, give the same text. */
+function canonicalJson(value: unknown): string {
+  return (
+    JSON.stringify(value, (_key, item: unknown) =>
+      item !== null && typeof item === 'object' && !Array.isArray(item)
+        ? Object.fromEntries(Object.keys(item).sort().map((name) => [name, (item as Record<string, unknown>)[name]]))
+        : item,
+    ) ?? ''
+  );
+}
+
+/**
+ * The fingerprint a key is held to: the operation, its path parameters when it has any (the
+ * webhook a rotation is for), and its body, whatever the order of its fields.
+ */
+function requestHash(operationId: string, body: unknown, params: object = {}): string {
+  const path = Object.keys(params).length === 0 ? '' : `${canonicalJson(params)}\n`;
+  return hash('sha256', `${operationId}\n${path}${canonicalJson(body)}`, 'hex');
+}
+
+function storedAnswer<T>(render: (result: T) => Answer, result: T): StoredResponse {
+  try {
+    const { status, body } = render(result);
+    return { status, body: body === undefined ? '' : JSON.stringify(body) };
+  } catch (error) {
+    if (error instanceof HttpError && error.statusCode < 500) {
+      return { status: error.statusCode, body: JSON.stringify(errorBody(error.message)) };
+    }
+    throw error;
+  }
+}
+
+/** Whether an operation's route takes an Idempotency-Key: its header schema (from openapi.yaml) declares it. */
+export function takesIdempotencyKey(route: RouteOptions): boolean {
+  const headers = (route.schema as { headers?: { properties?: Record<string, unknown> } } | undefined)?.headers;
+  return Object.keys(headers?.properties ?? {}).some((name) => name.toLowerCase() === KEY_HEADER);
+}
+
+/** Whose Idempotency-Keys a request uses, by the security scheme that authenticated it. */
+const IDEMPOTENCY_SCOPE: Record<SecurityScheme, (request: FastifyRequest) => string> = {
+  apiKey: (request) => `client:${request.client!.id}`,
+  publisherToken: () => 'publisher',
+};
+
+type Call = (request: FastifyRequest) => Promise<Answer | KeyTaken>;
+
+export interface Idempotency {
+  /**
+   * The handler of operation `operationId`, which takes a key, called by `call`: its answer, or
+   * the answer to what the store said when the key took its write. `scheme` secures the
+   * operation: whose keys its requests use.
+   */
+  wrap(operationId: string, scheme: SecurityScheme | null, call: Call): (request: FastifyRequest, reply: FastifyReply) => Promise<Answer>;
+}
+
+/** `secrets` seals the answers kept (they hold webhooks' secrets) and opens them for a replay. */
+export function createIdempotency(secrets: SecretBox): Idempotency {
+  // Keys (with their scope) whose request is running in this process.
+  const running = new Set<string>();
+
+  function answer(result: Answer | KeyTaken, reply: FastifyReply): Answer {
+    if (!('kind' in result)) return result;
+    if (result.kind === 'in-progress') return IN_USE;
+    if (result.kind === 'mismatch') return REUSED;
+    const text = secrets.open(result.response.body);
+    // Read before the reply is touched: a kept answer that cannot be read fails as a 500, not as a replay.
+    const body: unknown = text === '' ? undefined : JSON.parse(text);
+    reply.header(REPLAYED_HEADER, 'true');
+    // Sent as the first answer was: the same status, and the body through the same serializer.
+    return { status: result.response.status, body };
+  }
+
+  return {
+    wrap(operationId, scheme, call) {
+      if (!scheme) throw new Error(`${operationId}: an Idempotency-Key needs a caller to belong to; the operation has no security scheme`);
+      const scopeOf = IDEMPOTENCY_SCOPE[scheme];
+      return async (request, reply) => {
+        const key = request.headers[KEY_HEADER];
+        if (typeof key !== 'string') return answer(await call(request), reply);
+        const scope = scopeOf(request);
+        const slot = `${scope}\n${key}`;
+        if (running.has(slot)) return IN_USE;
+        // The slot is taken first thing inside the try whose finally frees it: whatever throws
+        // after this (the fingerprint, the handler, the store, the replay), the key is free again
+        // once the request has answered.
+        try {
+          running.add(slot);
+          const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
+          request.idempotency = {
+            keep: (render) => ({
+              scope,
+              key,
+              requestHash: hashed,
+              respond: (result) => {
+                const kept = storedAnswer(render, result);
+                return { status: kept.status, body: secrets.seal(kept.body) };
+              },
+            }),
+          };
+          return answer(await call(request), reply);
+        } finally {
+          running.delete(slot);
+        }
+      };
+    },
+  };
+}
