@@ -12,9 +12,8 @@ import { portalPlugin } from './plugins/portal.js';
 import { storePlugin } from './plugins/store.js';
 import { operationsPlugin } from './routes/operations.js';
 import { loadSpec } from './spec.js';
-import { createSecretBox, sealSecretsAtRest } from './delivery/webhook-secrets.js';
+import { createSecretBox, sealSecretsAtRest } from './secrets/webhook-secrets.js';
 import { openStore } from './store/open-store.js';
-import type { Store } from './store/store.js';
 
 export interface AppOptions {
   /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
@@ -26,19 +25,13 @@ export interface AppOptions {
  * plugin closes what it opened; Fastify closes them in the reverse order of this list.
  */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify(fastifyOptions(config, options.logStream));
+  const { app, store, secrets } = await buildCore(config, options, config.deliveryWorker);
   app.setValidatorCompiler(validatorCompiler); // the operations' inputs, nothing coerced
   const spec = loadSpec();
-  const store = await openSealedStore(config);
-
-  await app.register(storePlugin, { store }); // app.store; closes last
-  await app.register(errorHandlingPlugin); // every error in the contract's shape; before any route (see there)
-  await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
   await app.register(jsonBodyPlugin); // JSON is the only body (the operations' body policy)
-  await app.register(deliveryPlugin, { store, config }); // delivery worker and retention pruner
   await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
   await app.register(portalPlugin); // /portal, the client portal's static files
-  await app.register(operationsPlugin, { spec, store, config }); // each operation's chain and handler
+  await app.register(operationsPlugin, { spec, store, config, secrets }); // each operation's chain and handler
   if (config.publisherToken === null) {
     app.log.warn('PUBLISHER_TOKEN is not set: POST /events refuses every request (publishing is disabled)');
   }
@@ -47,28 +40,33 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
 /**
  * The delivery worker alone (src/worker.ts): the server's delivery worker and retention pruner,
- * its metrics and health checks, and no API.
+ * its metrics and health checks, and no API. DELIVERY_WORKER says whether a server delivers too;
+ * this process delivers whatever it says.
  */
 export async function buildWorkerApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify(fastifyOptions(config, options.logStream));
-  const store = await openSealedStore(config);
-  await app.register(storePlugin, { store });
-  await app.register(errorHandlingPlugin);
-  await app.register(metricsPlugin, { store }); // GET /metrics, the same counters as the server's
-  // DELIVERY_WORKER says whether a server delivers too; this process delivers whatever it says.
-  await app.register(deliveryPlugin, { store, config: { ...config, deliveryWorker: true } });
+  const { app, store } = await buildCore(config, options, true);
   await app.register(healthPlugin, { store }); // GET /healthz, GET /readyz
   return app;
 }
 
-/** The configured store, its signing secrets sealed: a wrong SECRET_ENCRYPTION_KEY stops start-up here. */
-async function openSealedStore(config: Config): Promise<Store> {
+/**
+ * What the server and the worker share: the secret box, built once; the configured store, its
+ * signing secrets sealed (a wrong SECRET_ENCRYPTION_KEY stops start-up here); error handling,
+ * metrics, and the delivery worker (when `delivers`) with the retention pruner.
+ */
+async function buildCore(config: Config, options: AppOptions, delivers: boolean) {
+  const app = Fastify(fastifyOptions(config, options.logStream));
+  const secrets = createSecretBox(config.secretEncryptionKey);
   const store = await openStore(config);
   try {
-    await sealSecretsAtRest(store, createSecretBox(config.secretEncryptionKey));
+    await sealSecretsAtRest(store, secrets);
   } catch (error) {
     await store.close();
     throw error;
   }
-  return store;
+  await app.register(storePlugin, { store }); // app.store; closes last
+  await app.register(errorHandlingPlugin); // every error in the contract's shape; before any route (see there)
+  await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
+  await app.register(deliveryPlugin, { store, config: { ...config, deliveryWorker: delivers }, secrets }); // delivery worker and retention pruner
+  return { app, store, secrets };
 }

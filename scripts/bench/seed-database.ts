@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, copyFileSync, fsyncSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { hashApiKey } from '../../src/auth/credentials.js';
+import { hashApiKey } from '../../src/secrets/credentials.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
 import { say } from './progress.js';

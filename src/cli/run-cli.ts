@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { generateApiKey } from '../auth/credentials.js';
+import { generateApiKey } from '../secrets/credentials.js';
 import { loadConfig } from '../config.js';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { openStore } from '../store/open-store.js';

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { webhookDisabledReason } from '../messages.js';
 import type { DeliveryJob, LoggedOutcome, OperationalEvent, Store } from '../store/store.js';
 import { decideNext } from './retry-policy.js';
-import { createSecretBox } from './webhook-secrets.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
 
 /** Beyond the attempt timeout, how long a claim is held before another worker may take it over. */
@@ -39,7 +39,6 @@ type WorkerConfig = Pick<
   | 'deliveryConcurrency'
   | 'deliveryPollInterval'
   | 'allowPrivateTargets'
-  | 'secretEncryptionKey'
   | 'webhookDisableAfter'
   | 'deliveryRateLimit'
 >;
@@ -52,13 +51,14 @@ type WorkerConfig = Pick<
 export function createDeliveryWorker(
   store: Store,
   config: WorkerConfig,
+  /** Opens the signing secrets the store keeps sealed. */
+  secrets: SecretBox,
   log: FastifyBaseLogger,
   /** Each attempt recorded, by its outcome as the delivery log shows it. */
   onAttempt: (outcome: LoggedOutcome) => void = () => {},
   onDisabled: (event: OperationalEvent) => void = () => {},
 ): DeliveryWorker {
   const inFlight = new Map<number, number>();
-  const secrets = createSecretBox(config.secretEncryptionKey);
   const refillAt = Math.max(1, Math.floor(config.deliveryConcurrency / 4));
   /** Every attempt until its record has landed (what stop() waits for). */
   const attempts = new Set<Promise<void>>();

@@ -4,8 +4,8 @@ import { isIP } from 'node:net';
 import { USER_AGENT } from '../package-info.js';
 import type { DeliveryJob } from '../store/store.js';
 import { BlockedAddressError, isPublicAddress, publicOnlyLookup } from './address-guard.js';
-import type { SecretBox } from './webhook-secrets.js';
-import { signPayload } from './sign-payload.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
+import { signPayload } from '../secrets/sign-payload.js';
 
 export interface AttemptResult {
   statusCode: number | null;

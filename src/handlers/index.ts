@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { SecretBox } from '../delivery/webhook-secrets.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';

@@ -1,4 +1,4 @@
-import { generateWebhookSecret, type SecretBox } from '../delivery/webhook-secrets.js';
+import { generateWebhookSecret, type SecretBox } from '../secrets/webhook-secrets.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';

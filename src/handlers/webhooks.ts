@@ -1,6 +1,6 @@
 import type { SendOptions } from '../delivery/send-webhook.js';
 import { sendTestEvent } from '../delivery/test-send.js';
-import { generateWebhookSecret, type SecretBox } from '../delivery/webhook-secrets.js';
+import { generateWebhookSecret, type SecretBox } from '../secrets/webhook-secrets.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store, Webhook, WebhookSummary } from '../store/store.js';
 import type { Handlers, Success } from './types.js';

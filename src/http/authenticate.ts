@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
-import { hashApiKey } from '../auth/credentials.js';
+import { hashApiKey } from '../secrets/credentials.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Client, Store } from '../store/store.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { maxHeaderSize, type Server } from 'node:http';
 import type { FastifyHttpOptions } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
-import { logLineMasker, REDACTED_PATHS } from '../auth/credentials.js';
+import { logLineMasker, REDACTED_PATHS } from '../secrets/credentials.js';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './error-handling.js';
 import { RequestLogController, requestLogger } from './request-logger.js';

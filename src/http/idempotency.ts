@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { SecurityScheme } from '../../generated/spec-lists.js';
-import type { SecretBox } from '../delivery/webhook-secrets.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Answer, RequestIdempotency } from '../handlers/types.js';
 import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { KeyTaken, StoredResponse } from '../store/store.js';

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { createDeliveryWorker } from '../delivery/delivery-worker.js';
 import { createPruner } from '../retention/pruner.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Store } from '../store/store.js';
 
 declare module 'fastify' {
@@ -17,10 +18,10 @@ declare module 'fastify' {
  * pruner. Both start when the app is ready and stop, attempts in flight finished, before the
  * store closes.
  */
-export const deliveryPlugin = fp<{ store: Store; config: Config }>(
-  async (app, { store, config }) => {
+export const deliveryPlugin = fp<{ store: Store; config: Config; secrets: SecretBox }>(
+  async (app, { store, config, secrets }) => {
     const worker = config.deliveryWorker
-      ? createDeliveryWorker(store, config, app.log.child({ component: 'delivery' }), app.metrics.countAttempt, app.metrics.countDisabled)
+      ? createDeliveryWorker(store, config, secrets, app.log.child({ component: 'delivery' }), app.metrics.countAttempt, app.metrics.countDisabled)
       : undefined;
     const pruner = createPruner(store, config, app.log.child({ component: 'retention' }));
     app.decorate('notifyPublished', () => worker?.notify());

@@ -3,7 +3,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
 import type { Config } from '../config.js';
-import { createSecretBox } from '../delivery/webhook-secrets.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { createHandlers } from '../handlers/index.js';
 import type { Answer, RuntimeHandler } from '../handlers/types.js';
 import { createAuthenticators } from '../http/authenticate.js';
@@ -44,8 +44,8 @@ function send(reply: FastifyReply, { status, body }: Answer) {
   return reply.sent ? undefined : reply;
 }
 
-export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config }>(
-  async (app, { spec, store, config }) => {
+export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config; secrets: SecretBox }>(
+  async (app, { spec, store, config, secrets }) => {
     const rateLimiter = createRateLimiter(config.rateLimit);
     app.addHook('onClose', async () => rateLimiter?.close());
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
@@ -56,7 +56,6 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     app.decorateRequest('client', null);
     app.decorateRequest('apiKeyHash', null);
     const bodyPolicy = createRouteBodyPolicy(config);
-    const secrets = createSecretBox(config.secretEncryptionKey);
     const idempotency = createIdempotency(secrets);
     const handlers = createHandlers(store, spec, config, secrets, () => app.notifyPublished()) as Record<string, RuntimeHandler>;
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import t from 'tap';
-import { hashApiKey } from '../../src/auth/credentials.js';
+import { hashApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { tempDir } from '../helpers/app.js';
 import { sqliteDatabase, storeKind, testDatabase } from '../helpers/stores.js';

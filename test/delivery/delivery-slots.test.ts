@@ -1,9 +1,9 @@
 import t from 'tap';
 import pino from 'pino';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js';
-import { generateWebhookSecret } from '../../src/delivery/webhook-secrets.js';
+import { createSecretBox, generateWebhookSecret } from '../../src/secrets/webhook-secrets.js';
 import type { Store } from '../../src/store/store.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { openTestStore } from '../helpers/stores.js';
@@ -39,7 +39,7 @@ t.test('with one slot, the next delivery goes out while the previous record is s
     },
   };
   const config = loadConfig({ ...db.env, DELIVERY_CONCURRENCY: '1', ALLOW_PRIVATE_TARGETS: 'true' });
-  const worker = createDeliveryWorker(slowRecords, config, pino({ level: 'silent' }));
+  const worker = createDeliveryWorker(slowRecords, config, createSecretBox(null), pino({ level: 'silent' }));
   worker.start();
   await receiver.waitFor(3);
   t.same(

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { signPayload } from '../../src/delivery/sign-payload.js';
+import { signPayload } from '../../src/secrets/sign-payload.js';
 
 // Signatures as the Standard Webhooks reference library makes them, for each secret, however many
 // secrets the server signs with (each secret's key is made once and kept, up to a limit).

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { buildTestApp, createClient, send } from '../helpers/app.js';
 

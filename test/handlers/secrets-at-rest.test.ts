@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { createSecretBox } from '../../src/delivery/webhook-secrets.js';
+import { createSecretBox } from '../../src/secrets/webhook-secrets.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { startReceiver, verifies } from '../helpers/receiver.js';
 import { migrateUntil, testDatabase, type TestDatabase } from '../helpers/stores.js';

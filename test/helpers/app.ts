@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Test } from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { generateApiKey, hashApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey, hashApiKey } from '../../src/secrets/credentials.js';
 import { loadConfig } from '../../src/config.js';
 import { publishEvent } from '../../src/delivery/publish-event.js';
 import { MAX_JSON_DEPTH } from '../../src/json-depth.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { buildApp } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { createPruner } from '../../src/retention/pruner.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/engine/open-database.js';
 import type { Store } from '../../src/store/store.js';

@@ -10,8 +10,9 @@ const LAYERS: string[][] = [
   ['server.ts', 'worker.ts', 'cli.ts', 'cli', 'app.ts'],
   ['routes'],
   ['http', 'plugins'],
-  ['auth', 'handlers'],
+  ['handlers'],
   ['delivery', 'retention'],
+  ['secrets'],
   ['store'],
   ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts'],
 ];

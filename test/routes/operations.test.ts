@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createSecretBox } from '../../src/delivery/webhook-secrets.js';
+import { createSecretBox } from '../../src/secrets/webhook-secrets.js';
 import { createHandlers } from '../../src/handlers/index.js';
 import { loadSpec } from '../../src/spec.js';
 import { buildTestApp, createClient } from '../helpers/app.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { EVENT_LIST_SQL as POSTGRES_SQL } from '../../src/store/postgres/events.js';
 import { EVENT_LIST_SQL as SQLITE_SQL } from '../../src/store/sqlite/events.js';
 import { openTestStore, type TestDatabase } from '../helpers/stores.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import type { IdempotentWrite } from '../../src/store/store.js';
 import { openTestStore } from '../helpers/stores.js';
 

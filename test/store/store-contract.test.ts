@@ -1,5 +1,5 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { HELD_AT, HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH } from '../../src/store/rows.js';
 import type { AttemptRecord, Store } from '../../src/store/store.js';
 import { openTestStore } from '../helpers/stores.js';

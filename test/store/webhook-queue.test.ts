@@ -1,5 +1,5 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/auth/credentials.js';
+import { generateApiKey } from '../../src/secrets/credentials.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { AttemptRecord, DeliveryJob, Store } from '../../src/store/store.js';
