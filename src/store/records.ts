@@ -1,0 +1,214 @@
+// What the store keeps and hands back: the records of the storage interface (src/store/store.ts),
+// its errors, and the results of a write under an Idempotency-Key.
+
+import type { EventName } from '../../generated/spec-lists.js';
+
+// Event names come from openapi.yaml (components.schemas.EventName), through `npm run generate`.
+export type { EventName };
+
+/**
+ * The database could not be reached (refused, lost or timed-out connections): the operation did
+ * not take effect, or its commit was not confirmed. Nothing it did was acknowledged; trying again
+ * later is the answer. The store recovers by itself when the database is back.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
+
+/** How long an Idempotency-Key holds: a retry within this time gets the first answer again. */
+export const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3_600_000;
+
+/** The answer a request got, as kept with what it wrote so that a retry gets it again. */
+export interface StoredResponse {
+  status: number;
+  /** The body, as JSON text. */
+  body: string;
+}
+
+/**
+ * A write made under an Idempotency-Key: done once per key and scope within
+ * IDEMPOTENCY_KEY_LIFETIME_MS. The key's row, holding `respond(result)`, is written in the same
+ * transaction as the write itself: both are committed, or neither is.
+ */
+export interface IdempotentWrite<T> {
+  /** Whose keys these are (`client:<id>`, `publisher`): two scopes never share a key. */
+  scope: string;
+  key: string;
+  /** Fingerprint of the request (its operation and canonical body). */
+  requestHash: string;
+  /** The answer to keep for the write's result. Throwing undoes the write and keeps nothing. */
+  respond(result: T): StoredResponse;
+}
+
+/**
+ * Why a write under an Idempotency-Key was not made (nothing was written): the key was used
+ * within its lifetime for the same request (`replay`, with the answer kept then) or for another
+ * one (`mismatch`), or a request holding the key is still running (`in-progress`: on PostgreSQL,
+ * in another process).
+ */
+export type KeyTaken = { kind: 'replay'; response: StoredResponse } | { kind: 'mismatch' } | { kind: 'in-progress' };
+
+/** What a write under an Idempotency-Key came to: made now, its answer kept (`done`), or not made. */
+export type Keyed<T> = { kind: 'done'; value: T } | KeyTaken;
+
+export interface Client {
+  id: number;
+  name: string;
+  createdAt: string;
+}
+
+export interface ClientSummary extends Client {
+  activeKeys: number;
+  activeWebhooks: number;
+}
+
+/** A key as the store sees it: never the key itself, only its hash and display prefix. */
+export interface NewApiKey {
+  prefix: string;
+  hash: string;
+}
+
+export interface ApiKeyRecord {
+  id: number;
+  clientId: number;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface Webhook {
+  id: number;
+  clientId: number;
+  url: string;
+  events: EventName[];
+  secret: string;
+  createdAt: string;
+}
+
+export interface NewWebhook {
+  clientId: number;
+  url: string;
+  events: EventName[];
+  secret: string;
+  /** Deliveries per second it gets at most; absent: the server's default. */
+  rateLimit?: number;
+}
+
+export type WebhookStatus = 'active' | 'failing' | 'disabled';
+
+export interface WebhookSummary {
+  id: number;
+  url: string;
+  events: EventName[];
+  createdAt: string;
+  status: WebhookStatus;
+  /** Its deliveries wait in the outbox, unattempted, until it is resumed. */
+  paused: boolean;
+  /** Its own deliveries per second at most; null: the server's default. */
+  rateLimit: number | null;
+  /** When every attempt had failed for too long and deliveries to it stopped; null unless disabled. */
+  disabledAt: string | null;
+  /** Why, in the client's words; null unless disabled. */
+  disabledReason: string | null;
+}
+
+/** What an update changes; an absent field stays as it is. */
+export interface WebhookChanges {
+  url?: string;
+  events?: EventName[];
+  paused?: boolean;
+  rateLimit?: number;
+}
+
+/** Where a webhook's requests go and what signs them. */
+export interface WebhookTarget {
+  id: number;
+  url: string;
+  secret: string;
+}
+
+export interface NewEvent {
+  id: string;
+  clientId: number;
+  type: EventName;
+  /** The exact body every delivery of the event carries. */
+  payload: string;
+  createdAt: string;
+}
+
+/** An event as the client's listing reads it. */
+export interface StoredEvent {
+  /** The order events were written in: the listing's cursor. */
+  seq: number;
+  id: string;
+  /** The exact body every delivery of the event carries. */
+  payload: string;
+}
+
+/** A delivery a worker has claimed: everything needed to make one attempt. */
+export interface DeliveryJob {
+  deliveryId: number;
+  eventId: string;
+  webhookId: number;
+  url: string;
+  secret: string;
+  payload: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** Set when a client asked for this attempt (a resend or a recovery): one attempt, not retried. */
+  replay?: boolean;
+  /** The secret the webhook signed with before its latest rotation, and until when (epoch ms) it still signs too. */
+  previousSecret?: { secret: string; until: number };
+}
+
+/** What one claim of due deliveries took, and what it paced. */
+export interface ClaimedDeliveries {
+  /** The deliveries leased to the caller. */
+  jobs: DeliveryJob[];
+  /** How many due deliveries this claim gave later turns (each is given its turn once). */
+  paced: number;
+}
+
+export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
+
+export interface AttemptRecord {
+  attemptedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  outcome: AttemptOutcome;
+  /** For `retrying`: when the next attempt is due (epoch ms). */
+  nextAttemptAt?: number;
+  /** The receiver asked to slow down (429): none of the webhook's deliveries before this (epoch ms). */
+  slowDownUntil?: number;
+  /**
+   * When the attempt failed (`retrying` or `failed`) and every attempt to its webhook has failed
+   * since `failingSince` (ISO 8601) or earlier, the webhook is disabled with `reason`: see
+   * DeliveryRepository.recordAttempt. Absent: webhooks are never disabled.
+   */
+  disable?: { failingSince: string; reason: string };
+}
+
+/** An attempt's outcome as the delivery log shows it: `disabled` for the one that disabled its webhook. */
+export type LoggedOutcome = AttemptOutcome | 'disabled';
+
+export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt' | 'outcome' | 'disable'> {
+  id: number;
+  deliveryId: number;
+  /** The attempt was asked for by a resend or a recovery. */
+  replay: boolean;
+  eventId: string;
+  type: EventName;
+  outcome: LoggedOutcome;
+}
+
+/** Something the publisher should know of (GET /operations/events). */
+export interface OperationalEvent {
+  /** The feed's order: ids rise in the order the events were committed. */
+  id: number;
+  type: 'webhook.disabled';
+  webhookId: number;
+  clientId: number;
+  reason: string;
+  createdAt: string;
+}
