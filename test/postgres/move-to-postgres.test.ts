@@ -40,7 +40,8 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   for (let i = 0; i < 3; i++) events.push((await publish(before.app, { clientId: acme.clientId, type: 'lead_create', data: { i } })).json.eventId);
   await ok.waitFor(3);
   await down.waitFor(3);
-  await sleep(100);
+  // Each attempt recorded once its answer is in: the six that the move is to carry over.
+  await eventually(async () => ((await before.db.query<{ n: number }>('SELECT count(*) AS n FROM delivery_attempts'))[0]!.n === 6 ? true : undefined));
   await before.app.close(); // the service is stopped before it moves
   const source = sqliteDatabase(path);
   t.same(await source.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"), [{ n: 3 }], 'three deliveries wait for their retry');
