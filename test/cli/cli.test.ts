@@ -20,7 +20,7 @@ function cli(env: Record<string, string>) {
 
 t.test('client create --json creates the database on first use and shows the key once', async (t) => {
   // A SQLite file is created with its folders; a PostgreSQL database gets its tables.
-  const db = storeKind() === 'sqlite' ? sqliteDatabase(join(tempDir(t), 'nested', 'dir', 'leadhooks.db')) : await testDatabase(t);
+  const db = storeKind() === 'sqlite' ? sqliteDatabase(join(tempDir(t), 'nested', 'dir', 'leadhooks.db')) : await testDatabase(t, { empty: true });
   const run = cli(db.env);
   const res = await run('client', 'create', 'Acme Realty', '--json');
   t.equal(res.code, 0);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, noDeliveryPending, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually, sleep, startReceiver, type Received } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
 
@@ -123,7 +123,7 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
   const third = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 3 } });
   t.equal(third.json.deliveries, 1);
   await fine.waitFor(3);
-  await sleep(500);
+  await noDeliveryPending(db);
   t.equal(dead.received.length, sentBeforeDisable, 'nothing more reached the disabled webhook');
   t.equal((await states(db, hookId)).length, 2, 'and no delivery waits for it in the outbox');
 
@@ -215,7 +215,7 @@ t.test('a 410 still detaches the webhook at once, failing or not', async (t) => 
   t.same(await db.query('SELECT outcome FROM delivery_attempts ORDER BY id'), [{ outcome: 'retrying' }, { outcome: 'retrying' }, { outcome: 'retrying' }, { outcome: 'gone' }]);
   t.same((await operationalEvents(app)).json, { events: [], next: null }, 'no operational event');
   t.equal((await enable(app, acme.apiKey, hook.json.hookId)).status, 404, 'nor can it be enabled');
-  await sleep(300);
+  await noDeliveryPending(db);
   t.equal(receiver.received.length, 4);
 });
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { cliCreateClient, deliveriesHeld, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { sleep, startReceiver } from '../helpers/receiver.js';
 import { startServer, startWorker } from '../helpers/server-process.js';
 import { testDatabase } from '../helpers/stores.js';
@@ -108,7 +108,7 @@ t.test('a pause outlives a kill of the server and the worker; a resume made thro
   for (let i = 0; i < 5; i++) {
     events.push((await post(`${server.url}/events`, { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }, { clientId, type: 'lead_create', data: { i } })).json.eventId);
   }
-  await sleep(500);
+  await deliveriesHeld(db, hook.hookId, 5); // the worker came to them and set them aside
   t.equal(receiver.received.length, 0, 'held while paused');
 
   server.child.kill('SIGKILL');

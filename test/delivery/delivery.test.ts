@@ -3,13 +3,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, noDeliveryPending, publish, send } from '../helpers/app.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 
 const LEAD = { id: 981, name: 'Jane Doe', email: 'jane@example.com', tags: ['hot'], nested: { score: 7 } };
 
 t.test('an event reaches every subscribed webhook of its client, and only those, signed', async (t) => {
-  const { app } = await buildTestApp(t, DELIVERY_ENV);
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
   const acme = await createClient(app, 'Acme Realty');
   const bolt = await createClient(app, 'Bolt Homes');
   const creates = await startReceiver(t);
@@ -27,7 +27,7 @@ t.test('an event reaches every subscribed webhook of its client, and only those,
 
   await creates.waitFor(1);
   await both.waitFor(1);
-  await sleep(200);
+  await noDeliveryPending(db);
   t.equal(creates.received.length, 1, 'the lead_create hook got it once');
   t.equal(both.received.length, 1, 'the hook on both events got it once');
   t.equal(updates.received.length, 0, 'the lead_update hook got nothing');
@@ -60,7 +60,7 @@ t.test('a receiver failing twice then succeeding gets the event on the third att
   const res = await publish(app, { clientId: acme.clientId, type: 'lead_update', data: LEAD });
 
   await receiver.waitFor(3);
-  await sleep(200);
+  await noDeliveryPending(db);
   t.equal(receiver.received.length, 3, 'no fourth attempt after the success');
   const ids = receiver.received.map((r) => r.headers['webhook-id']);
   t.same(ids, [res.json.eventId, res.json.eventId, res.json.eventId]);
@@ -95,7 +95,7 @@ t.test('after the last scheduled attempt the delivery has failed', async (t) => 
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: LEAD });
 
   await receiver.waitFor(3); // DELIVERY_RETRY_SCHEDULE has two delays: three attempts
-  await sleep(300);
+  await noDeliveryPending(db);
   t.equal(receiver.received.length, 3);
   await eventually(async () => ((await db.query("SELECT state FROM deliveries WHERE state = 'failed'")).length > 0 ? true : undefined));
   const list = await send(app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': acme.apiKey } });
@@ -103,7 +103,7 @@ t.test('after the last scheduled attempt the delivery has failed', async (t) => 
 });
 
 t.test('410 Gone detaches the webhook: DELETE then answers 404 and nothing more goes there', async (t) => {
-  const { app } = await buildTestApp(t, DELIVERY_ENV);
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
   const acme = await createClient(app);
   const gone = await startReceiver(t, () => ({ status: 410 }));
   const hook = await createWebhook(app, acme.apiKey, { url: gone.url, events: ['lead_create'] });
@@ -120,7 +120,7 @@ t.test('410 Gone detaches the webhook: DELETE then answers 404 and nothing more 
 
   const again = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: LEAD });
   t.equal(again.json.deliveries, 0);
-  await sleep(200);
+  await noDeliveryPending(db);
   t.equal(gone.received.length, 1, 'one request only: no retry after 410');
 });
 
@@ -154,7 +154,7 @@ t.test('a receiver that never answers times out and is retried; a redirect is no
 });
 
 t.test('with the SSRF guard on, a webhook on a loopback address gets no request and the attempt says why', async (t) => {
-  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, ALLOW_PRIVATE_TARGETS: 'false' });
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ALLOW_PRIVATE_TARGETS: 'false' });
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   const byAddress = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
@@ -171,7 +171,7 @@ t.test('with the SSRF guard on, a webhook on a loopback address gets no request 
       error: `blocked: ${host} is not a public address (ALLOW_PRIVATE_TARGETS is off)`,
     });
   }
-  await sleep(200);
+  await noDeliveryPending(db);
   t.equal(receiver.received.length, 0, 'the receiver got nothing');
 });
 
@@ -197,15 +197,17 @@ t.test("one webhook's backlog behind a slow receiver does not hold up another we
 });
 
 t.test('a 2xx counts as soon as its status arrives, however slowly the body follows', async (t) => {
-  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_TIMEOUT: '300ms' });
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_TIMEOUT: '300ms' });
   const acme = await createClient(app);
   // Headers at once, then a body that trickles on past the attempt timeout.
+  let bodyEnded!: () => void;
+  const bodySent = new Promise<void>((resolve) => (bodyEnded = resolve));
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       const timer = setInterval(() => res.write('.'), 100);
-      setTimeout(() => (clearInterval(timer), res.end()), 1_000);
+      setTimeout(() => (clearInterval(timer), res.end(), bodyEnded()), 1_000);
     });
   });
   server.listen(0, '127.0.0.1');
@@ -218,7 +220,8 @@ t.test('a 2xx counts as soon as its status arrives, however slowly the body foll
     const res = await send(app, { method: 'GET', url: `/webhook/${hook.json.hookId}/deliveries`, headers: { 'x-api-key': acme.apiKey } });
     return res.json.attempts.length > 0 ? res.json.attempts : undefined;
   });
-  await sleep(1_200);
+  await bodySent; // long past the timeout: an attempt it cut would have been retried by now
+  await noDeliveryPending(db);
   const after = await send(app, { method: 'GET', url: `/webhook/${hook.json.hookId}/deliveries`, headers: { 'x-api-key': acme.apiKey } });
   t.match(attempts[0], { statusCode: 200, error: null, outcome: 'succeeded' });
   t.equal(after.json.attempts.length, 1, 'and it is not attempted again');

@@ -3,8 +3,8 @@ import t from 'tap';
 import type { paths } from '../../generated/openapi.js';
 import { checkedFetch } from '../helpers/contract.js';
 import { startServer } from '../helpers/server-process.js';
-import { cliCreateClient, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
-import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { cliCreateClient, noDeliveryPending, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 import { testDatabase } from '../helpers/stores.js';
 
 // Auto-disable in the real server process, through a client generated from openapi.yaml: the
@@ -52,7 +52,7 @@ t.test('the server disables a dead receiver, logs and counts it once, tells the 
   // Nothing more is sent, and nothing more is logged.
   const sent = receiver.received.length;
   await publisher.POST('/events', { body: { clientId, type: 'lead_create', data: { id: 982 } } });
-  await sleep(500);
+  await noDeliveryPending(db);
   t.equal(receiver.received.length, sent);
   t.equal(disabledLines().length, 1, 'logged once');
 

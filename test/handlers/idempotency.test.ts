@@ -7,8 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { createPruner } from '../../src/retention/pruner.js';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send, TEST_PUBLISHER_TOKEN, type TestResponse } from '../helpers/app.js';
-import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, noDeliveryPending, send, TEST_PUBLISHER_TOKEN, type TestResponse } from '../helpers/app.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, postgresDatabase, type TestDatabase } from '../helpers/stores.js';
 
 // Idempotency-Key on POST /webhook and POST /events: a retry gets the first answer and creates
@@ -191,7 +191,7 @@ t.test('POST /events retried with its key gets the first eventId; one event, one
   t.same(mismatch.json, { error: 'Idempotency-Key already used for a different request' });
 
   await receiver.waitFor(1);
-  await sleep(500); // time for a second delivery, were there one
+  await noDeliveryPending(db); // a second delivery, were there one, would have been sent
   t.equal(receiver.received.length, 1, 'the receiver got the event once');
   t.equal(receiver.received[0]!.headers['webhook-id'], first.json.eventId);
   t.same(await db.query('SELECT id FROM events'), [{ id: first.json.eventId }], 'one event');

@@ -151,7 +151,7 @@ t.test('a database sealed before the state was recorded gets it from its migrati
   // A database at the schema before the state's table, with a webhook whose secret is sealed, and
   // no record of it. (Built from the migrations before that one: later ones, appended since, are
   // applied by the start as an upgrade applies them.)
-  const db = await testDatabase(t);
+  const db = await testDatabase(t, { empty: true });
   await migrateUntil(db, 'CREATE TABLE secret_sealing');
   const sealed = createSecretBox(Buffer.from(KEY, 'base64')).seal('whsec_c2VhbGVkIGJlZm9yZSB0aGUgc3RhdGU=');
   await db.query("INSERT INTO clients (id, name, created_at) VALUES (1, 'Acme Realty', '2026-01-01T00:00:00.000Z')");

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { buildTestApp, createClient, createWebhook, deliveriesHeld, DELIVERY_ENV, noDeliveryPending, publish, send } from '../helpers/app.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 
 // A paused webhook keeps its deliveries waiting in the outbox, unattempted and not failed, while
 // the other webhooks are served; resumed, it gets them all, oldest first, at its usual pace.
@@ -33,7 +33,8 @@ t.test('a paused webhook receives nothing while paused, then every held delivery
     events.push(res.json.eventId);
   }
   await running.waitFor(3);
-  await sleep(500); // the worker polls every 20 ms: it has had many chances
+  await deliveriesHeld(db, hook.json.hookId, 3); // the worker came to them and set them aside
+  await noDeliveryPending(db, other.json.hookId);
   t.equal(held.received.length, 0, 'nothing reached the paused webhook');
   t.same(
     await db.query('SELECT event_id, state, attempts FROM deliveries WHERE webhook_id = ? ORDER BY id', [hook.json.hookId]),
@@ -50,16 +51,15 @@ t.test('a paused webhook receives nothing while paused, then every held delivery
   const resumed = await setPaused(app, acme.apiKey, hook.json.hookId, false);
   t.same([resumed.status, resumed.json.paused], [200, false]);
   await held.waitFor(3);
-  await sleep(200);
+  await eventually(async () =>
+    (await db.query("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'succeeded'", [hook.json.hookId]))[0]!.n === 3 ? true : undefined,
+  );
   // Claimed in the order published (the store contract checks it), sent together: they may arrive in any order.
   t.same(held.received.map((r) => r.headers['webhook-id']).sort(), [...events].sort(), 'every held delivery, once');
   for (const request of held.received) {
     const payload = new Webhook(hook.json.secret).verify(request.body, request.headers as Record<string, string>) as { data: { i: number } };
     t.match(payload, { type: 'lead_create', data: { i: events.indexOf(request.headers['webhook-id'] as string) } }, 'signed and intact');
   }
-  await eventually(async () =>
-    (await db.query("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'succeeded'", [hook.json.hookId]))[0]!.n === 3 ? true : undefined,
-  );
   const log = await attemptsOf(app, acme.apiKey, hook.json.hookId);
   // Attempted together, recorded as each finished: in any order.
   t.same(
@@ -84,7 +84,7 @@ t.test('a delivery being retried when the pause comes is neither retried nor fai
   await eventually(async () => ((await attemptsOf(app, acme.apiKey, hook.json.hookId)).length === 1 ? true : undefined));
   t.equal((await setPaused(app, acme.apiKey, hook.json.hookId, true)).status, 200);
 
-  await sleep(2_000); // past the retry's due time (1 s ± 20%)
+  await deliveriesHeld(db, hook.json.hookId, 1); // set aside when its retry fell due (1 s ± 20%)
   t.equal(receiver.received.length, 1, 'no retry while paused');
   t.same(await db.query('SELECT state, attempts FROM deliveries'), [{ state: 'pending', attempts: 1 }], 'still pending, not failed');
 
@@ -99,13 +99,13 @@ t.test('a delivery being retried when the pause comes is neither retried nor fai
 });
 
 t.test("held deliveries go out at the webhook's usual pace on resume: never more than 8 in flight", async (t) => {
-  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_CONCURRENCY: '32' });
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_CONCURRENCY: '32' });
   const acme = await createClient(app);
   const slow = await startReceiver(t, () => ({ status: 200, delayMs: 300 }));
   const hook = await createWebhook(app, acme.apiKey, { url: slow.url, events: ['lead_create'] });
   await setPaused(app, acme.apiKey, hook.json.hookId, true);
   for (let i = 0; i < 40; i++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { i } });
-  await sleep(300);
+  await deliveriesHeld(db, hook.json.hookId, 40);
   t.equal(slow.received.length, 0);
 
   await setPaused(app, acme.apiKey, hook.json.hookId, false);
@@ -127,13 +127,13 @@ t.test('a paused webhook that is deleted cancels what it held; resuming an unpau
   const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
   await setPaused(app, acme.apiKey, hook.json.hookId, true);
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
-  await sleep(200);
+  await deliveriesHeld(db, hook.json.hookId, 1);
   const deleted = await send(app, { method: 'DELETE', url: `/webhook/${hook.json.hookId}`, headers: { 'x-api-key': acme.apiKey } });
   t.equal(deleted.status, 204);
   t.same(await db.query('SELECT state FROM deliveries'), [{ state: 'cancelled' }]);
   const gone = await setPaused(app, acme.apiKey, hook.json.hookId, false);
   t.same([gone.status, gone.json], [404, { error: 'Webhook not found' }]);
-  await sleep(200);
+  await noDeliveryPending(db);
   t.equal(receiver.received.length, 0);
 
   const live = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, noDeliveryPending, publish, send } from '../helpers/app.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 
 // GET /webhook/{hookID} and PATCH /webhook/{hookID}: one webhook read and changed, its input
 // checked as a creation's, with the same words; another client's webhook is 404.
@@ -255,7 +255,7 @@ t.test('an update of url and events takes effect for the next event published', 
   const updated = await publish(app, { clientId: acme.clientId, type: 'lead_update', data: { id: 3 } });
   t.equal(updated.json.deliveries, 1, 'now subscribed to lead_update');
   await after.waitFor(1);
-  await sleep(200);
+  await noDeliveryPending(db);
 
   t.same(before.received.map((r) => r.headers['webhook-id']), [first.json.eventId], 'the old url got the event before the update, and nothing after');
   t.same(after.received.map((r) => r.headers['webhook-id']), [updated.json.eventId], 'the new url got the next event of its new type');

@@ -4,7 +4,9 @@ import { generateApiKey } from '../../src/secrets/credentials.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
+import { HELD_AT, HELD_AT_ISO } from '../../src/store/rows.js';
 import { assertMatchesSpec } from './contract.js';
+import { eventually } from './receiver.js';
 import { databaseAt, testDatabase, type TestDatabase } from './stores.js';
 
 export { tempDir } from './temp-dir.js';
@@ -91,6 +93,34 @@ export const DELIVERY_ENV = {
   DELIVERY_TIMEOUT: '2s',
   DELIVERY_POLL_INTERVAL: '20ms',
 };
+
+/**
+ * Resolves once no delivery is pending (of webhook `hookId`, or at all). The worker sends only
+ * pending deliveries, and settles one only once its attempt has an answer, recorded: from then on
+ * no receiver gets anything more from them.
+ */
+export function noDeliveryPending(db: TestDatabase, hookId?: number): Promise<true> {
+  const [where, params] = hookId === undefined ? ['', []] : [' AND webhook_id = ?', [hookId]];
+  return eventually(async () => {
+    const [row] = await db.query<{ n: number }>(`SELECT count(*) AS n FROM deliveries WHERE state = 'pending'${where}`, params);
+    return row!.n === 0 ? true : undefined;
+  });
+}
+
+/**
+ * Resolves once the worker has set `count` deliveries of a paused webhook aside (held: pending,
+ * due at HELD_AT): it came to them when they were due and sent nothing.
+ */
+export function deliveriesHeld(db: TestDatabase, hookId: number, count: number): Promise<true> {
+  const heldAt = db.kind === 'sqlite' ? HELD_AT : HELD_AT_ISO;
+  return eventually(async () => {
+    const [row] = await db.query<{ n: number }>(
+      "SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending' AND next_attempt_at = ?",
+      [hookId, heldAt],
+    );
+    return row!.n === count ? true : undefined;
+  });
+}
 
 /** POST /events as the lead system does. */
 export function publish(app: FastifyInstance, body: unknown, token = TEST_PUBLISHER_TOKEN) {

@@ -7,7 +7,7 @@ import { postgresDatabase, usePostgres } from '../helpers/stores.js';
 usePostgres();
 
 t.test('replicas starting at once on an empty database migrate it once, under the advisory lock', async (t) => {
-  const db = await postgresDatabase(t);
+  const db = await postgresDatabase(t, { empty: true });
   const stores = await Promise.all(Array.from({ length: 4 }, () => openStore(loadConfig(db.env))));
   t.teardown(() => Promise.all(stores.map((store) => store.close())));
   t.same(
@@ -20,7 +20,7 @@ t.test('replicas starting at once on an empty database migrate it once, under th
 });
 
 t.test('a schema newer than this leadhooks stops start-up', async (t) => {
-  const db = await postgresDatabase(t);
+  const db = await postgresDatabase(t, { empty: true });
   await (await openStore(loadConfig(db.env))).close();
   await db.query('INSERT INTO schema_migrations (version) VALUES (?)', [MIGRATIONS.length + 1]);
   await t.rejects(openStore(loadConfig(db.env)), {
@@ -29,7 +29,7 @@ t.test('a schema newer than this leadhooks stops start-up', async (t) => {
 });
 
 t.test('the tables use PostgreSQL types: identities, timestamptz, text[] events', async (t) => {
-  const db = await postgresDatabase(t);
+  const db = await postgresDatabase(t, { empty: true });
   await (await openStore(loadConfig(db.env))).close();
   const columns = await db.query(
     `SELECT table_name, column_name, data_type, is_identity FROM information_schema.columns

@@ -40,12 +40,13 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   for (let i = 0; i < 3; i++) events.push((await publish(before.app, { clientId: acme.clientId, type: 'lead_create', data: { i } })).json.eventId);
   await ok.waitFor(3);
   await down.waitFor(3);
-  await sleep(100);
+  // Each attempt recorded once its answer is in: the six that the move is to carry over.
+  await eventually(async () => ((await before.db.query<{ n: number }>('SELECT count(*) AS n FROM delivery_attempts'))[0]!.n === 6 ? true : undefined));
   await before.app.close(); // the service is stopped before it moves
   const source = sqliteDatabase(path);
   t.same(await source.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"), [{ n: 3 }], 'three deliveries wait for their retry');
 
-  const target = await postgresDatabase(t);
+  const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
   t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events.`);
@@ -88,7 +89,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
 });
 
 t.test('migrate-to-postgres refuses what it cannot move', async (t) => {
-  const target = await postgresDatabase(t);
+  const target = await postgresDatabase(t, { empty: true });
   const url = target.env.DATABASE_URL!;
   const missing = await cli('migrate-to-postgres', '--from', join(tempDir(t), 'none.db'), '--to', url, '--json');
   t.equal(missing.code, 1);
@@ -120,7 +121,7 @@ t.test('a paused webhook moves paused, its held deliveries with it; resumed on P
   );
   await before.app.close();
 
-  const target = await postgresDatabase(t);
+  const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
   t.same(await target.query('SELECT id, paused, held FROM webhooks'), [{ id: hook.json.hookId, paused: true, held: true }]);
@@ -165,7 +166,7 @@ t.test('a rotated secret moves with its previous one and the end of its grace pe
   );
   t.ok(webhook!.previous_secret, 'the rotation kept a previous secret on SQLite');
 
-  const target = await postgresDatabase(t);
+  const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
   t.same(
@@ -193,7 +194,7 @@ t.test('a sealed database moves with its sealing state: the moved one wants the 
   await before.app.close();
   const [state] = await sqliteDatabase(path).query('SELECT id, state, check_value FROM secret_sealing');
 
-  const target = await postgresDatabase(t);
+  const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
   t.same(await target.query('SELECT id, state, check_value FROM secret_sealing'), [state], 'the state, as on SQLite');
@@ -237,7 +238,7 @@ t.test('disabled and failing webhooks move as they are, with the marked attempts
   const columns = 'id, failing_since, disabled_at, disabled_reason';
   const sourceWebhooks = await source.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`);
 
-  const target = await postgresDatabase(t);
+  const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
   t.match(moved.out, / 1 operational_events\.$/);

@@ -33,7 +33,7 @@ t.test('while the database is away the API answers 503, nothing acknowledged is 
       else await sleep(10);
     }
   })();
-  await sleep(300);
+  await eventually(() => (accepted.length > 0 ? true : undefined)); // publications are under way
   proxy.cut();
 
   const requests = [
@@ -57,10 +57,11 @@ t.test('while the database is away the API answers 503, nothing acknowledged is 
   t.same(ready.json, { error: 'Not ready: the database does not answer' });
   t.equal((await send(app, { method: 'GET', url: '/healthz' })).status, 200, 'the process itself is alive');
 
-  await sleep(300);
+  await eventually(() => ((statuses.get(503) ?? 0) > 0 ? true : undefined)); // the publisher meets the outage too
   proxy.restore();
   await eventually(async () => ((await send(app, { method: 'GET', url: '/readyz' })).status === 200 ? true : undefined));
-  await sleep(300);
+  const acceptedBeforeRecovery = accepted.length;
+  await eventually(() => (accepted.length > acceptedBeforeRecovery ? true : undefined)); // and is served again
   publishing = false;
   await publisher;
   t.ok((statuses.get(503) ?? 0) > 0 && accepted.length > 0, `publications during the run: ${JSON.stringify(Object.fromEntries(statuses))}`);

@@ -5,7 +5,7 @@ import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send } from '../helpers/app.js';
-import { sleep, startReceiver } from '../helpers/receiver.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 import { openTestStore, usePostgres } from '../helpers/stores.js';
 
 // Several processes on one PostgreSQL database: API replicas, workers, the CLI.
@@ -40,7 +40,14 @@ t.test('an idle worker is woken by a publication from another process (LISTEN/NO
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
-  await sleep(300); // the worker's first look finds nothing and goes to sleep
+  // Connections listening for publications (their LISTEN done), opened since `since`.
+  const listening = async (since = new Date(0)) =>
+    (await db.query<{ n: number }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND state = 'idle' AND backend_start > ?",
+      [since],
+    ))[0]!.n;
+  // The worker listens for publications; its first look, made at start, found nothing.
+  await eventually(async () => ((await listening()) === 1 ? true : undefined));
   const emit = () => runCli(['event', 'emit', String(acme.clientId), 'lead_create', '--data', '{"id":1}'], { env: db.env, ...quiet });
 
   let published = Date.now();
@@ -48,11 +55,12 @@ t.test('an idle worker is woken by a publication from another process (LISTEN/NO
   await receiver.waitFor(1, 5_000);
   t.ok(receiver.received[0]!.at - published < 2_000, `delivered ${receiver.received[0]!.at - published} ms after a publication by the CLI`);
 
+  const cutAt = new Date();
   const [cut] = await db.query<{ n: number }>(
     "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
   );
   t.equal(cut!.n, 1, 'the listening connection is cut');
-  await sleep(1_500); // it listens again after a second
+  await eventually(async () => ((await listening(cutAt)) === 1 ? true : undefined)); // it listens again after a second
   published = Date.now();
   t.equal(await emit(), 0);
   await receiver.waitFor(2, 5_000);

@@ -8,7 +8,7 @@ import { migrateUntil, testDatabase } from '../helpers/stores.js';
 // already logged. The same file runs on SQLite and, through test/postgres/, on PostgreSQL.
 
 t.test('upgrading a database finds when each failing webhook began to fail, and lists the same statuses', async (t) => {
-  const db = await testDatabase(t);
+  const db = await testDatabase(t, { empty: true });
   await migrateUntil(db, 'failing_since');
   const events = db.kind === 'sqlite' ? '["lead_create"]' : '{lead_create}';
   const due = db.kind === 'sqlite' ? 0 : '2026-01-01T00:00:00.000Z';

@@ -95,7 +95,7 @@ t.test('whatever moves a pending delivery moves its entry: a retry, a pause and 
 });
 
 t.test('upgrading a database queues its pending deliveries, and only those', async (t) => {
-  const db = await testDatabase(t);
+  const db = await testDatabase(t, { empty: true });
   await migrateUntil(db, 'webhook_queue');
   await db.query("INSERT INTO clients (id, name, created_at) VALUES (1, 'Acme', '2026-01-01T00:00:00.000Z')");
   await db.query(
