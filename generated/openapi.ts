@@ -812,6 +812,7 @@ export type components = {
         };
         RecoverRequest: {
             /**
+             * Format: date-time
              * @description RFC 3339 date-time with a time zone (`Z` or an offset), not in the future: failed
              *     deliveries of events published at or after it are queued.
              * @example 2026-11-22T08:00:00Z

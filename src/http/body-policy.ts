@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Options, ValidateFunction } from 'ajv';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifySchemaCompiler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
@@ -56,8 +57,11 @@ export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit'>
 // Fastify's default Ajv coerces types ("events": "lead_create" would arrive as an array, a number
 // url as a string) and the contract calls both invalid, so nothing is coerced. Path and query
 // parameters arrive as text: a parameter declared integer takes plain decimal digits only
-// ("42", not "4.2e1", "0x2a" or " 42", all of which Ajv's coercion would let through).
-// openapi.yaml is OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
+// ("42", not "4.2e1", "0x2a" or " 42", all of which Ajv's coercion would let through). Every
+// integer a request carries is bounded in openapi.yaml within Number's safe range (at most
+// 2^53 - 1; test/http/body-policy.test.ts holds the spec to it): a larger one, which JSON.parse
+// or Number would round to another, is refused here, so no id reaches a handler or a store
+// rounded. openapi.yaml is OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
 const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
 
 /**
@@ -73,7 +77,14 @@ function isHttpUrl(url: string): boolean {
   }
 }
 ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
-ajv.addFormat('date-time', true); // only in responses; never validated on the way in
+
+/**
+ * `format: date-time` (the `since` of a recovery): RFC 3339, a time zone included, as ajv-formats
+ * checks it, and a time JavaScript's Date can hold, as the handlers read it (Date.parse): not a
+ * leap second (23:59:60), nor an offset of hours alone (`+01`), which ajv-formats lets through.
+ */
+const { validate: isRfc3339 } = fullFormats['date-time'] as { validate: (value: string) => boolean };
+ajv.addFormat('date-time', { type: 'string', validate: (value: string) => isRfc3339(value) && !Number.isNaN(Date.parse(value)) });
 
 const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
 

@@ -137,7 +137,6 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     },
 
     async listAttempts(clientId, webhookId, { limit, before }) {
-      if (!Number.isSafeInteger(webhookId)) return undefined;
       const { rows } = await pool.query<AttemptRow & { owned: boolean }>(
         `SELECT true AS owned, a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay,
            a.disabled_webhook
@@ -157,7 +156,6 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     },
 
     async requeue(clientId, webhookId, deliveryId, now) {
-      if (!Number.isSafeInteger(webhookId) || !Number.isSafeInteger(deliveryId)) return { outcome: 'no-webhook' };
       return inTransaction(pool, async (db) => {
         if (!(await lockOwnWebhook(db, clientId, webhookId))) return { outcome: 'no-webhook' as const };
         const { rows } = await db.query<{ state: string; event_id: string }>(
@@ -174,7 +172,6 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     },
 
     async recoverFailed(clientId, webhookId, since, limit, now) {
-      if (!Number.isSafeInteger(webhookId)) return undefined;
       return inTransaction(pool, async (db) => {
         if (!(await lockOwnWebhook(db, clientId, webhookId))) return undefined;
         // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.

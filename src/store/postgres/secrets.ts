@@ -5,7 +5,6 @@ import { idempotently } from './idempotency.js';
 import { inTransaction, type Queryable } from './transaction.js';
 
 async function rotate(db: Queryable, clientId: number, id: number, secret: string, previousUntil: string): Promise<boolean> {
-  if (!Number.isSafeInteger(id)) return false;
   // The right-hand sides read the row as it was: the current secret becomes the previous one.
   const { rowCount } = await db.query(
     `UPDATE webhooks SET previous_secret = secret, previous_secret_until = $1::timestamptz, secret = $2

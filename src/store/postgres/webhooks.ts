@@ -37,7 +37,6 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return idempotently(pool, key, (db) => createCapped(db, input, maxActive));
     },
     async delete(clientId, id) {
-      if (!Number.isSafeInteger(id)) return false;
       const now = new Date().toISOString();
       const { rows } = await pool.query<{ deleted: number }>(
         `WITH detached AS (
@@ -60,7 +59,6 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows.map(toSummary);
     },
     async get(clientId, id) {
-      if (!Number.isSafeInteger(id)) return undefined;
       const { rows } = await pool.query<SummaryRow>(
         `SELECT ${SUMMARY_COLUMNS}
          FROM webhooks w WHERE w.id = $1 AND w.client_id = $2 AND w.deleted_at IS NULL`,
@@ -69,7 +67,6 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows[0] && toSummary(rows[0]);
     },
     async update(clientId, id, changes) {
-      if (!Number.isSafeInteger(id)) return undefined;
       // One statement. A null change keeps the column. A pause raises `held` (its deliveries may be
       // set aside from now on); only the claims that release them after a resume lower it. The
       // row lock this takes waits for a claim holding the webhook's row, so a claim that started
@@ -91,7 +88,6 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows[0] && toSummary(rows[0]);
     },
     async target(clientId, id) {
-      if (!Number.isSafeInteger(id)) return undefined;
       const { rows } = await pool.query<WebhookTarget>(
         'SELECT id, url, secret FROM webhooks WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL',
         [id, clientId],
@@ -99,7 +95,6 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows[0];
     },
     async enable(clientId, id) {
-      if (!Number.isSafeInteger(id)) return undefined;
       // Only a disabled webhook changes: its run of failures starts over with the next failure.
       // Then it is read as `get` reads it (a statement of its own, which sees the change).
       await pool.query(
