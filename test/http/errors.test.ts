@@ -1,10 +1,14 @@
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import t from 'tap';
-import { buildTestApp, createClient, send } from '../helpers/app.js';
+import { buildTestApp, createClient, send, sharedTestApp } from '../helpers/app.js';
+
+// One app for the tests that leave it as it was; those that close it, or its store, or make it
+// listen, build their own.
+const sharedApp = sharedTestApp(t);
 
 t.test('unknown paths and methods answer 404 {"error":"Not found"}', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const requests: Array<[string, string]> = [
     ['GET', '/'],
@@ -37,7 +41,7 @@ t.test('an unexpected failure answers 500 Internal server error and nothing more
 });
 
 t.test('a path that cannot be decoded is a path we do not serve: 404', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   for (const headers of [{}, { 'x-api-key': (await createClient(app)).apiKey }]) {
     const res = await send(app, { method: 'DELETE', url: '/webhook/%E0%A4%A', headers });
     t.equal(res.status, 404);
@@ -120,7 +124,7 @@ t.test('a request arriving while the server closes gets 503 in the error shape',
 });
 
 t.test('JSON bodies are accepted whatever the case and parameters of the media type', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   for (const type of ['application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json;charset=UTF-8']) {
     const res = await send(app, {
@@ -134,7 +138,7 @@ t.test('JSON bodies are accepted whatever the case and parameters of the media t
 });
 
 t.test('a body sent to DELETE is refused in the same shapes', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const res = await send(app, {
     method: 'DELETE',
