@@ -1,10 +1,13 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
-import { buildTestApp, createClient, send } from '../helpers/app.js';
+import { createClient, send, sharedTestApp } from '../helpers/app.js';
+
+// One app for all: each test has clients of its own.
+const sharedApp = sharedTestApp(t);
 
 t.test('GET /about answers with the account name of the client the key identifies', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app, 'Acme Realty');
   const other = await createClient(app, 'Bolt Homes');
 
@@ -17,7 +20,7 @@ t.test('GET /about answers with the account name of the client the key identifie
 });
 
 t.test('GET /about refuses a missing, empty, unknown or revoked key with 401 Client not found', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const cases: Record<string, Record<string, string>> = {
     missing: {},
@@ -39,7 +42,7 @@ t.test('GET /about refuses a missing, empty, unknown or revoked key with 401 Cli
 });
 
 t.test('a second key of the same client works, and survives the revocation of the first', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const second = generateApiKey();
   const record = await app.store.keys.create(acme.clientId, second.stored);
@@ -52,7 +55,7 @@ t.test('a second key of the same client works, and survives the revocation of th
 });
 
 t.test('a key revoked by the CLI (another connection) is refused on the very next request', async (t) => {
-  const { app, db } = await buildTestApp(t);
+  const { app, db } = await sharedApp();
   const acme = await createClient(app);
   const about = () => send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } });
   t.equal((await about()).status, 200, 'the key is known, and its lookup cached');

@@ -1,10 +1,12 @@
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, send } from '../helpers/app.js';
+import { buildTestApp, createClient, createWebhook, send, sharedTestApp } from '../helpers/app.js';
 
 const VALID = { url: 'https://hooks.example.com/lead', events: ['lead_create', 'lead_update'] };
+// The tests with the default configuration share one app: each has a client of its own.
+const sharedApp = sharedTestApp(t);
 
 t.test('POST /webhook attaches a webhook: 201 with hookId, the same id, and a whsec_ secret', async (t) => {
-  const { app, db } = await buildTestApp(t);
+  const { app, db } = await sharedApp();
   const acme = await createClient(app);
 
   const res = await createWebhook(app, acme.apiKey, VALID);
@@ -34,7 +36,7 @@ t.test('POST /webhook attaches a webhook: 201 with hookId, the same id, and a wh
 });
 
 t.test('duplicate event names are stored once; unknown extra fields are ignored, never stored', async (t) => {
-  const { app, db } = await buildTestApp(t);
+  const { app, db } = await sharedApp();
   const acme = await createClient(app);
   const res = await createWebhook(app, acme.apiKey, {
     url: 'https://hooks.example.com/a',
@@ -50,7 +52,7 @@ t.test('duplicate event names are stored once; unknown extra fields are ignored,
 });
 
 t.test('prototype-pollution keys are dropped like any other unknown field', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const res = await send(app, {
     method: 'POST',
@@ -63,7 +65,7 @@ t.test('prototype-pollution keys are dropped like any other unknown field', asyn
 });
 
 t.test('POST /webhook with missing data answers 400 Missing data', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const headers = { 'x-api-key': acme.apiKey };
   const json = { ...headers, 'content-type': 'application/json' };
@@ -100,7 +102,7 @@ t.test('POST /webhook with missing data answers 400 Missing data', async (t) => 
 });
 
 t.test('POST /webhook with invalid data answers 400 Invalid data: naming what is wrong', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const URL_MESSAGE = 'Invalid data: url must be an absolute http or https URL';
   const cases: Array<[string, unknown, string]> = [
@@ -153,7 +155,7 @@ t.test('POST /webhook with invalid data answers 400 Invalid data: naming what is
 });
 
 t.test('POST /webhook with a body that is not JSON answers 415', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const body = JSON.stringify(VALID);
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
@@ -170,7 +172,7 @@ t.test('POST /webhook with a body that is not JSON answers 415', async (t) => {
 });
 
 t.test('POST /webhook checks the key before the body', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const requests: Array<Parameters<typeof send>[1]> = [
     { method: 'POST', url: '/webhook', payload: VALID },
     { method: 'POST', url: '/webhook', headers: { 'content-type': 'application/json' }, payload: '{"url":' },

@@ -1,9 +1,12 @@
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, sharedTestApp } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 
+// The tests with the default configuration share one app: each has clients of its own.
+const sharedApp = sharedTestApp(t);
+
 t.test("GET /webhook lists the calling client's attached webhooks, oldest first", async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const bolt = await createClient(app, 'Bolt Homes');
   const a = await createWebhook(app, acme.apiKey, { url: 'https://a.example/h', events: ['lead_create', 'lead_create'] });
@@ -84,7 +87,7 @@ t.test('GET /webhook/{hookID}/deliveries pages through attempts, newest first', 
 });
 
 t.test('GET /webhook/{hookID}/deliveries: errors in the contract shape and order', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const bolt = await createClient(app, 'Bolt Homes');
   const hook = await createWebhook(app, acme.apiKey, { url: 'https://a.example/h', events: ['lead_create'] });

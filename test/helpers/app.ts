@@ -29,6 +29,16 @@ export async function buildTestApp(
   return { app, db, databasePath: db.env.DATABASE_PATH ?? '' };
 }
 
+/**
+ * One app for the tests of a file that need nothing of their own, each with clients of its own:
+ * built (by buildTestApp) when first asked for, closed when the file's tests are done. A test
+ * whose assertions read the whole database, or that changes the app itself, builds its own.
+ */
+export function sharedTestApp(t: Test, env: Record<string, string> = {}): () => ReturnType<typeof buildTestApp> {
+  let built: ReturnType<typeof buildTestApp> | undefined;
+  return () => (built ??= buildTestApp(t, env));
+}
+
 /** A client with one API key, made the way `leadhooks client create` makes it. */
 export async function createClient(app: FastifyInstance, name = 'Acme Realty') {
   const { apiKey, stored } = generateApiKey();

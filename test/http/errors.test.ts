@@ -2,10 +2,14 @@ import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import t from 'tap';
 import { loadSpec } from '../../src/spec.js';
-import { buildTestApp, createClient, send } from '../helpers/app.js';
+import { buildTestApp, createClient, send, sharedTestApp } from '../helpers/app.js';
+
+// One app for the tests that leave it as it was; those that close it, or its store, or make it
+// listen, build their own.
+const sharedApp = sharedTestApp(t);
 
 t.test('unknown paths and methods answer 404 {"error":"Not found"}', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const requests: Array<[string, string]> = [
     ['GET', '/'],
@@ -150,7 +154,7 @@ t.test('a request arriving while the server closes gets 503 in the error shape',
 });
 
 t.test('JSON bodies are accepted whatever the case and parameters of the media type', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   for (const type of ['application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json;charset=UTF-8']) {
     const res = await send(app, {
@@ -164,7 +168,7 @@ t.test('JSON bodies are accepted whatever the case and parameters of the media t
 });
 
 t.test('a body sent to DELETE is refused in the same shapes', async (t) => {
-  const { app } = await buildTestApp(t);
+  const { app } = await sharedApp();
   const acme = await createClient(app);
   const res = await send(app, {
     method: 'DELETE',
