@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { IDEMPOTENCY_KEY_LIFETIME_MS, type Store } from '../store/store.js';
+import { IDEMPOTENCY_KEY_LIFETIME_MS, type DetachedCursor, type Store } from '../store/store.js';
 
 /** Events visited per transaction: a batch holds the write lock for a few milliseconds at most. */
 export const PRUNE_BATCH = 200;
@@ -15,6 +15,8 @@ export interface PruneTotals {
   idempotencyKeys: number;
   /** Operational events older than RETENTION (GET /operations/events). */
   operationalEvents: number;
+  /** Webhooks detached before RETENTION that nothing referred to any more. */
+  webhooks: number;
 }
 
 export interface Pruner {
@@ -28,9 +30,9 @@ export interface Pruner {
 
 /**
  * Retention: delivered and failed events older than `retention` are deleted with their
- * deliveries and attempts, operational events older than `retention`, and idempotency keys
- * past their lifetime, in small batches (README,
- * "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
+ * deliveries and attempts, operational events older than `retention`, idempotency keys
+ * past their lifetime, then the webhooks detached before `retention` that nothing refers to any
+ * more, in small batches (README, "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
  * database only take turns.
  */
 export function createPruner(
@@ -47,7 +49,7 @@ export function createPruner(
 
   async function runOnce(): Promise<PruneTotals> {
     const before = new Date(now() - config.retention).toISOString();
-    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0 };
+    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0 };
     let cursor = 0;
     for (;;) {
       const batch = await store.events.prune(before, PRUNE_BATCH, cursor);
@@ -77,6 +79,16 @@ export function createPruner(
       await pause();
     }
     if (totals.operationalEvents > 0) log.info({ operationalEvents: totals.operationalEvents, before }, 'pruned operational events older than the retention period');
+    // Last: what referred to them has just been pruned.
+    let detached: DetachedCursor = { detachedAt: new Date(0).toISOString(), id: 0 };
+    for (;;) {
+      const batch = await store.webhooks.prune(before, PRUNE_BATCH, detached);
+      totals.webhooks += batch.deleted;
+      if (!batch.more || stopped) break;
+      detached = batch.cursor;
+      await pause();
+    }
+    if (totals.webhooks > 0) log.info({ webhooks: totals.webhooks, before }, 'deleted detached webhooks that nothing refers to any more');
     return totals;
   }
 

@@ -151,6 +151,12 @@ export const toOperationalEvent = (row: OperationalEventRow): OperationalEvent =
   createdAt: row.created_at,
 });
 
+/**
+ * What detaching a webhook does to its signing secrets, in both stores (an UPDATE's SET list):
+ * erased, as nothing is signed with them any more. `secret` is NOT NULL: an empty string.
+ */
+export const ERASE_SECRETS = "secret = '', previous_secret = NULL, previous_secret_until = NULL";
+
 /** The state a delivery moves to after an attempt with this outcome; null: it stays pending. */
 export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
   succeeded: 'succeeded',
@@ -212,13 +218,16 @@ export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: Idempo
 // Sealing secrets at rest (SecretRepository.seal): which rows change, and where the next batch
 // starts. Both stores walk the webhooks by id, then the stored answers by (scope, key).
 
-/** A webhook's secrets sealed; undefined when both already were (the row is left as it is). */
+/**
+ * A webhook's secrets sealed; undefined when both already were, or were erased (ERASE_SECRETS):
+ * the row is left as it is.
+ */
 export function sealedSecrets(
   row: { secret: string; previous_secret: string | null },
   prefix: string,
   seal: (value: string) => string,
 ): { secret: string; previous: string | null } | undefined {
-  const sealed = (value: string) => (value.startsWith(prefix) ? value : seal(value));
+  const sealed = (value: string) => (value === '' || value.startsWith(prefix) ? value : seal(value));
   const secret = sealed(row.secret);
   const previous = row.previous_secret === null ? null : sealed(row.previous_secret);
   return secret === row.secret && previous === row.previous_secret ? undefined : { secret, previous };

@@ -34,7 +34,11 @@ export interface WebhookRepository {
   create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
   /** `create`, made once per Idempotency-Key (IdempotentWrite). */
   createOnce(input: NewWebhook, maxActive: number, key: IdempotentWrite<Webhook | undefined>): Promise<Keyed<Webhook | undefined>>;
-  /** Deletes one of the client's active webhooks; false when it has none with this id. */
+  /**
+   * Detaches one of the client's active webhooks: its pending deliveries are cancelled and its
+   * signing secrets erased (an attempt already in flight was signed before it left, and
+   * finishes). False when the client has no active webhook with this id.
+   */
   delete(clientId: number, id: number): Promise<boolean>;
   /** Up to `limit` of the client's active webhooks with ids above `after`, with their delivery health, oldest first. */
   list(clientId: number, page: { limit: number; after?: number }): Promise<WebhookSummary[]>;
@@ -56,6 +60,27 @@ export interface WebhookRepository {
    * shows it afterwards; undefined when the client has no such webhook.
    */
   enable(clientId: number, id: number): Promise<WebhookSummary | undefined>;
+  /**
+   * Retention: visits up to `limit` webhooks detached before `before` (ISO 8601), in the order
+   * they were detached, after `cursor`, and deletes those that nothing refers to any more (no
+   * delivery, attempt or operational event: retention deletes those first). One short
+   * transaction. Their ids are never handed out again.
+   */
+  prune(before: string, limit: number, cursor: DetachedCursor): Promise<DetachedPruneBatch>;
+}
+
+/** Where pruning detached webhooks goes on from: the last one visited. */
+export interface DetachedCursor {
+  /** When it was detached (ISO 8601); the epoch to start. */
+  detachedAt: string;
+  id: number;
+}
+
+export interface DetachedPruneBatch {
+  deleted: number;
+  cursor: DetachedCursor;
+  /** False once no webhook detached before the cut-off is left to visit. */
+  more: boolean;
 }
 
 /** What one batch of pruning deleted, and where the next batch goes on from. */

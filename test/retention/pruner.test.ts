@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -103,7 +104,7 @@ t.test('settled history older than the retention period is deleted; pending deli
     // Events of this round and the two before are at most two hours old; older ones are pruned.
     t.equal(pruned.events, round >= 3 ? PER_ROUND : 0, `round ${round}: one round's events pruned`);
     if (round >= 3) {
-      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0, operationalEvents: 0 }, `round ${round}: with their deliveries and attempts`);
+      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0 }, `round ${round}: with their deliveries and attempts`);
     }
     sizes.push(await databaseSize(db));
   }
@@ -183,6 +184,34 @@ t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log,
   t.equal(kept.status, 200);
   t.match(kept.json.attempts, [{ type: 'lead_update', statusCode: 500, outcome: 'retrying' }], 'the retrying delivery keeps its log');
   t.same(await counts(db), { events: 1, pending: 1, settled: 0, attempts: 1 }, 'only the pending event is left in the database');
+});
+
+t.test("through the server: DELETE erases a webhook's sealed secret at once, and retention deletes its row after its history", async (t) => {
+  const { app, db } = await buildTestApp(t, {
+    ...DELIVERY_ENV,
+    RETENTION: '3s',
+    PRUNE_INTERVAL: '100ms',
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  });
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const detached = (await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] })).json.hookId;
+  const attached = (await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] })).json.hookId;
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  await receiver.waitFor(2);
+  const row = (id: number) => db.query('SELECT id, secret, previous_secret FROM webhooks WHERE id = ?', [id]);
+  const attempts = (id: number) => db.query<{ n: number }>('SELECT count(*) AS n FROM delivery_attempts WHERE webhook_id = ?', [id]);
+  await eventually(async () => ((await attempts(detached))[0]!.n === 1 ? true : undefined));
+  t.match(await row(detached), [{ secret: /^enc:v1:/ }], 'stored sealed');
+
+  const res = await send(app, { method: 'DELETE', url: `/webhook/${detached}`, headers: { 'x-api-key': acme.apiKey } });
+  t.equal(res.status, 204);
+  t.same(await row(detached), [{ id: detached, secret: '', previous_secret: null }], 'erased by the DELETE, before its history goes');
+  await eventually(async () => ((await row(detached)).length === 0 ? true : undefined));
+  t.same(await attempts(detached), [{ n: 0 }], 'its attempts went before it');
+  t.match(await row(attached), [{ id: attached, secret: /^enc:v1:/ }], 'the attached webhook stays, with its secret');
+  const next = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  t.ok(next.json.hookId > attached, 'no id is given again');
 });
 
 t.test('operational events older than the retention period are pruned by the same pass, in batches', async (t) => {

@@ -2,6 +2,7 @@ import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { HELD_AT, HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH } from '../../src/store/rows.js';
 import type { AttemptRecord, Store } from '../../src/store/store.js';
+import { failPastDisableTime } from '../helpers/failed-attempt.js';
 import { openTestStore } from '../helpers/stores.js';
 
 // The store interface's contract, method by method: what each returns and what it leaves in the
@@ -324,6 +325,64 @@ t.test('events.prune deletes settled history older than the cut-off in batches, 
   t.same(last, { events: 0, deliveries: 0, attempts: 0, cursor: third.cursor, more: false });
   t.same((await db.query('SELECT id FROM events ORDER BY id')).map((r) => r.id), ['evt_1', 'evt_5', 'evt_6']);
   t.same(await db.query('SELECT count(*) AS n FROM delivery_attempts'), [{ n: 2 }]);
+});
+
+t.test("a detached webhook's secrets are erased at once; retention deletes its row once nothing refers to it; its id is never given again", async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const make = async (secret: string, events: ('lead_create' | 'lead_update')[] = ['lead_create']) =>
+    (await store.webhooks.create({ ...hook(client.id, events), secret }, 10))!;
+  const kept = await make('whsec_kept');
+  const inFlight = await make('whsec_first');
+  const gone = await make('whsec_gone');
+  const disabled = await make('whsec_disabled');
+  const unused = await make('whsec_unused', ['lead_update']);
+  t.ok(await store.secrets.rotate(client.id, inFlight.id, 'whsec_second', at(86_400_000)));
+  await store.events.publish({ id: 'evt_0', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
+  const { jobs } = await store.deliveries.claimDue({ now: T0 + 10, limit: 10, leaseUntil: T0 + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  const job = (webhook: { id: number }) => jobs.find((j) => j.webhookId === webhook.id)!;
+  t.match(job(inFlight), { secret: 'whsec_second', previousSecret: { secret: 'whsec_first' } }, 'claimed, with its secrets, before it is detached');
+
+  t.ok(await store.webhooks.delete(client.id, inFlight.id));
+  t.ok(await store.webhooks.delete(client.id, unused.id));
+  // The attempt in flight finishes and is recorded; a 410 detaches; a disabled webhook is detached.
+  for (const webhook of [kept, inFlight]) await store.deliveries.recordAttempt(job(webhook), attempt('succeeded'));
+  await store.deliveries.recordAttempt(job(gone), attempt('gone'));
+  t.ok(await failPastDisableTime(store, job(disabled), T0 + 20), 'an operational event refers to the disabled one');
+  t.ok(await store.webhooks.delete(client.id, disabled.id));
+  const erased = { secret: '', previous_secret: null, previous_secret_until: null };
+  t.same(await db.query('SELECT id, secret, previous_secret, previous_secret_until FROM webhooks ORDER BY id'), [
+    { id: kept.id, secret: 'whsec_kept', previous_secret: null, previous_secret_until: null },
+    { id: inFlight.id, ...erased },
+    { id: gone.id, ...erased },
+    { id: disabled.id, ...erased },
+    { id: unused.id, ...erased },
+  ], 'detached by a deletion or a 410: secrets erased; the attached webhook keeps its own');
+
+  const ids = async () => (await db.query<{ id: number }>('SELECT id FROM webhooks ORDER BY id')).map((row) => row.id);
+  const start = { detachedAt: new Date(0).toISOString(), id: 0 };
+  const recent = new Date(Date.now() - 3_600_000).toISOString();
+  t.same(await store.webhooks.prune(recent, 10, start), { deleted: 0, cursor: start, more: false }, 'none detached before the cut-off');
+  const cutOff = new Date(Date.now() + 3_600_000).toISOString();
+  // One a batch, in the order they were detached: only the one nothing refers to goes.
+  const walk = async () => {
+    let totals = { deleted: 0, batches: 0 };
+    for (let cursor = start, more = true; more; totals.batches++) {
+      const batch = await store.webhooks.prune(cutOff, 1, cursor);
+      totals.deleted += batch.deleted;
+      ({ cursor, more } = batch);
+    }
+    return totals;
+  };
+  t.same(await walk(), { deleted: 1, batches: 5 }, 'four visited one at a time, then none left');
+  t.same(await ids(), [kept.id, inFlight.id, gone.id, disabled.id], 'the webhook that never had a delivery is deleted');
+  t.same(await store.events.prune(cutOff, 10, 0), { events: 1, deliveries: 4, attempts: 4, cursor: 1, more: false });
+  t.same(await walk(), { deleted: 2, batches: 4 });
+  t.same(await ids(), [kept.id, disabled.id], 'with their deliveries and attempts pruned, two more go; an operational event still refers to the third');
+  t.equal(await store.operationalEvents.prune(cutOff, 10), 1);
+  t.same(await walk(), { deleted: 1, batches: 2 });
+  t.same(await ids(), [kept.id], 'only the attached webhook is left');
+  t.ok((await make('whsec_next')).id > unused.id, 'the largest id, deleted, is not given again');
 });
 
 t.test("webhooks.get, update and target: one of the client's own webhooks, read and changed field by field", async (t) => {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { FINAL_STATE, followFailure, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { ERASE_SECRETS, FINAL_STATE, followFailure, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, DeliveryRepository } from '../store.js';
 import { createClaimer } from './claim-due.js';
 import { writeOperationalEvent } from './operational-events.js';
@@ -79,7 +79,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         await inTransaction(pool, async (db) => {
           await record(db, attempt.outcome);
           const now = new Date().toISOString();
-          await db.query('UPDATE webhooks SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL', [now, job.webhookId]);
+          await db.query(`UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND deleted_at IS NULL`, [now, job.webhookId]);
           await db.query(CANCEL_PENDING, [now, job.webhookId]);
         });
         return undefined;

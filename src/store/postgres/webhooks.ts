@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { toSummary, type SummaryRow } from '../rows.js';
+import { ERASE_SECRETS, toSummary, type SummaryRow } from '../rows.js';
 import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
 import { NEW_WORK_CHANNEL } from './events.js';
 import { idempotently } from './idempotency.js';
@@ -40,7 +40,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       const now = new Date().toISOString();
       const { rows } = await pool.query<{ deleted: number }>(
         `WITH detached AS (
-           UPDATE webhooks SET deleted_at = $1 WHERE id = $2 AND client_id = $3 AND deleted_at IS NULL RETURNING id
+           UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND client_id = $3 AND deleted_at IS NULL RETURNING id
          ), cancelled AS (
            UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
            WHERE webhook_id IN (SELECT id FROM detached) AND state = 'pending' RETURNING 1
@@ -103,6 +103,26 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         [id, clientId],
       );
       return this.get(clientId, id);
+    },
+    async prune(before, limit, cursor) {
+      // Visited in the order they were detached (webhooks_detached); each deleted once nothing
+      // refers to it, each check reading an index of its table.
+      const { rows } = await pool.query<{ id: number; deleted_at: string }>(
+        `SELECT id, deleted_at FROM webhooks
+         WHERE deleted_at IS NOT NULL AND deleted_at < $1::timestamptz AND (deleted_at, id) > ($2::timestamptz, $3)
+         ORDER BY deleted_at, id LIMIT $4`,
+        [before, cursor.detachedAt, cursor.id, limit],
+      );
+      const last = rows.at(-1);
+      if (last === undefined) return { deleted: 0, cursor, more: false };
+      const { rowCount } = await pool.query(
+        `DELETE FROM webhooks w WHERE w.id = ANY ($1::bigint[]) AND w.deleted_at IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = w.id)
+           AND NOT EXISTS (SELECT 1 FROM delivery_attempts WHERE webhook_id = w.id)
+           AND NOT EXISTS (SELECT 1 FROM operational_events WHERE webhook_id = w.id)`,
+        [rows.map((row) => row.id)],
+      );
+      return { deleted: rowCount ?? 0, cursor: { detachedAt: last.deleted_at, id: last.id }, more: rows.length === limit };
     },
   };
 }

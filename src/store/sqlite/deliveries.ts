@@ -1,5 +1,5 @@
 import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
-import { FINAL_STATE, followFailure, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
+import { ERASE_SECRETS, FINAL_STATE, followFailure, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -90,7 +90,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     if (entries === undefined) unqueued.set(webhook, [entry]);
     else if (entries.push(entry) >= UNQUEUE_BATCH) takeOut(webhook, entries);
   };
-  const detach = db.prepare<[string, number]>('UPDATE webhooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL');
+  const detach = db.prepare<[string, number]>(`UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND deleted_at IS NULL`);
   const settlePending = settleAllPending(db);
   // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, so
   // a healthy webhook's attempts do not write its row), and what disabling it changes.

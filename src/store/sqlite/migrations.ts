@@ -246,4 +246,15 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM webhook_queue WHERE webhook_id = OLD.webhook_id AND due_at = OLD.next_attempt_at AND delivery_id = OLD.id;
   END;
   `,
+  // Detached webhooks (README, "Retention"). Detaching erases a webhook's signing secrets, and
+  // those of the webhooks detached before this are erased here. Retention deletes a detached
+  // webhook's row once nothing refers to it: webhooks_detached walks them in the order they were
+  // detached, and the other two indexes let the check that no delivery or operational event
+  // refers to one (and the foreign-key checks of its deletion) read an index, not a table.
+  `
+  CREATE INDEX webhooks_detached ON webhooks(deleted_at) WHERE deleted_at IS NOT NULL;
+  UPDATE webhooks SET secret = '', previous_secret = NULL, previous_secret_until = NULL WHERE deleted_at IS NOT NULL;
+  CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id);
+  CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
+  `,
 ];

@@ -1,5 +1,5 @@
-import { toSummary, type SummaryRow } from '../rows.js';
-import type { EventName, NewWebhook, Webhook, WebhookChanges, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
+import { ERASE_SECRETS, toSummary, type SummaryRow } from '../rows.js';
+import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { idempotentRunner } from './idempotency.js';
@@ -13,7 +13,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const softDelete = db.prepare<[string, number, number]>(
-    'UPDATE webhooks SET deleted_at = ? WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
+    `UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
   );
   const settlePending = settleAllPending(db);
   const idempotent = idempotentRunner(db);
@@ -47,6 +47,23 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const enableDisabled = db.prepare<[number, number]>(`
     UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
     WHERE id = ? AND client_id = ? AND deleted_at IS NULL AND disabled_at IS NOT NULL`);
+  // Retention of detached webhooks: visited in the order they were detached (webhooks_detached),
+  // each deleted once nothing refers to it (each check reads an index of its table).
+  const detachedAfter = db.prepare<[string, string, number, number], { id: number; deleted_at: string }>(`
+    SELECT id, deleted_at FROM webhooks
+    WHERE deleted_at IS NOT NULL AND deleted_at < ? AND (deleted_at, id) > (?, ?) ORDER BY deleted_at, id LIMIT ?`);
+  const deleteUnreferenced = db.prepare<[number]>(`
+    DELETE FROM webhooks WHERE id = ? AND deleted_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = webhooks.id)
+      AND NOT EXISTS (SELECT 1 FROM delivery_attempts WHERE webhook_id = webhooks.id)
+      AND NOT EXISTS (SELECT 1 FROM operational_events WHERE webhook_id = webhooks.id)`);
+  const prune = (before: string, limit: number, cursor: DetachedCursor): DetachedPruneBatch => {
+    const rows = detachedAfter.all(before, cursor.detachedAt, cursor.id, limit);
+    let deleted = 0;
+    for (const row of rows) deleted += deleteUnreferenced.run(row.id).changes;
+    const last = rows.at(-1);
+    return { deleted, cursor: last ? { detachedAt: last.deleted_at, id: last.id } : cursor, more: rows.length === limit };
+  };
   const remove = (clientId: number, id: number): boolean => {
     const now = new Date().toISOString();
     if (softDelete.run(now, id, clientId).changes !== 1) return false;
@@ -96,6 +113,9 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
         const row = summary.get(id, clientId);
         return row && fromStored(row);
       });
+    },
+    async prune(before, limit, cursor) {
+      return grouped(() => prune(before, limit, cursor));
     },
   };
 }
