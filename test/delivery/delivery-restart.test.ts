@@ -33,7 +33,9 @@ t.test('killed with deliveries pending, restarted: every accepted event is deliv
   let restarted = false;
   const slow = await startReceiver(t, (_n, r) => {
     done.lead_create.add(String(r.headers['webhook-id']));
-    return { status: 200, delayMs: 150 };
+    // A second per delivery, two at a time: publishing the 40 events takes far less, even on a
+    // loaded machine, so the kill always finds lead_create deliveries undone.
+    return { status: 200, delayMs: 1_000 };
   });
   const gate = await startReceiver(t, (_n, r) => {
     if (!restarted) return { status: 503 };
@@ -59,7 +61,7 @@ t.test('killed with deliveries pending, restarted: every accepted event is deliv
 
   restarted = true;
   const second = await startServer(t, env);
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   while ((done.lead_create.size < 20 || done.lead_update.size < 20) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
