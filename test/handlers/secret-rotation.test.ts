@@ -48,9 +48,11 @@ t.test('another client\'s or an unknown webhook is 404, a bad hookID 400, no key
   }
   const anonymous = await send(app, { method: 'POST', url: `/webhook/${hook.json.hookId}/secret/rotate` });
   t.equal(anonymous.status, 401);
+  t.same(await db.query('SELECT secret, previous_secret FROM webhooks'), [{ secret: hook.json.secret, previous_secret: null }]);
+  // Detaching erases the secret; a rotation of the detached webhook puts none back.
   await send(app, { method: 'DELETE', url: `/webhook/${hook.json.hookId}`, headers: { 'x-api-key': acme.apiKey } });
   t.equal((await rotate(app, acme.apiKey, hook.json.hookId)).status, 404, 'a detached webhook');
-  t.same(await db.query('SELECT secret, previous_secret FROM webhooks'), [{ secret: hook.json.secret, previous_secret: null }]);
+  t.same(await db.query('SELECT secret, previous_secret FROM webhooks'), [{ secret: '', previous_secret: null }]);
 });
 
 t.test('during the grace period a delivery verifies with either secret; after it, with the new one only', async (t) => {
