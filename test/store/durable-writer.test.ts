@@ -3,7 +3,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { createDurableWriter } from '../../src/store/sqlite/engine/durable-writer.js';
-import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
+import { openDatabase, WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/engine/open-database.js';
 import { tempDir } from '../helpers/app.js';
 
 // The group commit answers a write only once the WAL holding it is on disk. The fsync runs on
@@ -180,6 +180,26 @@ t.test('once the store is busy, checkpoints run on a worker thread', async (t) =
   });
   t.pass('every frame of the WAL copied into the database without this thread checkpointing');
   t.equal((db.prepare('SELECT count(*) AS n FROM probe').get() as { n: number }).n, 250);
+});
+
+t.test('under writes that never pause, the WAL starts over once it passes its limit', async (t) => {
+  const { db, write, path } = setup(t);
+  db.exec('CREATE TABLE blobs (data BLOB)');
+  const insert = db.prepare('INSERT INTO blobs (data) VALUES (?)');
+  const blob = Buffer.alloc(64 * 1024, 7);
+  // Four times the limit, written with no quiet moment: each write starts as the last commits,
+  // so a PASSIVE checkpoint alone would never find the WAL fully copied at the start of a write.
+  const total = 4 * WAL_SIZE_LIMIT_BYTES;
+  let largest = 0;
+  for (let written = 0; written < total; written += blob.length) {
+    await write(() => insert.run(blob));
+    largest = Math.max(largest, fs.statSync(`${path}-wal`).size);
+  }
+  // The limit, plus what the writes add between two checkpoints (200 ms apart) and while one runs:
+  // tens of MiB a second here, far more than a server writes, so the margin is wide; a WAL that
+  // never starts over would reach the whole 64 MiB.
+  t.ok(largest < 2 * WAL_SIZE_LIMIT_BYTES, `the WAL peaked at ${(largest / 2 ** 20).toFixed(1)} MiB`);
+  t.equal((db.prepare('SELECT count(*) AS n FROM blobs').get() as { n: number }).n, total / blob.length);
 });
 
 t.test('a write that throws is rolled back alone; the others in its batch commit', async (t) => {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Db } from './open-database.js';
+import { WAL_SIZE_LIMIT_BYTES, type Db } from './open-database.js';
 
 /** How often the checkpointer copies the WAL into the database. */
 const CHECKPOINT_INTERVAL_MS = 200;
@@ -12,17 +12,30 @@ export interface Checkpointer {
 }
 
 // The worker's code, plain JavaScript so that it runs the same from src/ (tests) and dist/.
-// A PASSIVE checkpoint never waits for the writer or the readers: it copies what it can, and the
-// WAL starts over from its beginning once everything in it has been copied.
+// A PASSIVE checkpoint never waits for the writer or the readers: it copies what it can. The WAL
+// starts over from its beginning only when a write begins with everything in it copied, which
+// under steady writes never happens: they keep appending while the checkpoint copies. So once the
+// WAL has grown past its limit, the checkpoint is a RESTART: it holds new writes back (they wait
+// in the busy handler) while it copies the few frames a PASSIVE one left and syncs the database,
+// and the next write then starts the WAL over, cut back to the limit by journal_size_limit. The
+// WAL stays within the limit plus what is written between two checkpoints.
 const WORKER_SOURCE = `
+const { statSync } = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.betterSqlite3);
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 5000');
 db.pragma('synchronous = FULL');
+const walSize = () => {
+  try {
+    return statSync(workerData.path + '-wal').size;
+  } catch {
+    return 0;
+  }
+};
 const checkpoint = () => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    db.pragma(walSize() > workerData.walLimit ? 'wal_checkpoint(RESTART)' : 'wal_checkpoint(PASSIVE)');
   } catch {
     // Busy or interrupted: the next one copies what this one did not.
   }
@@ -46,7 +59,7 @@ export function startCheckpointer(db: Db): Checkpointer {
   const require = createRequire(import.meta.url);
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { path: db.name, betterSqlite3: require.resolve('better-sqlite3'), intervalMs: CHECKPOINT_INTERVAL_MS },
+    workerData: { path: db.name, betterSqlite3: require.resolve('better-sqlite3'), intervalMs: CHECKPOINT_INTERVAL_MS, walLimit: WAL_SIZE_LIMIT_BYTES },
   });
   db.pragma('wal_autocheckpoint = 0');
   let running = true;
