@@ -15,6 +15,12 @@ import { settleAllPending } from './webhooks.js';
  * many settled entries of a webhook (per process that settles them).
  */
 const UNQUEUE_BATCH = 32;
+/**
+ * How many webhooks may have settled entries waiting at once. Past it, every waiting entry goes:
+ * a webhook detached before it reached UNQUEUE_BATCH would otherwise keep its entries here for
+ * as long as claims find work, and under steady webhook churn they would never stop adding up.
+ */
+const UNQUEUE_WEBHOOKS = 1_000;
 
 /** A due delivery as a claim reads it: the job, whether its webhook is paused, and its pace. */
 type DueRow = JobRow & PacedCandidate & { paused: number };
@@ -85,10 +91,16 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     for (const { dueAt, id } of entries) unqueue.run({ webhook, due: dueAt, id });
     unqueued.delete(webhook);
   };
+  const takeOutAll = () => {
+    for (const [webhook, entries] of unqueued) takeOut(webhook, entries);
+  };
   const settled = (webhook: number, entry: { dueAt: number; id: number }) => {
     const entries = unqueued.get(webhook);
-    if (entries === undefined) unqueued.set(webhook, [entry]);
-    else if (entries.push(entry) >= UNQUEUE_BATCH) takeOut(webhook, entries);
+    if (entries !== undefined) {
+      if (entries.push(entry) >= UNQUEUE_BATCH) takeOut(webhook, entries);
+    } else if (unqueued.set(webhook, [entry]).size > UNQUEUE_WEBHOOKS) {
+      takeOutAll();
+    }
   };
   const detach = db.prepare<[string, number]>(`UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND deleted_at IS NULL`);
   const settlePending = settleAllPending(db);
@@ -209,7 +221,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
     if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held, pacer);
     // Nothing to do: the settled deliveries' entries still waiting go now.
-    if (picked.length === 0) for (const [webhook, entries] of unqueued) takeOut(webhook, entries);
+    if (picked.length === 0) takeOutAll();
     for (const [id, at] of pacer.deferred) defer.run(Math.ceil(at), id);
     for (const [webhook, at] of pacer.paces) setPace.run(at, webhook);
     const jobs = picked.map((row) => {
