@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+// npm run soak -- [minutes]: leadhooks on SQLite under steady load for a long run (30 minutes by
+// default), to show what must stay bounded when nothing ever pauses: the WAL, the database file
+// and the server's memory. The load, at fixed rates whatever the server's speed: 100 events/s to
+// five webhooks (about 500 deliveries/s) and 300 API requests/s, of which 50 webhook creations and
+// 50 detachments (webhooks that live about a second and receive a few deliveries each). Every
+// second it samples the WAL's size, the file's size and the server's RSS; every minute it prints
+// them; at the end it says how often the WAL was past its limit and how fast RSS grew after the
+// warm-up. It exits non-zero when the WAL passed its limit by more than what two checkpoints'
+// worth of writes can explain, or RSS grew faster than 0.05 MB a minute.
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WAL_SIZE_LIMIT_BYTES } from '../src/store/sqlite/engine/open-database.js';
+import { count, say } from './bench/progress.js';
+import { apiKeyFor, seed } from './bench/seed-database.js';
+import { buildLeadhooks, PUBLISHER_TOKEN, startLeadhooks } from './bench/server-process.js';
+
+const minutes = Number(process.argv[2] ?? 30);
+const WARM_UP_MINUTES = Math.min(5, minutes / 3);
+const TICK_MS = 10; // a tick: one event, and three API requests in turn
+const MB = 2 ** 20;
+
+const sizeOf = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+
+// The receiver: answers every delivery at once.
+const receiver = createHttpServer((request, response) => {
+  request.resume();
+  request.on('end', () => response.end('ok'));
+}).listen(0, '127.0.0.1');
+await once(receiver, 'listening');
+const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+buildLeadhooks();
+const dir = mkdtempSync(join(tmpdir(), 'leadhooks-soak-'));
+const path = seed(dir, { name: 'soak', clients: { soak: { clients: 1, hooksEach: 0 } } });
+const server = await startLeadhooks({ DATABASE_PATH: path }, { ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn', RETENTION: '2m', PRUNE_INTERVAL: '30s' });
+const apiKey = apiKeyFor(1);
+say(`leadhooks (pid ${server.pid}) on ${path}, ${minutes} minutes of load`);
+
+let failures = 0;
+async function call(method: string, url: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': apiKey }): Promise<unknown> {
+  try {
+    const response = await fetch(server.origin + url, {
+      method,
+      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      failures++;
+      return undefined;
+    }
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    failures++;
+    return undefined;
+  }
+}
+const attach = async (events: string[]) => ((await call('POST', '/webhook', { url: target, events })) as { hookId?: number } | undefined)?.hookId;
+
+// Five lasting webhooks take every lead_create; the short-lived ones take lead_update only.
+for (let i = 0; i < 5; i++) await attach(['lead_create']);
+const living: number[] = [];
+const publisher = { authorization: `Bearer ${PUBLISHER_TOKEN}` };
+
+let ticks = 0;
+let lead = 0;
+function tick() {
+  lead++;
+  const type = ticks % 50 === 0 ? 'lead_update' : 'lead_create'; // 2 lead_update events a second
+  void call('POST', '/events', { clientId: 1, type, data: { id: lead, email: `lead${lead}@example.com` } }, publisher);
+  // Two ticks: a creation, a detachment, four GET /about.
+  if (ticks % 2 === 0) {
+    void attach(['lead_update']).then((id) => id !== undefined && living.push(id));
+    const oldest = living.length > 50 ? living.shift() : undefined;
+    void call(oldest === undefined ? 'GET' : 'DELETE', oldest === undefined ? '/about' : `/webhook/${oldest}`);
+  } else {
+    void call('GET', '/about');
+  }
+  for (let i = 0; i < 2; i++) void call('GET', '/about');
+  ticks++;
+}
+
+const samples: { at: number; wal: number; file: number; rss: number }[] = [];
+const started = Date.now();
+const end = started + minutes * 60_000;
+const load = setInterval(() => {
+  // Catch up on ticks a busy moment delayed: the rates hold whatever the server's speed.
+  const due = Math.floor((Date.now() - started) / TICK_MS);
+  while (ticks < due) tick();
+}, TICK_MS);
+const sampler = setInterval(() => {
+  samples.push({ at: (Date.now() - started) / 60_000, wal: sizeOf(`${path}-wal`), file: sizeOf(path), rss: rssMb(server.pid) });
+  if (samples.length % 60 === 0) {
+    const minute = samples.slice(-60);
+    const last = minute.at(-1)!;
+    say(
+      `minute ${samples.length / 60}: RSS ${last.rss.toFixed(1)} MB, WAL max ${(Math.max(...minute.map((s) => s.wal)) / MB).toFixed(1)} MiB, ` +
+        `file ${(last.file / MB).toFixed(1)} MiB, ${count(ticks)} events sent, ${failures} failed requests`,
+    );
+  }
+}, 1000);
+await new Promise((resolve) => setTimeout(resolve, end - Date.now()));
+clearInterval(load);
+clearInterval(sampler);
+await server.stop();
+receiver.close();
+
+// RSS growth after the warm-up: the least-squares slope of the samples, MB a minute.
+const steady = samples.filter((s) => s.at >= WARM_UP_MINUTES);
+const meanAt = steady.reduce((sum, s) => sum + s.at, 0) / steady.length;
+const meanRss = steady.reduce((sum, s) => sum + s.rss, 0) / steady.length;
+const slope =
+  steady.reduce((sum, s) => sum + (s.at - meanAt) * (s.rss - meanRss), 0) / steady.reduce((sum, s) => sum + (s.at - meanAt) ** 2, 0);
+const over = samples.filter((s) => s.wal > WAL_SIZE_LIMIT_BYTES).length;
+const walPeak = Math.max(...samples.map((s) => s.wal));
+say(`WAL: past ${WAL_SIZE_LIMIT_BYTES / MB} MiB in ${over} of ${samples.length} samples, peak ${(walPeak / MB).toFixed(1)} MiB`);
+say(`file: ${(samples[0]!.file / MB).toFixed(1)} MiB at first, ${(samples.at(-1)!.file / MB).toFixed(1)} MiB at the end`);
+say(`RSS: ${steady[0]!.rss.toFixed(1)} MB after the warm-up, ${steady.at(-1)!.rss.toFixed(1)} MB at the end, ${slope.toFixed(3)} MB a minute`);
+say(`${count(ticks)} events, ${failures} failed requests`);
+rmSync(dir, { recursive: true, force: true });
+// Between two checkpoints (200 ms) this load writes well under a MiB; 4 MiB is room for a slow disk.
+process.exitCode = walPeak > WAL_SIZE_LIMIT_BYTES + 4 * MB || slope > 0.05 || failures > 0 ? 1 : 0;
