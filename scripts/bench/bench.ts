@@ -59,10 +59,10 @@ async function main() {
       { label: `${groups.small.hooksEach} per client, ${count(grownWebhooks)}-webhook database`, database: copy(seeded.grown, 'big-database'), group: groups.small },
     ])) as [ApiOperations, ApiOperations, ApiOperations];
 
-    const { shallow, deep, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
+    const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
     const postgres = await measurePostgres(options, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, group: groups.small });
 
-    const results: Results = { bare, besideBare, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, latency, postgres };
+    const results: Results = { bare, besideBare, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
     const judged = judge(results, options.smoke);
     console.log(`\n${reportTables(results, judged)}\n`);
     const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };

@@ -31,6 +31,8 @@ export interface Results {
   startGrownMs: number;
   shallow: Drain;
   deep: Drain;
+  /** The shallow outbox's deliveries sent by the bare sender, no database. */
+  bareSender: Drain;
   latency: Awaited<ReturnType<typeof measureDelivery>>['latency'];
   /** The small case and the shallow outbox again on PostgreSQL, or why they were not measured. */
   postgres: PostgresResults;
@@ -87,6 +89,9 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   if (small.listing && bigClients.listing) grew(`GET /webhook, ${many} (pages of 10)`, few, small.listing.rps, bigClients.listing.rps, ' req/s');
 
   targets.push(['deliveries/s to local receivers ≥ 5,000', `${count(shallow.rate)}/s`, verdict(shallow.rate >= 5000)]);
+  const senderMet = (value: number) => value >= 0.8;
+  const senderRatio = shallow.rate / results.bareSender.rate;
+  targets.push(['deliveries/s / the bare undici sender\'s (sign + POST, no database) ≥ 0.8', `${shownRatio(senderRatio, senderMet)} (${count(shallow.rate)}/s / ${count(results.bareSender.rate)}/s)`, verdict(senderMet(senderRatio))]);
   targets.push([`publish (202) → receiver p99 at ${latency.rate} events/s ≤ 20 ms`, `${latency.p99Ms} ms (p50 ${latency.p50Ms} ms)`, verdict(latency.p99Ms <= 20)]);
   grew(`deliveries/s, ${count(deep.pending)} pending`, `${count(shallow.pending)} pending`, shallow.rate, deep.rate, '/s');
 
@@ -123,6 +128,7 @@ ${figuresTable(results)}`;
 }
 
 function drainName(drain: Drain): string {
+  if (drain.store === 'none') return `${count(drain.pending)} to send, the bare undici sender, no database`;
   const by = drain.workers === 0 ? "the server's own worker" : `${drain.workers} worker process${drain.workers > 1 ? 'es' : ''}`;
   const rounds = drain.rounds && drain.rounds.length > 1 ? `, ${drain.rounds.length} drains of ${count(Math.min(...drain.rounds))} to ${count(Math.max(...drain.rounds))}/s` : '';
   return `${count(drain.pending)} pending, ${drain.store}, ${by}${rounds}`;
@@ -153,7 +159,7 @@ function figuresTable(results: Results): string {
   const measured = [bare, besideBare, small, bigClients, bigDatabase, ...(pg ? [pg.small] : [])].flatMap((o) => [o.about, ...(o.listing ? [o.listing] : []), o.create, o.remove]);
   const saturated = (m: Measured) => (generatorSaturated(m) ? ' (saturated)' : '');
   const rows = measured.map((m) => [m.name, count(m.rps), m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), percent(m.serverCores), percent(m.generatorCores) + saturated(m), m.peakRssMb.toFixed(0)]);
-  for (const drain of [shallow, deep, ...(pg?.drains ?? [])]) {
+  for (const drain of [shallow, deep, results.bareSender, ...(pg?.drains ?? [])]) {
     rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
   }
   rows.push([`publish → receiver at ${latency.rate} events/s (${count(latency.published)} events)`, '', String(latency.p50Ms), String(latency.p99Ms), '', '', '']);

@@ -99,6 +99,11 @@ export function startLeadhooks(database: Record<string, string>, extra: Record<s
   return startServer(scriptCommand('start'), leadhooksEnv(database, extra), '/healthz');
 }
 
+/** The bare sender (bare-sender.mjs): `deliveries` signed POSTs to `origin`, over the seeded webhooks' paths. */
+export function startBareSender(origin: string, deliveries: number, clients: number, hooksEach: number): RunningProcess {
+  return spawnNode([fileURLToPath(new URL('./bare-sender.mjs', import.meta.url)), origin, ...[deliveries, clients, hooksEach].map(String)], {});
+}
+
 /** `n` delivery workers as `npm run worker` runs them, on one database. */
 export function startWorkers(n: number, env: Record<string, string>): RunningProcess[] {
   // Port 0: each worker's metrics listen on a port of their own, so that several run on one host.

@@ -34,6 +34,7 @@ const results = (postgres: Results['postgres']): Results => ({
   startGrownMs: 456,
   shallow: { ...drain(20_000, 11_425), rounds: [10_846, 11_896] },
   deep: drain(1_000_000, 10_275),
+  bareSender: drain(20_000, 12_690, 'none'),
   latency: { rate: 500, published: 4_000, p50Ms: 3, p99Ms: 9 },
   postgres,
 });
@@ -66,6 +67,8 @@ t.test('a full run’s report: what the figures mean, every table, the command, 
   t.match(text, '| DELETE /webhook/{id} (durable), 10 webhooks per client | 27,893 req/s, p99 3.0 ms | 2,764 req/s, p99 3.0 ms | 0.10 |');
   t.match(text, '| deliveries/s, 20,000 pending, 3 worker processes on PostgreSQL | 11,425/s (the server\'s own worker) | 2,291/s | 0.20 |');
   t.match(text, '| deliveries/s, 20,000 pending, SQLite, the server\'s own worker, 2 drains of 10,846 to 11,896/s | 11,425 |');
+  t.match(text, "| deliveries/s / the bare undici sender's (sign + POST, no database) ≥ 0.8 | 0.90 (11,425/s / 12,690/s) | yes |");
+  t.match(text, '| deliveries/s, 20,000 to send, the bare undici sender, no database | 12,690 |');
   t.match(text, '| GET /, bare Fastify | 81,109 | 1.0 | 1.2 | 100% | 95% (saturated) | 140 |');
   t.match(text, '| publish → receiver at 500 events/s (4,000 events) |  | 3 | 9 |');
   t.match(text, '`node --max-semi-space-size=4 dist/src/server.js`', 'leadhooks as npm start runs it');

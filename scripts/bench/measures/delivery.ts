@@ -9,13 +9,14 @@ import type { AddressInfo } from 'node:net';
 import type { BenchOptions } from '../bench-options.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
 import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
-import { leadhooksEnv, PUBLISHER_TOKEN, startLeadhooks, startWorkers, type RunningServer } from '../server-process.js';
+import { leadhooksEnv, PUBLISHER_TOKEN, startBareSender, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../server-process.js';
 
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 export interface Drain {
-  store: BenchDatabase['store'];
+  /** 'none': the bare sender, which keeps nothing. */
+  store: BenchDatabase['store'] | 'none';
   /** Worker processes beside the API (`npm run worker`); 0: the server's own worker. */
   workers: number;
   pending: number;
@@ -65,12 +66,14 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
   const publish = async (server: RunningServer, receiver: Receiver) => void (latency = await measurePublishLatency(options, server, receiver));
   const shallow: Drain[] = [];
   const deep: Drain[] = [];
+  const bareSender: Drain[] = [];
   for (let round = 1; round <= options.drainRounds; round++) {
     const of = `round ${round} of ${options.drainRounds}`;
+    bareSender.push(await measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox));
     shallow.push(await measureDrain(options, `shallow outbox, ${of}`, copyDatabase(seeded.shallow, dir, `shallow-${round}`), options.shallowOutbox, 0, round === 1 ? publish : undefined));
     deep.push(await measureDrain(options, `deep outbox, ${of}`, copyDatabase(seeded.deep, dir, `deep-${round}`), options.deepOutbox));
   }
-  return { shallow: combineDrains(shallow), deep: combineDrains(deep), latency: latency! };
+  return { shallow: combineDrains(shallow), deep: combineDrains(deep), bareSender: combineDrains(bareSender), latency: latency! };
 }
 
 /**
@@ -80,29 +83,15 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
  * server once the whole outbox is delivered, before it stops.
  */
 export async function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: (server: RunningServer, receiver: Receiver) => Promise<void>): Promise<Drain> {
-  const { from, to } = options.drainWindow;
   const pending = layout.pendingEvents! * layout.clients.drain.hooksEach;
   const receiver = await startReceiver();
   await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
-  say(`deliveries, ${label}: ${count(pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
+  say(`deliveries, ${label}: ${count(pending)} pending; timing deliveries ${count(options.drainWindow.from)} to ${count(options.drainWindow.to)}`);
   const local = { ALLOW_PRIVATE_TARGETS: 'true' };
   const server = workers === 0 ? await startLeadhooks(database.env, local) : undefined;
   const deliverers = server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local));
-  const cpu = () => deliverers.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
   try {
-    await receiver.reached(from);
-    const [cpuBefore, receiverBefore, wall] = [cpu(), process.cpuUsage(), performance.now()];
-    await receiver.reached(to);
-    const seconds = (performance.now() - wall) / 1000;
-    const receiverCpu = process.cpuUsage(receiverBefore);
-    const drain: Drain = {
-      store: database.store,
-      workers,
-      pending,
-      rate: (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000),
-      serverCores: (cpu() - cpuBefore) / seconds,
-      receiverCores: (receiverCpu.user + receiverCpu.system) / 1e6 / seconds,
-    };
+    const drain = await timeDrain(options, receiver, deliverers, { store: database.store, workers, pending });
     say(`deliveries, ${label}: ${Math.round(drain.rate)}/s; CPU: ${server ? 'server' : 'workers'} ${percent(drain.serverCores)}, receiver ${percent(drain.receiverCores)}`);
     if (then && server) {
       await receiver.reached(pending);
@@ -113,6 +102,39 @@ export async function measureDrain(options: BenchOptions, label: string, databas
     await Promise.all(deliverers.map((d) => d.stop()));
     receiver.stop();
   }
+}
+
+/** The same outbox's deliveries sent by the bare sender (bare-sender.mjs), to receivers of its own, timed in the same window. */
+export async function measureBareSender(options: BenchOptions, label: string, layout: Outbox): Promise<Drain> {
+  const { clients, hooksEach } = layout.clients.drain;
+  const pending = layout.pendingEvents! * hooksEach;
+  const receiver = await startReceiver();
+  const sender = startBareSender(`http://127.0.0.1:${receiver.port}`, pending, clients, hooksEach);
+  try {
+    const drain = await timeDrain(options, receiver, [sender], { store: 'none', workers: 0, pending });
+    say(`deliveries, ${label}: ${Math.round(drain.rate)}/s; CPU: sender ${percent(drain.serverCores)}, receiver ${percent(drain.receiverCores)}`);
+    return drain;
+  } finally {
+    await sender.stop();
+    receiver.stop();
+  }
+}
+
+/** Deliveries per second at the receiver between the window's two marks, and the CPU the deliverers and the receiver used meanwhile. */
+async function timeDrain(options: BenchOptions, receiver: Receiver, deliverers: RunningProcess[], drain: Pick<Drain, 'store' | 'workers' | 'pending'>): Promise<Drain> {
+  const { from, to } = options.drainWindow;
+  const cpu = () => deliverers.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
+  await receiver.reached(from);
+  const [cpuBefore, receiverBefore, wall] = [cpu(), process.cpuUsage(), performance.now()];
+  await receiver.reached(to);
+  const seconds = (performance.now() - wall) / 1000;
+  const receiverCpu = process.cpuUsage(receiverBefore);
+  return {
+    ...drain,
+    rate: (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000),
+    serverCores: (cpu() - cpuBefore) / seconds,
+    receiverCores: (receiverCpu.user + receiverCpu.system) / 1e6 / seconds,
+  };
 }
 
 /**
