@@ -52,6 +52,12 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events.`);
   t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
   t.match(moved.err, /^deliveries: 6\/6$/m);
+  // reltuples is -1 until a table is first analyzed (or vacuumed).
+  t.same(
+    await target.query("SELECT relname FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND reltuples < 0 ORDER BY relname"),
+    [],
+    'the moved tables have planner statistics',
+  );
   for (const table of ['clients', 'api_keys', 'webhooks', 'delivery_attempts']) {
     const columns = table === 'webhooks' ? 'id, client_id, url, secret' : table === 'api_keys' ? 'id, client_id, prefix, key_hash' : 'id';
     t.same(await target.query(`SELECT ${columns} FROM ${table} ORDER BY id`), await source.query(`SELECT ${columns} FROM ${table} ORDER BY id`), `${table}: the same rows`);
