@@ -1,11 +1,18 @@
-#!/usr/bin/env node
-// The `leadhooks` command: clients and API keys, on the same database and configuration as the server.
+#!/usr/bin/env -S node --max-semi-space-size=4
+// The `leadhooks` command: `leadhooks serve` runs the server (what `npm start` runs), `leadhooks
+// worker` the delivery worker alone (`npm run worker`); every other command administers clients,
+// keys and events (src/cli/run-cli.ts), on the same database and configuration as the server.
+// Node runs it with the small young generation that npm start gives the server (docs/benchmarks.md).
 import { runCli } from './cli/run-cli.js';
 import { ConfigError } from './config.js';
 import { exitOnUnsupportedNode } from './node-version.js';
 
 exitOnUnsupportedNode();
-runCli(process.argv.slice(2), {
+const [command] = process.argv.slice(2);
+// Each process module starts itself on import.
+if (command === 'serve') await import('./server.js');
+else if (command === 'worker') await import('./worker.js');
+else runCli(process.argv.slice(2), {
   env: process.env,
   out: (line) => console.log(line),
   err: (line) => console.error(line),

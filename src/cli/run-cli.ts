@@ -12,6 +12,8 @@ import { runMoveCommand } from './move-command.js';
 export const USAGE = `Usage: leadhooks <command> [--json]
 
 Commands:
+  serve                       run the server: the API, the client portal and delivery
+  worker                      run the delivery worker alone, beside servers with DELIVERY_WORKER=off
   client create <name>        create a client (account) and its first API key
   client list                 list clients with their active keys and webhooks
   key create <clientId>       add an API key to a client (rotation: create, then revoke the old)

@@ -34,16 +34,22 @@ function collectLines(stream: NodeJS.ReadableStream, into: string[], onLine?: (l
  * With a tap test, the process is killed at teardown if still running.
  */
 export function startServer(t: Test | undefined, env: Record<string, string>): Promise<ServerProcess> {
-  return startProcess(t, SERVER, 'leadhooks is ready', env);
+  return startProcess(t, [process.execPath, '--import', 'tsx', SERVER], 'leadhooks is ready', env);
 }
 
 /** Runs the delivery worker alone (src/worker.ts) as a child process; resolves once it runs (`url`: its metrics and health checks). */
 export function startWorker(t: Test | undefined, env: Record<string, string>): Promise<ServerProcess> {
-  return startProcess(t, WORKER, 'delivery worker is running', env);
+  return startProcess(t, [process.execPath, '--import', 'tsx', WORKER], 'delivery worker is running', env);
 }
 
-function startProcess(t: Test | undefined, script: string, readyMessage: string, env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+/**
+ * Runs `command` (the program, then its arguments) in `cwd`; resolves once it logs `readyMessage`
+ * (`url`: the address it logged). The server and the worker are started so, from their sources
+ * or as an installed package's `leadhooks serve` and `leadhooks worker`.
+ */
+export function startProcess(t: Test | undefined, [program, ...args]: string[], readyMessage: string, env: Record<string, string>, cwd?: string): Promise<ServerProcess> {
+  const child = spawn(program!, args, {
+    cwd,
     env: { PATH: process.env.PATH, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,7 +72,7 @@ function startProcess(t: Test | undefined, script: string, readyMessage: string,
       }
     });
     collectLines(child.stderr!, stderr);
-    exited.then((code) => reject(new Error(`${script} exited (${code}) before it was ready:\n${stderr.join('\n')}`)));
+    exited.then((code) => reject(new Error(`${[program, ...args].join(' ')} exited (${code}) before it was ready:\n${stderr.join('\n')}`)));
   });
 }
 
