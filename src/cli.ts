@@ -6,22 +6,29 @@
 import { runCli } from './cli/run-cli.js';
 import { ConfigError } from './config.js';
 import { exitOnUnsupportedNode } from './node-version.js';
+import { startTracing, stopTracing } from './tracing.js';
 
 exitOnUnsupportedNode();
 const [command] = process.argv.slice(2);
 // Each process module starts itself on import.
 if (command === 'serve') await import('./server.js');
 else if (command === 'worker') await import('./worker.js');
-else runCli(process.argv.slice(2), {
-  env: process.env,
-  out: (line) => console.log(line),
-  err: (line) => console.error(line),
-}).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(error instanceof ConfigError ? `leadhooks: configuration error: ${error.message}` : error);
-    process.exitCode = 1;
-  },
-);
+else {
+  // Traced like the server: `event emit` publishes.
+  await startTracing();
+  await runCli(process.argv.slice(2), {
+    env: process.env,
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  })
+    .then(
+      (code) => {
+        process.exitCode = code;
+      },
+      (error: unknown) => {
+        console.error(error instanceof ConfigError ? `leadhooks: configuration error: ${error.message}` : error);
+        process.exitCode = 1;
+      },
+    )
+    .finally(stopTracing);
+}

@@ -6,10 +6,12 @@ import { ConfigError, loadConfig } from './config.js';
 import { closeOnSignal } from './http/close-on-signal.js';
 import { exitOnUnsupportedNode } from './node-version.js';
 import { describeStore } from './store/open-store.js';
+import { startTracing } from './tracing.js';
 
 async function main(): Promise<void> {
   exitOnUnsupportedNode();
   const config = loadConfig();
+  await startTracing();
   const app = await buildApp(config);
   closeOnSignal(app, config.deliveryTimeout);
   const address = await app.listen({ port: config.port, host: config.host });

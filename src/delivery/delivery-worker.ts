@@ -5,6 +5,7 @@ import type { DeliveryJob, LoggedOutcome, OperationalEvent, Store } from '../sto
 import { decideNext } from './retry-policy.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
+import { endAttemptSpan, startAttemptSpan } from '../tracing.js';
 
 /** Beyond the attempt timeout, how long a claim is held before another worker may take it over. */
 const LEASE_MARGIN_MS = 5_000;
@@ -152,6 +153,7 @@ export function createDeliveryWorker(
   }
 
   async function attemptDelivery(job: DeliveryJob, freeSlot: () => void) {
+    const span = startAttemptSpan(job);
     const attemptedAt = new Date().toISOString();
     const result = await sendWebhook(job, {
       timeoutMs: config.deliveryTimeout,
@@ -187,10 +189,12 @@ export function createDeliveryWorker(
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       log.error({ err: error, deliveryId: job.deliveryId }, 'recording a delivery attempt failed');
+      endAttemptSpan(span, 'unrecorded', result.statusCode, result.error ?? 'recording the attempt failed');
       return;
     }
     // The attempt that disabled its webhook is `disabled` in the delivery log: the same here.
     const outcome = disabled ? 'disabled' : decision.outcome;
+    endAttemptSpan(span, outcome, result.statusCode, result.error);
     onAttempt(outcome);
     if (disabled) {
       log.warn({ hookId: disabled.webhookId, clientId: disabled.clientId, reason: disabled.reason }, 'webhook disabled');

@@ -1,6 +1,7 @@
 import { pooledRandomBytes } from '../random-bytes.js';
 import type { EventName } from '../../generated/spec-lists.js';
 import type { IdempotentWrite, Keyed, NewEvent, Store } from '../store/store.js';
+import { tracePublish } from '../tracing.js';
 
 type Lead = { clientId: number; type: EventName; data: Record<string, unknown> };
 type Published = { eventId: string; deliveries: number } | undefined;
@@ -8,12 +9,12 @@ type Published = { eventId: string; deliveries: number } | undefined;
 /** A new event id, also each delivery's `webhook-id`: `evt_` and 128 random bits in hex. */
 export const newEventId = (): string => `evt_${pooledRandomBytes(16).toString('hex')}`;
 
-function newEvent(input: Lead): NewEvent {
+function newEvent(input: Lead, traceContext: string | undefined): NewEvent {
   const id = newEventId();
   const createdAt = new Date().toISOString();
   // The body every delivery carries, fixed now so that retries send the very same bytes.
   const payload = JSON.stringify({ type: input.type, timestamp: createdAt, data: input.data });
-  return { id, clientId: input.clientId, type: input.type, payload, createdAt };
+  return { id, clientId: input.clientId, type: input.type, payload, createdAt, ...(traceContext ? { traceContext } : {}) };
 }
 
 const published = (event: NewEvent, stored: { deliveries: number } | undefined): Published =>
@@ -24,13 +25,17 @@ const published = (event: NewEvent, stored: { deliveries: number } | undefined):
  * CLI alike. Undefined when the client does not exist.
  */
 export async function publishEvent(store: Store, input: Lead): Promise<Published> {
-  const event = newEvent(input);
-  return published(event, await store.events.publish(event));
+  return tracePublish(input.type, input.clientId, async (traceContext) => {
+    const event = newEvent(input, traceContext);
+    return published(event, await store.events.publish(event));
+  });
 }
 
 /** `publishEvent`, made once per Idempotency-Key (IdempotentWrite). */
 export async function publishEventOnce(store: Store, input: Lead, key: IdempotentWrite<Published>): Promise<Keyed<Published>> {
-  const event = newEvent(input);
-  const made = await store.events.publishOnce(event, { ...key, respond: (stored) => key.respond(published(event, stored)) });
-  return made.kind === 'done' ? { kind: 'done', value: published(event, made.value) } : made;
+  return tracePublish(input.type, input.clientId, async (traceContext) => {
+    const event = newEvent(input, traceContext);
+    const made = await store.events.publishOnce(event, { ...key, respond: (stored) => key.respond(published(event, stored)) });
+    return made.kind === 'done' ? { kind: 'done', value: published(event, made.value) } : made;
+  });
 }

@@ -102,6 +102,7 @@ const SOURCES: TableSource[] = [
       ['type', 'text'],
       ['payload', 'text'],
       ['created_at', 'timestamptz'],
+      ['trace_context', 'text'],
     ],
   },
   {

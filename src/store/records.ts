@@ -134,6 +134,8 @@ export interface NewEvent {
   /** The exact body every delivery of the event carries. */
   payload: string;
   createdAt: string;
+  /** The W3C traceparent of the publish, when traced: each attempt's span joins its trace. */
+  traceContext?: string;
 }
 
 /** An event as the client's listing reads it. */
@@ -159,6 +161,8 @@ export interface DeliveryJob {
   replay?: boolean;
   /** The secret the webhook signed with before its latest rotation, and until when (epoch ms) it still signs too. */
   previousSecret?: { secret: string; until: number };
+  /** The publish's trace context (NewEvent.traceContext), when it was traced. */
+  traceContext?: string;
 }
 
 /** What one claim of due deliveries took, and what it paced. */

@@ -44,6 +44,7 @@ export interface JobRow {
   previous_secret: string | null;
   previous_secret_until: string | null;
   payload: string;
+  trace_context: string | null;
   /** 1 or true when a client asked for the attempt (SQLite has no booleans). */
   replay: number | boolean;
 }
@@ -96,6 +97,7 @@ export const toJob = (row: JobRow): DeliveryJob => ({
   secret: row.secret,
   payload: row.payload,
   attempts: row.attempts,
+  ...(row.trace_context ? { traceContext: row.trace_context } : {}),
   ...(row.replay ? { replay: true } : {}),
   ...(row.previous_secret !== null && row.previous_secret_until !== null
     ? { previousSecret: { secret: row.previous_secret, until: Date.parse(row.previous_secret_until) } }

@@ -14,7 +14,7 @@ const LAYERS: string[][] = [
   ['delivery', 'retention'],
   ['secrets'],
   ['store'],
-  ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts'],
+  ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts', 'tracing.ts'],
 ];
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');

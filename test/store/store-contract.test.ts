@@ -236,6 +236,12 @@ t.test('deliveries: claim leases, recordAttempt moves on, listAttempts pages new
   t.same(page!.map((a) => a.id), [all![2]!.id, all![3]!.id], 'before a cursor');
   t.equal(await store.deliveries.listAttempts(bolt.client.id, webhook!.id, { limit: 10 }), undefined, "another client's webhook");
   t.equal(await store.deliveries.listAttempts(acme.client.id, 999, { limit: 10 }), undefined, 'no such webhook');
+
+  // A traced publish: its trace context comes back with each of its deliveries' jobs.
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  await store.events.publish({ id: 'evt_traced', clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(80), traceContext: traceparent });
+  const traced = await store.deliveries.claimDue({ now: T0 + 60_000, limit: 10, leaseUntil: T0 + 120_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  t.same(traced.jobs.map((j) => [j.eventId, j.traceContext]), [['evt_traced', traceparent]], "the publish's trace context, kept in the outbox");
   t.equal(await store.webhooks.list(acme.client.id, { limit: 1000 }).then((list) => list[0]!.status), 'failing', 'the last attempt failed');
 });
 

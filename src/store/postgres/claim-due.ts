@@ -256,11 +256,11 @@ export function createClaimer() {
     if (picked.length === 0) return { jobs: [], paced };
 
     const leaseUntil = iso(request.leaseUntil);
-    const { rows } = await db.query<{ id: number; event_id: string; webhook_id: number; attempts: number; url: string; secret: string; previous_secret: string | null; previous_secret_until: string | null; payload: string; replay: boolean }>(
+    const { rows } = await db.query<{ id: number; event_id: string; webhook_id: number; attempts: number; url: string; secret: string; previous_secret: string | null; previous_secret_until: string | null; payload: string; trace_context: string | null; replay: boolean }>(
       `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false
        FROM webhooks w, events e
        WHERE d.id = ANY ($1::bigint[]) AND w.id = d.webhook_id AND e.id = d.event_id
-       RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, d.replay`,
+       RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, d.replay`,
       [picked.map((row) => row.id), leaseUntil],
     );
     const byId = new Map(rows.map((row) => [row.id, row]));

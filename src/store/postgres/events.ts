@@ -25,8 +25,8 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
   const { rows } = await db.query<{ events: number; deliveries: number }>(
     `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
      event AS (
-       INSERT INTO events (id, client_id, type, payload, created_at)
-       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz FROM client RETURNING id
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context)
+       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text FROM client RETURNING id
      ), delivery AS (
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
        SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
@@ -35,7 +35,7 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
      )
      SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,
        (SELECT count(pg_notify('${NEW_WORK_CHANNEL}', '')) FROM (SELECT 1 FROM delivery LIMIT 1) AS any_delivery) AS notified`,
-    [event.id, event.clientId, event.type, event.payload, event.createdAt],
+    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null],
   );
   const row = rows[0]!;
   return row.events === 0 ? undefined : { deliveries: row.deliveries };

@@ -26,7 +26,7 @@ const UNQUEUE_WEBHOOKS = 1_000;
 type DueRow = JobRow & PacedCandidate & { paused: number };
 
 export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committed: CommittedWrite): DeliveryRepository {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // A delivery is due at the later of its due time and the end of its lease (deliveries_due
   // orders them so: the lease only moves the delivery there, not in webhook_queue).

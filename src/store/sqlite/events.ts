@@ -15,8 +15,8 @@ export const EVENT_LIST_SQL = {
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
   const idempotent = idempotentRunner(db);
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
-  const insertEvent = db.prepare<[string, number, string, string, string]>(
-    'INSERT INTO events (id, client_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+  const insertEvent = db.prepare<[string, number, string, string, string, string | null]>(
+    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context) VALUES (?, ?, ?, ?, ?, ?)',
   );
   // One delivery per active webhook of the client whose events include the type; a disabled one
   // gets none, so a dead receiver does not grow the outbox.
@@ -29,7 +29,7 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   // Run through the group commit: the event and its deliveries in one transaction.
   const publish = (event: NewEvent) => {
     if (!clientExists.get(event.clientId)) return undefined;
-    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt);
+    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null);
     const { changes } = insertDeliveries.run(event.id, Date.parse(event.createdAt), event.createdAt, event.clientId, event.type);
     return { deliveries: changes };
   };

@@ -257,4 +257,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
+  // Traces (docs/operations.md, "Traces"): the publish's trace context, kept with the event so
+  // that each attempt joins the publish's trace, in any process, after a restart too.
+  `
+  ALTER TABLE events ADD COLUMN trace_context text;
+  `,
 ];

@@ -1,0 +1,93 @@
+import { context, propagation, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import type { NodeSDK } from '@opentelemetry/sdk-node';
+import type { FastifyInstance } from 'fastify';
+import { USER_AGENT } from './package-info.js';
+
+// Traces, exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or its traces-only form) is set:
+// a span per API request (@fastify/otel), one per publish, and one per delivery attempt in the
+// trace of the publish that caused it. The publish's trace context is kept with the event in the
+// outbox (W3C traceparent), so that the attempt joins its trace in whichever process makes it,
+// before or after a restart. The OpenTelemetry SDK reads the other standard OTEL_* variables
+// itself (OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME, headers, sampling). Unset, the SDK is
+// not even loaded (it takes a fifth of a second), and each of the calls below returns at its
+// first line.
+
+const SCOPE = 'leadhooks';
+let sdk: NodeSDK | undefined;
+
+export const tracingConfigured = (env: NodeJS.ProcessEnv = process.env): boolean =>
+  Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== 'true';
+
+/** Starts the SDK once per process, if configured; `stopTracing` exports what is left. */
+export async function startTracing(): Promise<void> {
+  if (sdk || !tracingConfigured()) return;
+  // Traces only: metrics are Prometheus's (/metrics), logs pino's.
+  process.env.OTEL_METRICS_EXPORTER ??= 'none';
+  process.env.OTEL_LOGS_EXPORTER ??= 'none';
+  process.env.OTEL_SERVICE_NAME ??= 'leadhooks';
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  sdk = new NodeSDK({ instrumentations: [] });
+  sdk.start();
+}
+
+export async function stopTracing(): Promise<void> {
+  const running = sdk;
+  sdk = undefined;
+  await running?.shutdown();
+}
+
+/** A span per request, registered before the routes so that it covers them all. */
+export async function traceRequests(app: FastifyInstance): Promise<void> {
+  if (!sdk) return;
+  const { FastifyOtelInstrumentation } = await import('@fastify/otel');
+  // The request's span alone: one per hook and one for the handler would be many per request.
+  const instrumentation = new FastifyOtelInstrumentation({ instrumentHooks: false, instrumentHandler: false });
+  await app.register(instrumentation.plugin());
+}
+
+/**
+ * Runs `publish` in a span of its own; `publish` gets the span's context as a W3C traceparent
+ * to keep with the event (undefined when tracing is off).
+ */
+export async function tracePublish<T>(type: string, clientId: number, publish: (traceContext: string | undefined) => Promise<T>): Promise<T> {
+  if (!sdk) return publish(undefined);
+  return trace.getTracer(SCOPE, USER_AGENT).startActiveSpan(`publish ${type}`, { attributes: { 'leadhooks.event.type': type, 'leadhooks.client.id': clientId } }, async (span) => {
+    const carrier: Record<string, string> = {};
+    propagation.inject(context.active(), carrier);
+    try {
+      return await publish(carrier.traceparent);
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** A delivery attempt's span, a child of the publish's (`traceContext`), or undefined when tracing is off. */
+export function startAttemptSpan(job: { traceContext?: string; webhookId: number; deliveryId: number; eventId: string; attempts: number }): Span | undefined {
+  if (!sdk) return undefined;
+  const parent = job.traceContext === undefined ? context.active() : propagation.extract(context.active(), { traceparent: job.traceContext });
+  return trace.getTracer(SCOPE, USER_AGENT).startSpan(
+    'deliver',
+    {
+      attributes: {
+        'leadhooks.webhook.id': job.webhookId,
+        'leadhooks.delivery.id': job.deliveryId,
+        'leadhooks.event.id': job.eventId,
+        'leadhooks.attempt': job.attempts + 1,
+      },
+    },
+    parent,
+  );
+}
+
+/** Ends an attempt's span with what became of it. */
+export function endAttemptSpan(span: Span | undefined, outcome: string, statusCode: number | null, error: string | null): void {
+  if (!span) return;
+  span.setAttribute('leadhooks.attempt.outcome', outcome);
+  if (statusCode !== null) span.setAttribute('http.response.status_code', statusCode);
+  if (error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+  span.end();
+}

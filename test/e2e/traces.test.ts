@@ -1,0 +1,97 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { cliCreateClient } from '../helpers/app.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
+import { startServer, startWorker } from '../helpers/server-process.js';
+import { testDatabase } from '../helpers/stores.js';
+
+// Traces at a real OTLP receiver (OTLP/HTTP with JSON bodies, on loopback): a span per request,
+// one per publish, one per delivery attempt in the publish's trace, though the attempt is made by
+// another process, and by a worker started after the event was published.
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes?: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
+  status?: { code?: number };
+}
+
+async function startOtlpReceiver(t: Test) {
+  const spans: OtlpSpan[] = [];
+  const paths = new Set<string>();
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => {
+      paths.add(`${request.method} ${request.url} ${request.headers['content-type']}`);
+      const message = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
+      for (const resource of message.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => server.close());
+  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, paths };
+}
+
+const attribute = (span: OtlpSpan, key: string) => {
+  const value = span.attributes?.find((a) => a.key === key)?.value;
+  return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue));
+};
+
+t.test('a publish and each of its attempts share a trace, across processes and a restart', async (t) => {
+  const otlp = await startOtlpReceiver(t);
+  const db = await testDatabase(t);
+  const { clientId, apiKey } = await cliCreateClient(db.env);
+  const receiver = await startReceiver(t);
+  const env = {
+    ...db.env,
+    PUBLISHER_TOKEN: 'traces-test-publisher-token',
+    ALLOW_PRIVATE_TARGETS: 'true',
+    DELIVERY_WORKER: 'off',
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '50', // export within a moment, not every 5 s
+  };
+  const server = await startServer(t, env);
+  const call = (method: string, path: string, body: unknown, headers: Record<string, string>) =>
+    fetch(server.url + path, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const hook = (await (await call('POST', '/webhook', { url: receiver.url, events: ['lead_create'] }, { 'x-api-key': apiKey })).json()) as { hookId: number };
+  const publish = async () => {
+    const answer = await call('POST', '/events', { clientId, type: 'lead_create', data: { id: 1 } }, { authorization: `Bearer ${env.PUBLISHER_TOKEN}` });
+    t.equal(answer.status, 202);
+    return ((await answer.json()) as { eventId: string }).eventId;
+  };
+
+  // Published while no worker runs: the trace context waits in the outbox with the event.
+  const first = await publish();
+  let worker = await startWorker(t, env);
+  await receiver.waitFor(1);
+  await worker.stop();
+  worker = await startWorker(t, env);
+  const second = await publish();
+  await receiver.waitFor(2);
+
+  for (const eventId of [first, second]) {
+    const attempt = await eventually(() => otlp.spans.find((s) => s.name === 'deliver' && attribute(s, 'leadhooks.event.id') === eventId));
+    const publishSpan = otlp.spans.find((s) => s.spanId === attempt.parentSpanId);
+    t.equal(publishSpan?.name, 'publish lead_create', `${eventId}: the attempt's parent is the publish`);
+    t.equal(publishSpan?.traceId, attempt.traceId, 'in the same trace');
+    t.equal(attribute(publishSpan!, 'leadhooks.client.id'), clientId);
+    t.same(
+      [attribute(attempt, 'leadhooks.webhook.id'), attribute(attempt, 'leadhooks.attempt'), attribute(attempt, 'leadhooks.attempt.outcome'), attribute(attempt, 'http.response.status_code')],
+      [hook.hookId, 1, 'succeeded', 200],
+      'the attempt: webhook, attempt number, outcome, status code',
+    );
+    const request = otlp.spans.find((s) => s.spanId === publishSpan?.parentSpanId);
+    t.equal(request?.traceId, attempt.traceId, "the publish is a child of the request's span");
+  }
+  t.ok(otlp.spans.some((s) => attribute(s, 'http.route') === '/webhook' || attribute(s, 'url.path') === '/webhook'), 'POST /webhook has its span too');
+  t.same([...otlp.paths], ['POST /v1/traces application/json'], 'OTLP/HTTP with JSON bodies, as OTEL_EXPORTER_OTLP_PROTOCOL asks');
+  await worker.stop();
+  await server.stop();
+});
