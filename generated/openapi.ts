@@ -452,6 +452,104 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/admin/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List clients, oldest first, a page at a time
+         * @description Pass the `next` of a page as `after` to get the following one; `next` is null on the last.
+         */
+        get: operations["listAccounts"];
+        put?: never;
+        /**
+         * Create a client (account) and its first API key
+         * @description For the lead product's back end, when a customer signs up. The key is in this answer
+         *     only: store it, or hand it to the customer, now. With an `Idempotency-Key`, a retried
+         *     sign-up gets the first answer again (the same client and key) and creates nothing.
+         */
+        post: operations["createAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/clients/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        /** One client */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a client, or deactivate it and activate it again
+         * @description An inactive client's API keys are refused (`401 Client not found`) and its webhooks receive
+         *     nothing: their deliveries wait, and go out once the client is active again. Its keys,
+         *     webhooks and history are kept.
+         */
+        patch: operations["updateAccount"];
+        trace?: never;
+    };
+    "/admin/clients/{clientId}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        /** A client's API keys, never the keys themselves */
+        get: operations["listAccountKeys"];
+        put?: never;
+        /**
+         * Add an API key to a client
+         * @description To rotate a key, create one, move the integration to it, then revoke the old one.
+         */
+        post: operations["createAccountKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/clients/{clientId}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+                /** @description The key's id (`keyId`). */
+                keyId: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a client's key, at once on every server */
+        delete: operations["revokeAccountKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = {
     lead_create: {
@@ -574,6 +672,66 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
+        AccountCreate: {
+            name: components["schemas"]["AccountName"];
+        };
+        AccountUpdate: {
+            name?: components["schemas"]["AccountName"];
+            /** @description False deactivates the client; true activates it again. */
+            active?: boolean;
+        };
+        /**
+         * @description The account's name, as `GET /about` answers it.
+         * @example Acme Realty
+         */
+        AccountName: string;
+        AccountCreated: {
+            clientId: number;
+            name: string;
+            /** @description The client's first API key, shown this once. */
+            apiKey: string;
+        };
+        Account: {
+            clientId: number;
+            name: string;
+            active: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Keys not revoked. */
+            activeKeys: number;
+            /** @description Webhooks attached (not detached). */
+            activeWebhooks: number;
+        };
+        AccountPage: {
+            clients: components["schemas"]["Account"][];
+            /** @description The `after` of the next page; null on the last. */
+            next: number | null;
+        };
+        AccountKeyCreated: {
+            keyId: number;
+            /** @description The key, shown this once. */
+            apiKey: string;
+        };
+        AccountKey: {
+            keyId: number;
+            /**
+             * @description The key's first 11 characters, to tell keys apart.
+             * @example lh_5E_ecKtv
+             */
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a request last came with it, to the minute; null if never.
+             */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
+        };
+        AccountKeyList: {
+            keys: components["schemas"]["AccountKey"][];
+        };
         /** @description The one shape of every error response. */
         Error: {
             /**
@@ -969,6 +1127,42 @@ export type components = {
         };
     };
     responses: {
+        /** @description The bearer token is missing or wrong, or the server has no `ADMIN_TOKEN` configured. */
+        AdminUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `Invalid data: ...`: a parameter or the body does not match this description. */
+        AdminInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An unexpected failure. Details go to the server's log, never to the caller. */
+        AdminInternal: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No client has this id. */
+        AccountNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description The `x-api-key` header is missing, empty, unknown or revoked. A refused request counts
          *     against no key's rate limit, so this answer carries no `x-ratelimit-*` header.
@@ -1065,6 +1259,8 @@ export type components = {
         HookID: number;
         /** @description The `deliveryId` of an attempt in the webhook's delivery log. */
         DeliveryID: number;
+        /** @description The client's id (`clientId`). */
+        ClientID: number;
         /**
          * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
          *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
@@ -2155,6 +2351,240 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAccounts: {
+        parameters: {
+            query?: {
+                /** @description The `next` of the previous page; clients after it. */
+                after?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of clients. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountPage"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createAccount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
+                 *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
+                 *     are the calling client's own (the publisher's, for `POST /events`). A UUID will do.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountCreate"];
+            };
+        };
+        responses: {
+            /** @description The client, with its first API key (shown once). */
+            201: {
+                headers: {
+                    "idempotent-replayed"?: components["schemas"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountCreated"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            /** @description A request with the same `Idempotency-Key` is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was used with another body. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AccountNotFound"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description The client as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AccountNotFound"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAccountKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's keys, oldest first, revoked ones too. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountKeyList"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AccountNotFound"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createAccountKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key (shown once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountKeyCreated"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AccountNotFound"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    revokeAccountKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+                /** @description The key's id (`keyId`). */
+                keyId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked; the next request with the key is refused, on every server. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            /** @description `Client not found`, or `Key not found` (not one of this client's active keys). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -9,7 +9,7 @@ import type { operations } from './openapi.js';
 export const EVENT_NAMES = ["lead_create","lead_update"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
-export type SecurityScheme = "apiKey" | "publisherToken";
+export type SecurityScheme = "apiKey" | "publisherToken" | "adminToken";
 
 /** Each operation's security scheme; null for a public operation. */
 export const OPERATION_SECURITY = {
@@ -31,4 +31,11 @@ export const OPERATION_SECURITY = {
   publishEvent: "publisherToken",
   listEventTypes: null,
   listOperationalEvents: "publisherToken",
+  createAccount: "adminToken",
+  listAccounts: "adminToken",
+  getAccount: "adminToken",
+  updateAccount: "adminToken",
+  createAccountKey: "adminToken",
+  listAccountKeys: "adminToken",
+  revokeAccountKey: "adminToken",
 } as const satisfies Record<keyof operations, SecurityScheme | null>;

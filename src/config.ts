@@ -26,6 +26,8 @@ export interface Config {
   requestTimeout: number;
   /** Bearer token of POST /events; null disables publishing. */
   publisherToken: string | null;
+  /** Bearer token of the admin operations (/admin/...); null disables them. */
+  adminToken: string | null;
   /** Largest POST /events body, in bytes. */
   publisherBodyLimit: number;
   /** Whether the server process runs the delivery worker too. */
@@ -246,6 +248,13 @@ export const SETTINGS = {
     expected: 'a secret of at least 16 characters (unset disables POST /events)',
     secret: true,
   },
+  ADMIN_TOKEN: {
+    default: '',
+    // As PUBLISHER_TOKEN: unset disables the admin API, a short token is refused.
+    parse: (value: string) => (value === '' ? null : value.length >= 16 ? value : undefined),
+    expected: 'a secret of at least 16 characters (unset disables the admin API)',
+    secret: true,
+  },
   PUBLISHER_BODY_LIMIT: {
     default: '256kb',
     parse: parseSize,
@@ -325,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: read(env, 'BODY_LIMIT'),
     requestTimeout: read(env, 'REQUEST_TIMEOUT'),
     publisherToken: read(env, 'PUBLISHER_TOKEN'),
+    adminToken: read(env, 'ADMIN_TOKEN'),
     publisherBodyLimit: read(env, 'PUBLISHER_BODY_LIMIT'),
     deliveryWorker: read(env, 'DELIVERY_WORKER'),
     retrySchedule: read(env, 'DELIVERY_RETRY_SCHEDULE'),

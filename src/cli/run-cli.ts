@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { generateApiKey } from '../secrets/credentials.js';
+import { addKey, createAccount } from '../secrets/accounts.js';
 import { loadConfig } from '../config.js';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { openStore } from '../store/open-store.js';
@@ -50,8 +50,7 @@ function positiveInt(value: string | undefined, what: string): number {
 const COMMANDS: Record<string, Command> = {
   async 'client create'(store, [name]) {
     if (!name?.trim()) throw new UsageError('client create needs a name');
-    const { apiKey, stored } = generateApiKey();
-    const { client } = await store.clients.create(name.trim(), stored);
+    const { client, apiKey } = await createAccount(store, name.trim());
     return {
       json: { clientId: client.id, name: client.name, apiKey },
       text: `Created client ${client.id} "${client.name}".\nAPI key (shown once, store it now): ${apiKey}`,
@@ -70,9 +69,9 @@ const COMMANDS: Record<string, Command> = {
   },
   async 'key create'(store, [id]) {
     const clientId = positiveInt(id, 'clientId');
-    const { apiKey, stored } = generateApiKey();
-    const key = await store.keys.create(clientId, stored);
-    if (!key) throw new NotFoundError(`no client ${clientId}`);
+    const added = await addKey(store, clientId);
+    if (!added) throw new NotFoundError(`no client ${clientId}`);
+    const { key, apiKey } = added;
     return {
       json: { apiKey, keyId: key.id, prefix: key.prefix, clientId },
       text: `Created key ${key.id} (${key.prefix}) for client ${clientId}.\nAPI key (shown once, store it now): ${apiKey}`,

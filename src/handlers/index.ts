@@ -3,6 +3,7 @@ import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
+import { createAccountHandlers } from './accounts.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
 import { createOperationalEventHandlers } from './operational-events.js';
@@ -44,5 +45,6 @@ export function createHandlers(
     ...createHealthHandlers(store),
     ...createReplayHandlers(store, onPublished),
     ...createOperationalEventHandlers(store),
+    ...createAccountHandlers(store),
   };
 }

@@ -34,11 +34,9 @@ export type KeyAdmission = (request: FastifyRequest, reply: FastifyReply) => Err
  */
 export function createAuthenticators(
   store: Store,
-  publisherToken: string | null,
+  tokens: { publisherToken: string | null; adminToken: string | null },
   admit?: KeyAdmission,
-): Record<'apiKey' | 'publisherToken', onRequestHookHandler> {
-  // Digests of equal length, so the comparison takes the same time whatever was sent.
-  const expected = publisherToken === null ? null : sha256(publisherToken);
+): Record<'apiKey' | 'publisherToken' | 'adminToken', onRequestHookHandler> {
   const keys = store.keys;
 
   function accept(request: FastifyRequest, reply: FastifyReply, hash: string, client: Client | undefined, done: HookHandlerDoneFunction) {
@@ -68,13 +66,19 @@ export function createAuthenticators(
       accept(request, reply, hash, client, done);
     },
 
-    publisherToken(request, _reply, done) {
-      if (expected === null) return done(new HttpError(401, MESSAGES.publishingDisabled));
-      const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
-      if (!match || !timingSafeEqual(sha256(match[1]!), expected)) {
-        return done(new HttpError(401, MESSAGES.invalidPublisherToken));
-      }
-      done();
-    },
+    publisherToken: bearerToken(tokens.publisherToken, MESSAGES.publishingDisabled, MESSAGES.invalidPublisherToken),
+    adminToken: bearerToken(tokens.adminToken, MESSAGES.adminDisabled, MESSAGES.invalidAdminToken),
+  };
+}
+
+/** A bearer token of the configuration: none configured refuses every request with `disabled`. */
+function bearerToken(token: string | null, disabled: string, invalid: string): onRequestHookHandler {
+  // Digests of equal length, so the comparison takes the same time whatever was sent.
+  const expected = token === null ? null : sha256(token);
+  return (request, _reply, done) => {
+    if (expected === null) return done(new HttpError(401, disabled));
+    const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
+    if (!match || !timingSafeEqual(sha256(match[1]!), expected)) return done(new HttpError(401, invalid));
+    done();
   };
 }

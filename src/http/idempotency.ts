@@ -76,6 +76,7 @@ export function takesIdempotencyKey(route: RouteOptions): boolean {
 const IDEMPOTENCY_SCOPE: Record<SecurityScheme, (request: FastifyRequest) => string> = {
   apiKey: (request) => `client:${request.client!.id}`,
   publisherToken: () => 'publisher',
+  adminToken: () => 'admin',
 };
 
 type Call = (request: FastifyRequest) => Promise<Answer | KeyTaken>;

@@ -49,7 +49,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     const rateLimiter = createRateLimiter(config.rateLimit);
     app.addHook('onClose', async () => rateLimiter?.close());
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
-    const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config.publisherToken, rateLimiter?.limit);
+    const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config, rateLimiter?.limit);
     // Declared up front, so that every request object has the same shape whether or not it is
     // authenticated (a property added later changes it, and the property reads of the framework
     // become megamorphic).

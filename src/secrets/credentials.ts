@@ -42,12 +42,13 @@ const KEY_LIKE = /\b(lh_|whsec_)[A-Za-z0-9_\-+/=%]+/;
 const MIN_MASKED_PASSWORD_LENGTH = 8;
 
 /**
- * The secrets of the configuration, as a caller could come to write them: the publisher token,
+ * The secrets of the configuration, as a caller could come to write them: the publisher and admin tokens,
  * the encryption key (as hex in either case, as base64 and base64url), the database passwords.
  */
-function configuredSecrets(config: Pick<Config, 'publisherToken' | 'secretEncryptionKey' | 'databaseUrl'>): string[] {
+function configuredSecrets(config: Pick<Config, 'publisherToken' | 'adminToken' | 'secretEncryptionKey' | 'databaseUrl'>): string[] {
   const secrets: string[] = [];
   if (config.publisherToken !== null) secrets.push(config.publisherToken);
+  if (config.adminToken !== null) secrets.push(config.adminToken);
   const key = config.secretEncryptionKey;
   if (key !== null) {
     const hex = key.toString('hex');

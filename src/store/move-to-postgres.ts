@@ -51,6 +51,7 @@ const SOURCES: TableSource[] = [
       ['id', 'bigint'],
       ['name', 'text'],
       ['created_at', 'timestamptz'],
+      ['active', 'integer', flag],
     ],
   },
   {
@@ -62,6 +63,7 @@ const SOURCES: TableSource[] = [
       ['prefix', 'text'],
       ['key_hash', 'text'],
       ['created_at', 'timestamptz'],
+      ['last_used_at', 'timestamptz'],
       ['revoked_at', 'timestamptz'],
     ],
   },

@@ -58,6 +58,8 @@ export interface Client {
 }
 
 export interface ClientSummary extends Client {
+  /** False once deactivated (ClientRepository.update). */
+  active: boolean;
   activeKeys: number;
   activeWebhooks: number;
 }
@@ -73,6 +75,8 @@ export interface ApiKeyRecord {
   clientId: number;
   prefix: string;
   createdAt: string;
+  /** When a request last came with the key, to the minute (KeyRepository.recordUse); null if never. */
+  lastUsedAt: string | null;
   revokedAt: string | null;
 }
 

@@ -21,16 +21,18 @@ export interface KeyRow {
   client_id: number;
   prefix: string;
   created_at: string;
+  last_used_at: string | null;
   revoked_at: string | null;
 }
 
-export const KEY_COLUMNS = 'id, client_id, prefix, created_at, revoked_at';
+export const KEY_COLUMNS = 'id, client_id, prefix, created_at, last_used_at, revoked_at';
 
 export const toKey = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
   clientId: row.client_id,
   prefix: row.prefix,
   createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,
 });
 

@@ -9,7 +9,17 @@ export * from './records.js';
 export interface ClientRepository {
   /** Creates a client together with its first API key, atomically. */
   create(name: string, key: NewApiKey): Promise<{ client: Client; key: ApiKeyRecord }>;
+  /** `create`, made once per Idempotency-Key (IdempotentWrite). */
+  createOnce(name: string, key: NewApiKey, idempotency: IdempotentWrite<{ client: Client; key: ApiKeyRecord }>): Promise<Keyed<{ client: Client; key: ApiKeyRecord }>>;
   list(): Promise<ClientSummary[]>;
+  /** Up to `limit` clients with ids above `after`, by id. */
+  page(after: number, limit: number): Promise<ClientSummary[]>;
+  get(id: number): Promise<ClientSummary | undefined>;
+  /**
+   * Renames a client, or deactivates it (its keys are refused, on every process, from the commit
+   * on, and its webhooks receive nothing) or activates it again. Undefined when there is none.
+   */
+  update(id: number, changes: { name?: string; active?: boolean }): Promise<ClientSummary | undefined>;
 }
 
 export interface KeyRepository {

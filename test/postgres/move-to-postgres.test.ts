@@ -44,6 +44,8 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   await eventually(async () => ((await before.db.query<{ n: number }>('SELECT count(*) AS n FROM delivery_attempts'))[0]!.n === 6 ? true : undefined));
   await before.app.close(); // the service is stopped before it moves
   const source = sqliteDatabase(path);
+  await source.query('UPDATE clients SET active = 0 WHERE id = 2');
+  await source.query("UPDATE api_keys SET last_used_at = '2026-11-20T10:00:00.000Z' WHERE id = 1");
   t.same(await source.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"), [{ n: 3 }], 'three deliveries wait for their retry');
 
   const target = await postgresDatabase(t, { empty: true });
@@ -63,6 +65,8 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
     t.same(await target.query(`SELECT ${columns} FROM ${table} ORDER BY id`), await source.query(`SELECT ${columns} FROM ${table} ORDER BY id`), `${table}: the same rows`);
   }
   t.same(await target.query('SELECT id, active_webhooks FROM clients ORDER BY id'), [{ id: 1, active_webhooks: 2 }, { id: 2, active_webhooks: 0 }]);
+  t.same(await target.query('SELECT id FROM clients WHERE NOT active'), [{ id: 2 }], 'an inactive client stays inactive');
+  t.same(await target.query("SELECT id FROM api_keys WHERE last_used_at = '2026-11-20T10:00:00Z'"), [{ id: 1 }], "a key's last use moves with it");
   t.same(
     await target.query('SELECT event_id, webhook_id, state, attempts FROM deliveries ORDER BY id'),
     await source.query('SELECT event_id, webhook_id, state, attempts FROM deliveries ORDER BY id'),

@@ -37,7 +37,7 @@ t.test('clients.create makes a client with its first key; clients.list counts ac
   const { store, db } = await openTestStore(t);
   const { client, key, record } = await withClient(store);
   t.match(client, { id: 1, name: 'Acme Realty', createdAt: ISO });
-  t.same(record, { id: 1, clientId: 1, prefix: key.stored.prefix, createdAt: client.createdAt, revokedAt: null });
+  t.same(record, { id: 1, clientId: 1, prefix: key.stored.prefix, createdAt: client.createdAt, lastUsedAt: null, revokedAt: null });
   t.same(await db.query('SELECT client_id, prefix, key_hash FROM api_keys'), [{ client_id: 1, prefix: key.stored.prefix, key_hash: key.stored.hash }]);
 
   const bolt = await withClient(store, 'Bolt Homes');
@@ -46,8 +46,8 @@ t.test('clients.create makes a client with its first key; clients.list counts ac
   await store.webhooks.create(hook(client.id), 10);
   await store.webhooks.create(hook(client.id), 10);
   t.same(await store.clients.list(), [
-    { id: 1, name: 'Acme Realty', createdAt: client.createdAt, activeKeys: 1, activeWebhooks: 2 },
-    { id: 2, name: 'Bolt Homes', createdAt: bolt.client.createdAt, activeKeys: 1, activeWebhooks: 0 },
+    { id: 1, name: 'Acme Realty', createdAt: client.createdAt, active: true, activeKeys: 1, activeWebhooks: 2 },
+    { id: 2, name: 'Bolt Homes', createdAt: bolt.client.createdAt, active: true, activeKeys: 1, activeWebhooks: 0 },
   ]);
 });
 

@@ -16,7 +16,7 @@ export function createSqliteStore(path: string): Store {
   const writer = createDurableWriter(db);
   const selectOne = db.prepare('SELECT 1');
   return {
-    clients: createClientRepository(db, writer.synced),
+    clients: createClientRepository(db, writer.synced, writer.grouped),
     keys: createKeyRepository(db, writer.synced),
     webhooks: createWebhookRepository(db, writer.grouped),
     events: createEventRepository(db, writer.grouped),

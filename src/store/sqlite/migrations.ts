@@ -262,4 +262,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events ADD COLUMN trace_context text;
   `,
+  // Accounts managed through the admin API (docs/api.md, "Accounts"): a client can be made
+  // inactive, and each key says when a request last came with it (to the minute).
+  `
+  ALTER TABLE clients ADD COLUMN active INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+  `,
 ];

@@ -1,0 +1,62 @@
+import { HttpError, MESSAGES } from '../messages.js';
+import { addKey, createAccount, createAccountOnce, revokeClientKey, type Account, type NewAccount } from '../secrets/accounts.js';
+import type { ClientSummary, Store } from '../store/store.js';
+import type { Handlers } from './types.js';
+
+// The admin API (openapi.yaml, tag admin): the lead product's back office creates its customers'
+// accounts and keys, lists, renames, deactivates them, and revokes keys. The command-line tool
+// does the same through src/secrets/accounts.ts.
+
+type AccountHandlers = Pick<Handlers, 'createAccount' | 'listAccounts' | 'getAccount' | 'updateAccount' | 'createAccountKey' | 'listAccountKeys' | 'revokeAccountKey'>;
+
+const toAccount = ({ id, name, active, createdAt, activeKeys, activeWebhooks }: ClientSummary) => ({ clientId: id, name, active, createdAt, activeKeys, activeWebhooks });
+
+const found = <T>(value: T | undefined): T => {
+  if (value === undefined) throw new HttpError(404, MESSAGES.clientNotFound);
+  return value;
+};
+
+export function createAccountHandlers(store: Store): AccountHandlers {
+  return {
+    async createAccount({ body, idempotency }) {
+      const answer = ({ client, apiKey }: NewAccount) => ({ status: 201 as const, body: { clientId: client.id, name: client.name, apiKey } });
+      const name = body.name.trim();
+      if (!idempotency) return answer(await createAccount(store, name));
+      const made = await createAccountOnce(store, name, (apiKey) => idempotency.keep(({ client }: Account) => answer({ client, apiKey })));
+      return made.kind === 'done' ? answer(made.value) : made;
+    },
+
+    async listAccounts({ query }) {
+      const limit = query.limit ?? 50;
+      const clients = await store.clients.page(query.after ?? 0, limit + 1);
+      const page = clients.slice(0, limit);
+      return { status: 200, body: { clients: page.map(toAccount), next: clients.length > limit ? page.at(-1)!.id : null } };
+    },
+
+    async getAccount({ params }) {
+      return { status: 200, body: toAccount(found(await store.clients.get(params.clientId))) };
+    },
+
+    async updateAccount({ params, body }) {
+      const changes = { ...(body.name === undefined ? {} : { name: body.name.trim() }), ...(body.active === undefined ? {} : { active: body.active }) };
+      return { status: 200, body: toAccount(found(await store.clients.update(params.clientId, changes))) };
+    },
+
+    async createAccountKey({ params }) {
+      const { key, apiKey } = found(await addKey(store, params.clientId));
+      return { status: 201, body: { keyId: key.id, apiKey } };
+    },
+
+    async listAccountKeys({ params }) {
+      found(await store.clients.get(params.clientId));
+      const keys = await store.keys.list(params.clientId);
+      return { status: 200, body: { keys: keys.map(({ id, prefix, createdAt, lastUsedAt, revokedAt }) => ({ keyId: id, prefix, createdAt, lastUsedAt, revokedAt })) } };
+    },
+
+    async revokeAccountKey({ params }) {
+      found(await store.clients.get(params.clientId));
+      if (!(await revokeClientKey(store, params.clientId, params.keyId))) throw new HttpError(404, MESSAGES.keyNotFound);
+      return { status: 204, body: undefined };
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import t from 'tap';
+import { buildTestApp, createClient, send } from '../helpers/app.js';
+
+// The admin API (openapi.yaml, tag admin): accounts and their keys, for the lead product's back
+// end, with ADMIN_TOKEN alone. Every answer is checked against openapi.yaml by `send`.
+
+const ADMIN_TOKEN = 'admin-token-for-the-tests-0123';
+const PUBLISHER_TOKEN = 'publisher-token-for-the-tests-01';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+async function adminApp(t: Parameters<typeof buildTestApp>[0]) {
+  const { app, db } = await buildTestApp(t, { ADMIN_TOKEN, PUBLISHER_TOKEN });
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = admin) =>
+    send(app, { method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const about = (apiKey: string) => send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': apiKey } });
+  return { app, db, call, about };
+}
+
+t.test('without ADMIN_TOKEN every admin operation answers 401, whatever credential comes', async (t) => {
+  const { app } = await buildTestApp(t, { PUBLISHER_TOKEN });
+  const acme = await createClient(app);
+  for (const headers of [{}, admin, { authorization: `Bearer ${PUBLISHER_TOKEN}` }, { 'x-api-key': acme.apiKey }] as Record<string, string>[]) {
+    const res = await send(app, { method: 'GET', url: '/admin/clients', headers });
+    t.equal(res.status, 401);
+    t.same(res.json, { error: 'The admin API is disabled: the server has no ADMIN_TOKEN' });
+  }
+});
+
+t.test('only the admin token opens the admin operations: not the publisher token, not an API key', async (t) => {
+  const { app, call } = await adminApp(t);
+  const acme = await createClient(app);
+  const refused: Record<string, string>[] = [{}, { authorization: `Bearer ${PUBLISHER_TOKEN}` }, { 'x-api-key': acme.apiKey }, { authorization: `Bearer ${acme.apiKey}` }, { authorization: 'Basic x' }];
+  for (const [method, url, payload] of [
+    ['POST', '/admin/clients', { name: 'Mallory' }],
+    ['GET', '/admin/clients'],
+    ['GET', `/admin/clients/${acme.clientId}`],
+    ['PATCH', `/admin/clients/${acme.clientId}`, { active: false }],
+    ['POST', `/admin/clients/${acme.clientId}/keys`],
+    ['GET', `/admin/clients/${acme.clientId}/keys`],
+    ['DELETE', `/admin/clients/${acme.clientId}/keys/1`],
+  ] as const) {
+    for (const headers of refused) {
+      const res = await call(method, url, payload, headers);
+      t.same([res.status, res.json], [401, { error: 'Invalid admin token' }], `${method} ${url} with ${Object.keys(headers).join() || 'nothing'}`);
+    }
+  }
+  const list = await call('GET', '/admin/clients');
+  t.same(list.json.clients.map((c: { name: string }) => c.name), ['Acme Realty'], 'nothing was created, and nothing changed');
+  t.equal(list.json.clients[0].active, true);
+});
+
+t.test('a sign-up makes an account and its key; a retry with the same Idempotency-Key makes it once', async (t) => {
+  const { call, about } = await adminApp(t);
+  const created = await call('POST', '/admin/clients', { name: '  Acme Realty ' });
+  t.equal(created.status, 201);
+  t.match(created.json, { clientId: 1, name: 'Acme Realty', apiKey: /^lh_[A-Za-z0-9_-]{43}$/ });
+  t.same((await about(created.json.apiKey)).json, { name: 'Acme Realty' }, 'the key works at once');
+
+  const keyed = { ...admin, 'idempotency-key': 'signup-42' };
+  const first = await call('POST', '/admin/clients', { name: 'Bolt Homes' }, keyed);
+  const retry = await call('POST', '/admin/clients', { name: 'Bolt Homes' }, keyed);
+  t.equal(first.status, 201);
+  t.equal(retry.status, 201);
+  t.equal(retry.headers['idempotent-replayed'], 'true');
+  t.same(retry.json, first.json, 'the same account and the same key');
+  const other = await call('POST', '/admin/clients', { name: 'Other' }, keyed);
+  t.same([other.status, other.json], [422, { error: 'Idempotency-Key already used for a different request' }]);
+  const list = await call('GET', '/admin/clients');
+  t.same(list.json.clients.map((c: { name: string }) => c.name), ['Acme Realty', 'Bolt Homes'], 'one account per sign-up');
+
+  for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(201) }, { name: 7 }]) {
+    const bad = await call('POST', '/admin/clients', body);
+    t.equal(bad.status, 400, JSON.stringify(body));
+    t.match(bad.json.error, /^(Invalid data|Missing data)/);
+  }
+});
+
+t.test('clients are listed a page at a time, read one by one, renamed', async (t) => {
+  const { app, call, about } = await adminApp(t);
+  const acme = await createClient(app, 'Acme Realty');
+  await createClient(app, 'Bolt Homes');
+  await createClient(app, 'Cove Estates');
+  const first = await call('GET', '/admin/clients?limit=2');
+  t.same(first.json.clients.map((c: { clientId: number }) => c.clientId), [1, 2]);
+  t.equal(first.json.next, 2);
+  t.match(first.json.clients[0], { clientId: 1, name: 'Acme Realty', active: true, activeKeys: 1, activeWebhooks: 0 });
+  const second = await call('GET', '/admin/clients?limit=2&after=2');
+  t.same([second.json.clients.map((c: { clientId: number }) => c.clientId), second.json.next], [[3], null]);
+
+  const one = await call('GET', `/admin/clients/${acme.clientId}`);
+  t.same(one.json, first.json.clients[0]);
+  t.same([(await call('GET', '/admin/clients/99')).status, (await call('GET', '/admin/clients/99')).json], [404, { error: 'Client not found' }]);
+  for (const id of ['0', 'abc', '-1', '9007199254740993']) t.equal((await call('GET', `/admin/clients/${id}`)).status, 400, id);
+  for (const query of ['limit=0', 'limit=101', 'after=0', 'after=x']) t.equal((await call('GET', `/admin/clients?${query}`)).status, 400, query);
+
+  const renamed = await call('PATCH', `/admin/clients/${acme.clientId}`, { name: 'Acme Homes' });
+  t.same([renamed.status, renamed.json.name], [200, 'Acme Homes']);
+  t.same((await about(acme.apiKey)).json, { name: 'Acme Homes' }, 'GET /about says the new name');
+  t.equal((await call('PATCH', `/admin/clients/${acme.clientId}`, {})).status, 400, 'nothing to change');
+  t.equal((await call('PATCH', '/admin/clients/99', { name: 'X' })).status, 404);
+});
+
+t.test('keys: added, listed without the key, revoked at once; only the client\'s own', async (t) => {
+  const { app, call, about } = await adminApp(t);
+  const acme = await createClient(app);
+  const bolt = await createClient(app, 'Bolt Homes');
+  const added = await call('POST', `/admin/clients/${acme.clientId}/keys`);
+  t.equal(added.status, 201);
+  t.match(added.json, { keyId: 3, apiKey: /^lh_/ });
+  t.equal((await about(added.json.apiKey)).status, 200);
+  t.equal((await call('POST', '/admin/clients/99/keys')).status, 404);
+
+  const listed = await call('GET', `/admin/clients/${acme.clientId}/keys`);
+  t.same(listed.json.keys.map((k: { keyId: number; prefix: string; revokedAt: null }) => [k.keyId, k.prefix, k.revokedAt]), [
+    [1, acme.keyPrefix, null],
+    [3, added.json.apiKey.slice(0, 11), null],
+  ]);
+  t.notMatch(listed.text, /lh_[A-Za-z0-9_-]{43}/, 'never a whole key');
+  t.same([(await call('GET', '/admin/clients/99/keys')).status], [404]);
+
+  const notHers = await call('DELETE', `/admin/clients/${acme.clientId}/keys/2`);
+  t.same([notHers.status, notHers.json], [404, { error: 'Key not found' }], "another client's key is not this client's to revoke");
+  t.equal((await about(bolt.apiKey)).status, 200);
+  const revoked = await call('DELETE', `/admin/clients/${acme.clientId}/keys/3`);
+  t.equal(revoked.status, 204);
+  t.equal((await about(added.json.apiKey)).status, 401, 'refused from the next request on');
+  t.equal((await about(acme.apiKey)).status, 200, 'the other key still works');
+  t.same([(await call('DELETE', `/admin/clients/${acme.clientId}/keys/3`)).status], [404], 'already revoked');
+  const after = await call('GET', `/admin/clients/${acme.clientId}/keys`);
+  t.match(after.json.keys[1], { keyId: 3, revokedAt: /^\d{4}-/ });
+});
