@@ -23,8 +23,9 @@ export interface SendOptions {
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-// undici, the client inside Node's own fetch: it sends a delivery with about half the CPU of
-// node:http (docs/benchmarks.md). One agent keeps a pool of kept-alive connections per origin
+// undici, the client inside Node's own fetch: the whole delivery (claim, sign, send, record) took
+// about a tenth less CPU through it than through node:http, drained side by side. One agent
+// keeps a pool of kept-alive connections per origin
 // (scheme, host and port: a webhook's receiver), with no cap: the worker's concurrency bounds
 // them, and a cap would make every webhook on a busy host (hooks.zapier.com) queue behind its
 // slowest ones. With the SSRF guard on, every connection's address comes from publicOnlyLookup,
