@@ -48,17 +48,6 @@ export interface JobRow {
   replay: number | boolean;
 }
 
-/**
- * The due time (epoch ms) of a held delivery: one whose webhook is paused, set aside by a claim
- * until the webhook resumes. Past any real due time (9999-12-31), so the due-order indexes keep
- * held deliveries behind every other, where claims never read them; a resume sets them due again.
- */
-export const HELD_AT = Date.UTC(9999, 11, 31);
-export const HELD_AT_ISO = new Date(HELD_AT).toISOString();
-/** Held deliveries set aside, or released, per webhook and claim: a claim's cost stays bounded. */
-export const HOLD_BATCH = 1_000;
-export const RELEASE_BATCH = 1_000;
-
 export interface SummaryRow {
   id: number;
   url: string;

@@ -1,5 +1,6 @@
-import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
-import { ERASE_SECRETS, FINAL_STATE, followFailure, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
+import { createClaimPicker, createReleaser, HELD_AT, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest } from '../claim-rules.js';
+import type { PacedCandidate } from '../pacing.js';
+import { ERASE_SECRETS, FINAL_STATE, followFailure, toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -63,7 +64,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
       ORDER BY q.due_at LIMIT :batch)`);
   // After a resume: the webhooks with deliveries still set aside (a partial index), and a batch
   // of one's held deliveries made due, oldest first (the queue orders equal due times by id).
-  const toRelease = db.prepare<[], { id: number }>('SELECT id FROM webhooks WHERE held = 1 AND paused = 0 ORDER BY id LIMIT 16');
+  const toRelease = db.prepare<[], { id: number }>(`SELECT id FROM webhooks WHERE held = 1 AND paused = 0 ORDER BY id LIMIT ${RELEASE_WEBHOOKS}`);
   const release = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
     UPDATE deliveries SET next_attempt_at = :now WHERE id IN (
       SELECT q.delivery_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id
@@ -141,51 +142,29 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     "SELECT id FROM deliveries WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? ORDER BY created_at, id LIMIT ?",
   );
 
-  type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
-
-  /** Sets aside a batch of the due deliveries of each paused webhook among `rows`. */
-  function holdPaused(rows: DueRow[], now: number, held: Set<number>): void {
-    for (const row of rows) {
-      if (row.paused === 0 || held.has(row.webhook_id)) continue;
-      held.add(row.webhook_id);
-      hold.run({ held: HELD_AT, webhook: row.webhook_id, now, batch: HOLD_BATCH });
-    }
+  /** The webhooks of `rows` met, a batch of the due deliveries of each paused one held, and the rows offered. */
+  function take(rows: DueRow[], picker: ClaimPicker<DueRow>, now: number): void {
+    const webhooks = rows.map((row) => ({ id: row.webhook_id, paused: row.paused !== 0, rate_limit: row.rate_limit, pace_at: row.pace_at, slow_until: row.slow_until }));
+    for (const webhook of picker.meet(webhooks)) hold.run({ held: HELD_AT, webhook, now, batch: HOLD_BATCH });
+    picker.offer(rows);
   }
 
-  /** Makes due, at `now`, up to RELEASE_BATCH held deliveries of webhooks resumed since they were held. */
+  /** Makes due, at `now`, a batch of held deliveries of webhooks resumed since they were held. */
   function releaseResumed(now: number): void {
-    let budget = RELEASE_BATCH;
+    const releaser = createReleaser();
     for (const { id } of toRelease.all()) {
-      const { changes } = release.run({ held: HELD_AT, webhook: id, now, batch: budget });
-      if (changes < budget) released.run(id);
-      budget -= changes;
-      if (budget <= 0) return;
+      const { changes } = release.run({ held: HELD_AT, webhook: id, now, batch: releaser.left });
+      if (releaser.released(changes)) released.run(id);
+      if (releaser.spent) return;
     }
   }
 
-  /**
-   * Adds to `picked` from `rows`, up to `limit`, no webhook past `perWebhook` in flight, none
-   * paused, each within its webhook's rate (the pacer gives the others their later time).
-   */
-  function pick(rows: DueRow[], picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, pacer: Pacer): void {
-    const already = new Set(picked.map((row) => row.id));
-    for (const row of rows) {
-      if (picked.length === request.limit) return;
-      if (row.paused !== 0) continue;
-      const count = taken.get(row.webhook_id) ?? 0;
-      if (count >= request.perWebhook || already.has(row.id)) continue;
-      if (!pacer.admit(row)) continue;
-      taken.set(row.webhook_id, count + 1);
-      picked.push(row);
-    }
-  }
-
-  /** Visits up to `maxVisits` webhooks with pending deliveries, round the ring from the last one visited. */
-  function pickRoundWebhooks(picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, maxVisits: number, held: Set<number>, pacer: Pacer): void {
+  /** Visits up to `picker.window` webhooks with pending deliveries, round the ring from the last one visited. */
+  function pickRoundWebhooks(picker: ClaimPicker<DueRow>, request: ClaimRequest): void {
     const start = lastVisited;
     let webhook = start;
     let wrapped = false;
-    for (let visits = 0; picked.length < request.limit && visits < maxVisits; ) {
+    for (let visits = 0; !picker.full && visits < picker.window; ) {
       const next = nextPendingWebhook.get(webhook);
       if (next === undefined) {
         if (wrapped || start === 0) break;
@@ -196,11 +175,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
       webhook = next.webhook_id;
       if (wrapped && webhook > start) break;
       visits++;
-      if ((taken.get(webhook) ?? 0) < request.perWebhook) {
-        const rows = dueForWebhook.all({ webhook, now: request.now, limit: request.perWebhook });
-        holdPaused(rows, request.now, held);
-        pick(rows, picked, taken, request, pacer);
-      }
+      if (picker.mayTake(webhook)) take(dueForWebhook.all({ webhook, now: request.now, limit: request.perWebhook }), picker, request.now);
     }
     lastVisited = webhook;
   }
@@ -208,27 +183,20 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   // Run through the group commit, whose transactions are IMMEDIATE: the read and the lease happen
   // under the write lock, so two worker processes on one database never claim the same delivery.
   const claim = (request: ClaimRequest): ClaimedDeliveries => {
-    const { now, limit, leaseUntil } = request;
-    releaseResumed(now);
-    const window = Math.max(limit * 4, 16);
-    const earliest = due.all(now, window);
-    const picked: JobRow[] = [];
-    const taken = new Map(request.inFlight);
-    const held = new Set<number>();
-    const pacer = createPacer(now, request.defaultRate);
-    holdPaused(earliest, now, held);
-    pick(earliest, picked, taken, request, pacer);
-    // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
-    if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held, pacer);
+    releaseResumed(request.now);
+    const picker = createClaimPicker<DueRow>(request);
+    const earliest = due.all(request.now, picker.window);
+    take(earliest, picker, request.now);
+    if (picker.goesRound(earliest.length)) pickRoundWebhooks(picker, request);
     // Nothing to do: the settled deliveries' entries still waiting go now.
-    if (picked.length === 0) takeOutAll();
-    for (const [id, at] of pacer.deferred) defer.run(Math.ceil(at), id);
-    for (const [webhook, at] of pacer.paces) setPace.run(at, webhook);
-    const jobs = picked.map((row) => {
-      lease.run(leaseUntil, row.id);
+    if (picker.picked.length === 0) takeOutAll();
+    for (const [id, at] of picker.deferred) defer.run(Math.ceil(at), id);
+    for (const [webhook, at] of picker.paces) setPace.run(at, webhook);
+    const jobs = picker.picked.map((row) => {
+      lease.run(request.leaseUntil, row.id);
       return toJob(row);
     });
-    return { jobs, paced: pacer.deferred.size };
+    return { jobs, paced: picker.deferred.size };
   };
 
   /**
