@@ -1,5 +1,7 @@
 import type pg from 'pg';
-import { ERASE_SECRETS, FINAL_STATE, followFailure, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { FINAL_STATE, followFailure } from '../attempt-rules.js';
+import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { ERASE_SECRETS } from '../secret-rules.js';
 import type { AttemptOutcome, DeliveryRepository } from '../store.js';
 import { createClaimer } from './claim-due.js';
 import { writeOperationalEvent } from './operational-events.js';

@@ -1,6 +1,8 @@
+import { FINAL_STATE, followFailure } from '../attempt-rules.js';
 import { createClaimPicker, createReleaser, HELD_AT, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest } from '../claim-rules.js';
 import type { PacedCandidate } from '../pacing.js';
-import { ERASE_SECRETS, FINAL_STATE, followFailure, toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
+import { toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
+import { ERASE_SECRETS } from '../secret-rules.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -201,7 +203,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
 
   /**
    * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
-   * run is old enough (followFailure in ../rows.ts). Returns the outcome to record.
+   * run is old enough (followFailure in ../attempt-rules.ts). Returns the outcome to record.
    */
   const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
     const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);
