@@ -6,10 +6,6 @@ import { NEW_WORK_CHANNEL } from './events.js';
 import { idempotently } from './idempotency.js';
 import type { Queryable } from './transaction.js';
 
-/** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
-export const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
-  WHERE webhook_id = $2 AND state = 'pending'`;
-
 /**
  * One statement: the client row is locked while its kept count is compared with the cap (a
  * concurrent creation waits, then sees the count its insert's trigger raised), and the webhook is
