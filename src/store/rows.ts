@@ -1,7 +1,15 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
 // the column lists both select, and how the rows become the store interface's records. What the
 // stores decide from rows is in the *-rules.ts files beside this one.
-import type { ApiKeyRecord, AttemptOutcome, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
+import type { ApiKeyRecord, AttemptOutcome, Client, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
+
+export interface ClientRow {
+  id: number;
+  name: string;
+  created_at: string;
+}
+
+export const toClient = (row: ClientRow): Client => ({ id: row.id, name: row.name, createdAt: row.created_at });
 
 export interface KeyRow {
   id: number;

@@ -1,15 +1,8 @@
 import type pg from 'pg';
-import type { Client, ClientRepository, ClientSummary } from '../store.js';
+import { toClient, type ClientRow } from '../rows.js';
+import type { ClientRepository, ClientSummary } from '../store.js';
 import { insertKey } from './keys.js';
 import { inTransaction } from './transaction.js';
-
-interface ClientRow {
-  id: number;
-  name: string;
-  created_at: string;
-}
-
-const toClient = (row: ClientRow): Client => ({ id: row.id, name: row.name, createdAt: row.created_at });
 
 export function createClientRepository(pool: pg.Pool): ClientRepository {
   return {

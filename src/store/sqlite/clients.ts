@@ -1,19 +1,8 @@
-import type { ApiKeyRecord, Client, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
+import { toClient, type ClientRow } from '../rows.js';
+import type { ApiKeyRecord, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
 import type { SyncedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { createKeyInserter } from './keys.js';
-
-interface ClientRow {
-  id: number;
-  name: string;
-  created_at: string;
-}
-
-const toClient = (row: ClientRow): Client => ({
-  id: row.id,
-  name: row.name,
-  createdAt: row.created_at,
-});
 
 export function createClientRepository(db: Db, synced: SyncedWrite): ClientRepository {
   const insert = db.prepare<[string, string], ClientRow>(
