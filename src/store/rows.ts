@@ -1,20 +1,30 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
-// and how they become the store interface's records (or, for an Idempotency-Key's row, what it
-// makes of a write under the key).
-import {
-  IDEMPOTENCY_KEY_LIFETIME_MS,
-  type ApiKeyRecord,
-  type AttemptOutcome,
-  type AttemptRecord,
-  type DeliveryAttempt,
-  type DeliveryJob,
-  type EventName,
-  type IdempotentWrite,
-  type KeyTaken,
-  type OperationalEvent,
-  type SealCursor,
-  type WebhookSummary,
-} from './store.js';
+// the column lists both select, and how the rows become the store interface's records. What the
+// stores decide from rows is in the *-rules.ts files beside this one.
+import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
+
+export interface ClientRow {
+  id: number;
+  name: string;
+  created_at: string;
+}
+
+export const toClient = (row: ClientRow): Client => ({ id: row.id, name: row.name, createdAt: row.created_at });
+
+/** A client with its counts, as the admin API and `client list` show it; `active` 0/1 on SQLite. */
+export type ClientSummaryRow = ClientRow & { active: number | boolean; active_keys: number; active_webhooks: number };
+
+export const CLIENT_SUMMARY_SELECT = `SELECT c.id, c.name, c.created_at, c.active,
+    (SELECT count(*) FROM api_keys k WHERE k.client_id = c.id AND k.revoked_at IS NULL) AS active_keys,
+    c.active_webhooks
+  FROM clients c`;
+
+export const toClientSummary = (row: ClientSummaryRow): ClientSummary => ({
+  ...toClient(row),
+  active: Boolean(row.active),
+  activeKeys: row.active_keys,
+  activeWebhooks: row.active_webhooks,
+});
 
 export interface KeyRow {
   id: number;
@@ -51,17 +61,6 @@ export interface JobRow {
   replay: number | boolean;
 }
 
-/**
- * The due time (epoch ms) of a held delivery: one whose webhook is paused, set aside by a claim
- * until the webhook resumes. Past any real due time (9999-12-31), so the due-order indexes keep
- * held deliveries behind every other, where claims never read them; a resume sets them due again.
- */
-export const HELD_AT = Date.UTC(9999, 11, 31);
-export const HELD_AT_ISO = new Date(HELD_AT).toISOString();
-/** Held deliveries set aside, or released, per webhook and claim: a claim's cost stays bounded. */
-export const HOLD_BATCH = 1_000;
-export const RELEASE_BATCH = 1_000;
-
 export interface SummaryRow {
   id: number;
   url: string;
@@ -74,6 +73,8 @@ export interface SummaryRow {
   disabled_at: string | null;
   disabled_reason: string | null;
 }
+
+export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
 
 /**
  * A webhook as the API lists it: `disabled` when deliveries to it stopped, else `failing` while
@@ -155,46 +156,12 @@ export const toOperationalEvent = (row: OperationalEventRow): OperationalEvent =
   createdAt: row.created_at,
 });
 
-/**
- * What detaching a webhook does to its signing secrets, in both stores (an UPDATE's SET list):
- * erased, as nothing is signed with them any more. `secret` is NOT NULL: an empty string.
- */
-export const ERASE_SECRETS = "secret = '', previous_secret = NULL, previous_secret_until = NULL";
-
-/** The state a delivery moves to after an attempt with this outcome; null: it stays pending. */
-export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
-  succeeded: 'succeeded',
-  failed: 'failed',
-  gone: 'failed',
-  retrying: null,
-};
-
 /** A webhook's run of failures and state, as a failed attempt finds them (both stores' recordAttempt). */
 export interface WebhookHealthRow {
   client_id: number;
   failing_since: string | null;
   disabled_at: string | null;
   deleted_at: string | null;
-}
-
-/**
- * What a failed attempt (retrying or failed) does to its webhook, in both stores: whether it
- * starts the webhook's run of failures, the outcome to record (a retry of a disabled webhook's
- * delivery fails instead), and whether it disables the webhook (its run is at least
- * WEBHOOK_DISABLE_AFTER old: DeliveryRepository.recordAttempt). A deleted webhook is left alone.
- */
-export function followFailure(
-  webhook: WebhookHealthRow | undefined,
-  attempt: AttemptRecord,
-): { startsRun: boolean; outcome: AttemptOutcome; disables?: { clientId: number; reason: string } } {
-  if (!webhook || webhook.deleted_at !== null) return { startsRun: false, outcome: attempt.outcome };
-  const startsRun = webhook.failing_since === null;
-  if (webhook.disabled_at !== null) return { startsRun, outcome: 'failed' };
-  const failingSince = webhook.failing_since ?? attempt.attemptedAt;
-  if (!attempt.disable || Date.parse(failingSince) > Date.parse(attempt.disable.failingSince)) {
-    return { startsRun, outcome: attempt.outcome };
-  }
-  return { startsRun, outcome: 'failed', disables: { clientId: webhook.client_id, reason: attempt.disable.reason } };
 }
 
 /** An Idempotency-Key's row. */
@@ -205,39 +172,3 @@ export interface IdempotencyKeyRow {
   created_at: string;
 }
 
-/**
- * What both stores make of the row an Idempotency-Key left, once they hold the key (SQLite: in
- * the group commit's write transaction; PostgreSQL: under the key's advisory lock): a live key
- * takes the write (the replay of its answer for the same request, a mismatch for another);
- * `expired` when the row has outlived the key (the caller deletes it and writes anew); `free`
- * when there is no row.
- */
-export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: IdempotentWrite<unknown>, now: number): KeyTaken | 'expired' | 'free' {
-  if (row === undefined) return 'free';
-  if (Date.parse(row.created_at) <= now - IDEMPOTENCY_KEY_LIFETIME_MS) return 'expired';
-  if (row.request_hash !== write.requestHash) return { kind: 'mismatch' };
-  return { kind: 'replay', response: { status: row.status, body: row.body } };
-}
-
-// Sealing secrets at rest (SecretRepository.seal): which rows change, and where the next batch
-// starts. Both stores walk the webhooks by id, then the stored answers by (scope, key).
-
-/**
- * A webhook's secrets sealed; undefined when both already were, or were erased (ERASE_SECRETS):
- * the row is left as it is.
- */
-export function sealedSecrets(
-  row: { secret: string; previous_secret: string | null },
-  prefix: string,
-  seal: (value: string) => string,
-): { secret: string; previous: string | null } | undefined {
-  const sealed = (value: string) => (value === '' || value.startsWith(prefix) ? value : seal(value));
-  const secret = sealed(row.secret);
-  const previous = row.previous_secret === null ? null : sealed(row.previous_secret);
-  return secret === row.secret && previous === row.previous_secret ? undefined : { secret, previous };
-}
-
-/** The cursor after a batch of stored answers, whose last row was `last` (none: the walk is done). */
-export function answersCursor(after: SealCursor, last: { scope: string; idempotency_key: string } | undefined): SealCursor | null {
-  return last === undefined ? null : { webhookId: after.webhookId, answer: { scope: last.scope, key: last.idempotency_key } };
-}

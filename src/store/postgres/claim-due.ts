@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
-import { HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH, toJob } from '../rows.js';
-import type { ClaimedDeliveries, DeliveryRepository } from '../store.js';
+import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from '../claim-rules.js';
+import { toJob, type JobRow } from '../rows.js';
+import type { ClaimedDeliveries } from '../store.js';
 
-type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
+/** A due delivery as a claim reads it. */
 interface Candidate {
   id: number;
   webhook_id: number;
@@ -12,12 +12,28 @@ interface Candidate {
   due_at: number;
 }
 
+type Picker = ClaimPicker<Candidate>;
+
 const DUE_AT = '(extract(epoch FROM next_attempt_at) * 1000)::float8 AS due_at';
 
-/** What a claim read of a webhook it locked, to pace its deliveries. */
-type WebhookPace = Pick<PacedCandidate, 'rate_limit' | 'pace_at' | 'slow_until'>;
-
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
+async function storePacing(db: pg.PoolClient, picker: Picker): Promise<void> {
+  if (picker.deferred.size > 0) {
+    await db.query(
+      `UPDATE deliveries d SET next_attempt_at = to_timestamp(p.at / 1000.0), paced = true
+       FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id`,
+      [[...picker.deferred.keys()], [...picker.deferred.values()]],
+    );
+  }
+  if (picker.paces.size > 0) {
+    await db.query(
+      'UPDATE webhooks w SET pace_at = p.at FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE w.id = p.id',
+      [[...picker.paces.keys()], [...picker.paces.values()]],
+    );
+  }
+}
 
 /**
  * Claims due deliveries for one worker among several on one database, in the caller's
@@ -35,76 +51,40 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * Pacing: a webhook's next free time and 429 wait are read under that row lock too, and the
  * claim stores the time it moved the first to before it commits, so workers pace one webhook
  * one after the other and share its rate.
+ *
+ * What to take, hold and pace is decided by the claim's picker (../claim-rules.ts).
  */
-/** A claim's pacer, and what it read of the webhooks it locked. */
-interface Pacing {
-  pacer: Pacer;
-  paces: Map<number, WebhookPace>;
-}
-
-/** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
-async function storePacing(db: pg.PoolClient, pacer: Pacer): Promise<void> {
-  if (pacer.deferred.size > 0) {
-    await db.query(
-      `UPDATE deliveries d SET next_attempt_at = to_timestamp(p.at / 1000.0), paced = true
-       FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id`,
-      [[...pacer.deferred.keys()], [...pacer.deferred.values()]],
-    );
-  }
-  if (pacer.paces.size > 0) {
-    await db.query(
-      'UPDATE webhooks w SET pace_at = p.at FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE w.id = p.id',
-      [[...pacer.paces.keys()], [...pacer.paces.values()]],
-    );
-  }
-}
-
 export function createClaimer() {
   // Where the last claim behind a backlog stopped going round the webhooks (see ringFrom).
   let lastVisited = 0;
 
   /**
-   * Locks what it can of `webhooks` and returns the slots each has left under the cap; a paused
-   * one has none, and a batch of its due deliveries is set aside.
+   * Locks what it can of `webhooks` and has the picker meet them, with the leases each has in
+   * the database; a batch of the due deliveries of each paused one is set aside.
    */
-  async function roomFor(
-    db: pg.PoolClient,
-    webhooks: number[],
-    request: ClaimRequest,
-    held: Set<number>,
-    paces: Map<number, WebhookPace>,
-  ): Promise<Map<number, number>> {
-    const room = new Map<number, number>();
-    if (webhooks.length === 0) return room;
+  async function meet(db: pg.PoolClient, webhooks: number[], picker: Picker, now: number): Promise<void> {
+    if (webhooks.length === 0) return;
     // NO KEY UPDATE does not block the foreign-key checks of publications inserting deliveries.
     // Locking reads the row as last committed: a pause acknowledged before this is seen.
-    const locked = await db.query<{ id: number; paused: boolean } & WebhookPace>(
+    const locked = await db.query<Omit<WebhookAtClaim, 'leased'>>(
       'SELECT id, paused, rate_limit, pace_at, slow_until FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
       [webhooks],
     );
-    for (const { id, rate_limit, pace_at, slow_until } of locked.rows) paces.set(id, { rate_limit, pace_at, slow_until });
-    const paused = locked.rows.filter((row) => row.paused).map((row) => row.id);
-    for (const id of paused) room.set(id, 0);
-    // One batch per paused webhook and claim.
-    const toHold = paused.filter((id) => !held.has(id));
-    for (const id of toHold) held.add(id);
-    if (toHold.length > 0) await hold(db, toHold, request.now);
-    const ids = locked.rows.filter((row) => !row.paused).map((row) => row.id);
-    if (ids.length === 0) return room;
+    const open = locked.rows.filter((row) => !row.paused).map((row) => row.id);
     // A statement of its own, after the locks: its snapshot sees the leases of the claim that
     // held a lock before this one took it.
-    const counts = await db.query<{ webhook_id: number; n: number }>(
-      `SELECT webhook_id, count(*) AS n FROM deliveries
-       WHERE webhook_id = ANY ($1::bigint[]) AND state = 'pending' AND leased_until > $2::timestamptz GROUP BY webhook_id`,
-      [ids, iso(request.now)],
-    );
-    const inDatabase = new Map(counts.rows.map((row) => [row.webhook_id, row.n]));
-    for (const id of ids) {
-      // This worker's own attempts are in the database too; its map covers a lease that ran out.
-      const inFlight = Math.max(inDatabase.get(id) ?? 0, request.inFlight.get(id) ?? 0);
-      room.set(id, request.perWebhook - inFlight);
-    }
-    return room;
+    const counts = open.length === 0
+      ? []
+      : (
+          await db.query<{ webhook_id: number; n: number }>(
+            `SELECT webhook_id, count(*) AS n FROM deliveries
+             WHERE webhook_id = ANY ($1::bigint[]) AND state = 'pending' AND leased_until > $2::timestamptz GROUP BY webhook_id`,
+            [open, iso(now)],
+          )
+        ).rows;
+    const leased = new Map(counts.map((row) => [row.webhook_id, row.n]));
+    const toHold = picker.meet(locked.rows.map((row) => ({ ...row, leased: leased.get(row.id) ?? 0 })));
+    if (toHold.length > 0) await hold(db, toHold, now);
   }
 
   /** Sets aside a batch of the due deliveries of each of `webhooks` (paused, and locked by this claim). */
@@ -124,42 +104,24 @@ export function createClaimer() {
   }
 
   /**
-   * Makes due, at `now`, up to RELEASE_BATCH held deliveries of webhooks resumed since, oldest
-   * first, each webhook locked meanwhile; a webhook with none left is no longer looked at.
+   * Makes due, at `now`, a batch of held deliveries of webhooks resumed since, oldest first, each
+   * webhook locked meanwhile; a webhook with none left is no longer looked at.
    */
   async function releaseResumed(db: pg.PoolClient, now: number): Promise<void> {
     const resumed = await db.query<{ id: number }>(
-      'SELECT id FROM webhooks WHERE held AND NOT paused ORDER BY id LIMIT 16 FOR NO KEY UPDATE SKIP LOCKED',
+      'SELECT id FROM webhooks WHERE held AND NOT paused ORDER BY id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED',
+      [RELEASE_WEBHOOKS],
     );
-    let budget = RELEASE_BATCH;
+    const releaser = createReleaser();
     for (const { id } of resumed.rows) {
       const released = await db.query(
         `UPDATE deliveries SET next_attempt_at = $3::timestamptz WHERE id IN (
            SELECT id FROM deliveries WHERE webhook_id = $1 AND state = 'pending' AND next_attempt_at = $2::timestamptz
            ORDER BY id LIMIT $4)`,
-        [id, HELD_AT_ISO, iso(now), budget],
+        [id, HELD_AT_ISO, iso(now), releaser.left],
       );
-      const count = released.rowCount ?? 0;
-      if (count < budget) await db.query('UPDATE webhooks SET held = false WHERE id = $1', [id]);
-      budget -= count;
-      if (budget <= 0) return;
-    }
-  }
-
-  /**
-   * Adds to `picked` from `rows`, up to the limit, each webhook within its room and its rate (the
-   * pacer gives the others their later time).
-   */
-  function pick(rows: Candidate[], picked: Candidate[], room: Map<number, number>, limit: number, pacing: Pacing): void {
-    const already = new Set(picked.map((row) => row.id));
-    for (const row of rows) {
-      if (picked.length === limit) return;
-      const left = room.get(row.webhook_id) ?? 0;
-      if (left <= 0 || already.has(row.id)) continue;
-      if (!pacing.pacer.admit({ ...row, ...pacing.paces.get(row.webhook_id)! })) continue;
-      room.set(row.webhook_id, left - 1);
-      already.add(row.id);
-      picked.push(row);
+      if (releaser.released(released.rowCount ?? 0)) await db.query('UPDATE webhooks SET held = false WHERE id = $1', [id]);
+      if (releaser.spent) return;
     }
   }
 
@@ -192,24 +154,14 @@ export function createClaimer() {
 
   /**
    * Claims behind backlogs: the webhooks round the ring, each one's earliest due within its room.
-   * `room` is what the first pass of this claim left: a webhook it already counted keeps what is
-   * left of its room (the leases of this claim are not in the database yet), the others are
-   * locked and counted now.
+   * A webhook the first pass of this claim met keeps what is left of its room (the leases of this
+   * claim are not in the database yet); the others are locked and counted now.
    */
-  async function pickRoundWebhooks(
-    db: pg.PoolClient,
-    picked: Candidate[],
-    room: Map<number, number>,
-    request: ClaimRequest,
-    maxVisits: number,
-    held: Set<number>,
-    pacing: Pacing,
-  ) {
-    const ring = await ringFrom(db, lastVisited, maxVisits);
+  async function pickRoundWebhooks(db: pg.PoolClient, picker: Picker, now: number): Promise<void> {
+    const ring = await ringFrom(db, lastVisited, picker.window);
     if (ring.length === 0) return;
-    const uncounted = ring.filter((id) => !room.has(id));
-    for (const [id, left] of await roomFor(db, uncounted, request, held, pacing.paces)) room.set(id, left);
-    const open = ring.filter((id) => (room.get(id) ?? 0) > 0);
+    await meet(db, ring.filter((id) => !picker.knows(id)), picker, now);
+    const open = ring.filter((id) => picker.roomFor(id) > 0);
     const due = open.length === 0
       ? []
       : (
@@ -221,52 +173,46 @@ export function createClaimer() {
                  AND id <> ALL ($4::bigint[])
                ORDER BY next_attempt_at, id LIMIT w.room FOR UPDATE SKIP LOCKED
              ) AS d`,
-            [open, open.map((id) => room.get(id)!), iso(request.now), picked.map((row) => row.id)],
+            [open, open.map((id) => picker.roomFor(id)), iso(now), picker.picked.map((row) => row.id)],
           )
         ).rows;
     const byWebhook = new Map<number, Candidate[]>();
     for (const row of due) byWebhook.set(row.webhook_id, [...(byWebhook.get(row.webhook_id) ?? []), row]);
     for (const webhook of ring) {
       lastVisited = webhook;
-      pick(byWebhook.get(webhook) ?? [], picked, room, request.limit, pacing);
-      if (picked.length === request.limit) break;
+      picker.offer(byWebhook.get(webhook) ?? []);
+      if (picker.full) break;
     }
   }
 
   return async function claim(db: pg.PoolClient, request: ClaimRequest): Promise<ClaimedDeliveries> {
     await releaseResumed(db, request.now);
-    const window = Math.max(request.limit * 4, 16);
+    const picker = createClaimPicker<Candidate>(request);
     // The usual case: the earliest due deliveries, skipping those another worker has locked.
     const earliest = (
       await db.query<Candidate>(
         `SELECT id, webhook_id, paced, ${DUE_AT} FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1::timestamptz
          ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [iso(request.now), window],
+        [iso(request.now), picker.window],
       )
     ).rows;
-    const held = new Set<number>();
-    const pacing: Pacing = { pacer: createPacer(request.now, request.defaultRate), paces: new Map() };
-    const room = await roomFor(db, [...new Set(earliest.map((row) => row.webhook_id))], request, held, pacing.paces);
-    const picked: Candidate[] = [];
-    pick(earliest, picked, room, request.limit, pacing);
-    // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
-    if (picked.length < request.limit && earliest.length === window) await pickRoundWebhooks(db, picked, room, request, window, held, pacing);
-    await storePacing(db, pacing.pacer);
-    const paced = pacing.pacer.deferred.size;
-    if (picked.length === 0) return { jobs: [], paced };
+    await meet(db, [...new Set(earliest.map((row) => row.webhook_id))], picker, request.now);
+    picker.offer(earliest);
+    if (picker.goesRound(earliest.length)) await pickRoundWebhooks(db, picker, request.now);
+    await storePacing(db, picker);
+    const paced = picker.deferred.size;
+    if (picker.picked.length === 0) return { jobs: [], paced };
 
     const leaseUntil = iso(request.leaseUntil);
-    const { rows } = await db.query<{ id: number; event_id: string; webhook_id: number; attempts: number; url: string; secret: string; previous_secret: string | null; previous_secret_until: string | null; payload: string; trace_context: string | null; replay: boolean }>(
+    const { rows } = await db.query<JobRow>(
       `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false
        FROM webhooks w, events e
        WHERE d.id = ANY ($1::bigint[]) AND w.id = d.webhook_id AND e.id = d.event_id
        RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, d.replay`,
-      [picked.map((row) => row.id), leaseUntil],
+      [picker.picked.map((row) => row.id), leaseUntil],
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
-    const jobs = picked.map((candidate) => {
-      return toJob(byId.get(candidate.id)!);
-    });
+    const jobs = picker.picked.map((candidate) => toJob(byId.get(candidate.id)!));
     return { jobs, paced };
   };
 }

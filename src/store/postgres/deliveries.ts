@@ -1,11 +1,15 @@
 import type pg from 'pg';
-import { ERASE_SECRETS, FINAL_STATE, followFailure, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { FINAL_STATE, followFailure } from '../attempt-rules.js';
+import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { ERASE_SECRETS } from '../secret-rules.js';
 import type { AttemptOutcome, DeliveryRepository } from '../store.js';
 import { createClaimer } from './claim-due.js';
 import { writeOperationalEvent } from './operational-events.js';
 import { inTransaction } from './transaction.js';
-import { CANCEL_PENDING } from './webhooks.js';
 
+/** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
+const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
+  WHERE webhook_id = $2 AND state = 'pending'`;
 
 // Replay: settled deliveries made pending again, due now, their next attempt marked as a replay.
 const REQUEUE = `UPDATE deliveries SET state = 'pending', next_attempt_at = $2::timestamptz, completed_at = NULL,

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type pg from 'pg';
-import { settleKnownKey, type IdempotencyKeyRow } from '../rows.js';
+import { settleKnownKey } from '../idempotency-rules.js';
+import type { IdempotencyKeyRow } from '../rows.js';
 import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
 import { inTransaction, type Queryable } from './transaction.js';
 

@@ -1,15 +1,15 @@
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
-import { connectionCheck, createPool, type PostgresConfig } from './connect.js';
 import { createDeliveryRepository } from './deliveries.js';
+import { connectionCheck, createPool, type PostgresConfig } from './engine/connect.js';
+import { migrate } from './engine/migrate.js';
+import { createNewWorkListener } from './engine/new-work.js';
+import { reportUnavailable } from './engine/unavailable.js';
 import { createEventRepository } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyRepository } from './keys.js';
-import { migrate } from './migrate.js';
-import { createNewWorkListener } from './new-work.js';
 import { createOperationalEventRepository } from './operational-events.js';
 import { createSecretRepository } from './secrets.js';
-import { reportUnavailable } from './unavailable.js';
 import { createWebhookRepository } from './webhooks.js';
 
 /**

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { answersCursor, sealedSecrets } from '../rows.js';
+import { answersCursor, sealedSecrets } from '../secret-rules.js';
 import type { SecretRepository } from '../store.js';
 import { idempotently } from './idempotency.js';
 import { inTransaction, type Queryable } from './transaction.js';

@@ -1,15 +1,10 @@
 import type pg from 'pg';
-import { ERASE_SECRETS, toSummary, type SummaryRow } from '../rows.js';
+import { SUMMARY_COLUMNS, toSummary, type SummaryRow } from '../rows.js';
+import { ERASE_SECRETS } from '../secret-rules.js';
 import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
 import { NEW_WORK_CHANNEL } from './events.js';
 import { idempotently } from './idempotency.js';
 import type { Queryable } from './transaction.js';
-
-const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
-
-/** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
-export const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
-  WHERE webhook_id = $2 AND state = 'pending'`;
 
 /**
  * One statement: the client row is locked while its kept count is compared with the cap (a

@@ -1,11 +1,12 @@
-import { createPacer, type PacedCandidate, type Pacer } from '../pacing.js';
-import { ERASE_SECRETS, FINAL_STATE, followFailure, HELD_AT, HOLD_BATCH, RELEASE_BATCH, toAttempt, toJob, type AttemptRow, type JobRow, type WebhookHealthRow } from '../rows.js';
-import type { AttemptOutcome, AttemptRecord, ClaimedDeliveries, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
+import { FINAL_STATE, followFailure } from '../attempt-rules.js';
+import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { ERASE_SECRETS } from '../secret-rules.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
+import { createClaimer, DUE_AT } from './claim-due.js';
 import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { operationalEventWriter } from './operational-events.js';
 import { settleAllPending } from './webhooks.js';
-
 
 /**
  * A webhook's settled deliveries whose webhook_queue entries are taken out together, once this
@@ -22,54 +23,11 @@ const UNQUEUE_BATCH = 32;
  */
 const UNQUEUE_WEBHOOKS = 1_000;
 
-/** A due delivery as a claim reads it: the job, whether its webhook is paused, and its pace. */
-type DueRow = JobRow & PacedCandidate & { paused: number };
-
 export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committed: CommittedWrite): DeliveryRepository {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
-  const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
-  // A delivery is due at the later of its due time and the end of its lease (deliveries_due
-  // orders them so: the lease only moves the delivery there, not in webhook_queue).
-  const DUE_AT = 'max(d.next_attempt_at, d.lease_until)';
-  // The usual case: the earliest due deliveries.
-  const due = db.prepare<[number, number], DueRow>(`
-    SELECT ${JOB_COLUMNS} FROM deliveries d ${JOB_JOINS}
-    WHERE d.state = 'pending' AND ${DUE_AT} <= ?
-    ORDER BY ${DUE_AT}, d.id LIMIT ?`);
-  // When the earliest are mostly one webhook's backlog, the webhooks with pending deliveries are
-  // visited in turn (each from where the last claim stopped), taking each one's earliest due, so
-  // that a receiver with a long queue cannot keep the others waiting behind it. Both read
-  // webhook_queue first (CROSS JOIN keeps that order), passing over entries of settled deliveries.
-  const nextPendingWebhook = db.prepare<[number], { webhook_id: number }>(`
-    SELECT q.webhook_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id
-    WHERE q.webhook_id > ? AND d.state = 'pending' ORDER BY q.webhook_id LIMIT 1`);
-  // The leased ones (in flight: a few per webhook) are passed over.
-  const dueForWebhook = db.prepare<{ webhook: number; now: number; limit: number }, DueRow>(`
-    SELECT ${JOB_COLUMNS} FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id ${JOB_JOINS}
-    WHERE q.webhook_id = :webhook AND q.due_at <= :now AND d.state = 'pending' AND d.lease_until <= :now
-    ORDER BY q.due_at, q.delivery_id LIMIT :limit`);
-  let lastVisited = 0;
-  const lease = db.prepare<[number, number]>('UPDATE deliveries SET lease_until = ?, paced = 0 WHERE id = ?');
-  // Pacing: a delivery given a later time because of its webhook's rate, and the webhook's next free time.
-  const defer = db.prepare<[number, number]>('UPDATE deliveries SET next_attempt_at = ?, paced = 1 WHERE id = ?');
-  const setPace = db.prepare<[number, number]>('UPDATE webhooks SET pace_at = ? WHERE id = ?');
+  const claim = createClaimer(db);
+  // A receiver's 429: none of the webhook's deliveries before the time it asked for.
   const slowDown = db.prepare<[number, number]>('UPDATE webhooks SET slow_until = max(slow_until, ?) WHERE id = ?');
-  // A paused webhook's due deliveries, set aside in one batch through webhook_queue: behind every
-  // real due time, so the claims that follow never read them.
-  const hold = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
-    UPDATE deliveries SET next_attempt_at = :held, paced = 0 WHERE id IN (
-      SELECT q.delivery_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id
-      WHERE q.webhook_id = :webhook AND q.due_at <= :now AND d.state = 'pending' AND d.lease_until <= :now
-      ORDER BY q.due_at LIMIT :batch)`);
-  // After a resume: the webhooks with deliveries still set aside (a partial index), and a batch
-  // of one's held deliveries made due, oldest first (the queue orders equal due times by id).
-  const toRelease = db.prepare<[], { id: number }>('SELECT id FROM webhooks WHERE held = 1 AND paused = 0 ORDER BY id LIMIT 16');
-  const release = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
-    UPDATE deliveries SET next_attempt_at = :now WHERE id IN (
-      SELECT q.delivery_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id
-      WHERE q.webhook_id = :webhook AND q.due_at = :held AND d.state = 'pending'
-      ORDER BY q.delivery_id LIMIT :batch)`);
-  const released = db.prepare<[number]>('UPDATE webhooks SET held = 0 WHERE id = ?');
+  // A resumed webhook with deliveries still held: the next claim releases some (claim-due.ts).
   const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 LIMIT 1');
   const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number, number]>(`
     INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
@@ -141,99 +99,9 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     "SELECT id FROM deliveries WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? ORDER BY created_at, id LIMIT ?",
   );
 
-  type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
-
-  /** Sets aside a batch of the due deliveries of each paused webhook among `rows`. */
-  function holdPaused(rows: DueRow[], now: number, held: Set<number>): void {
-    for (const row of rows) {
-      if (row.paused === 0 || held.has(row.webhook_id)) continue;
-      held.add(row.webhook_id);
-      hold.run({ held: HELD_AT, webhook: row.webhook_id, now, batch: HOLD_BATCH });
-    }
-  }
-
-  /** Makes due, at `now`, up to RELEASE_BATCH held deliveries of webhooks resumed since they were held. */
-  function releaseResumed(now: number): void {
-    let budget = RELEASE_BATCH;
-    for (const { id } of toRelease.all()) {
-      const { changes } = release.run({ held: HELD_AT, webhook: id, now, batch: budget });
-      if (changes < budget) released.run(id);
-      budget -= changes;
-      if (budget <= 0) return;
-    }
-  }
-
-  /**
-   * Adds to `picked` from `rows`, up to `limit`, no webhook past `perWebhook` in flight, none
-   * paused, each within its webhook's rate (the pacer gives the others their later time).
-   */
-  function pick(rows: DueRow[], picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, pacer: Pacer): void {
-    const already = new Set(picked.map((row) => row.id));
-    for (const row of rows) {
-      if (picked.length === request.limit) return;
-      if (row.paused !== 0) continue;
-      const count = taken.get(row.webhook_id) ?? 0;
-      if (count >= request.perWebhook || already.has(row.id)) continue;
-      if (!pacer.admit(row)) continue;
-      taken.set(row.webhook_id, count + 1);
-      picked.push(row);
-    }
-  }
-
-  /** Visits up to `maxVisits` webhooks with pending deliveries, round the ring from the last one visited. */
-  function pickRoundWebhooks(picked: JobRow[], taken: Map<number, number>, request: ClaimRequest, maxVisits: number, held: Set<number>, pacer: Pacer): void {
-    const start = lastVisited;
-    let webhook = start;
-    let wrapped = false;
-    for (let visits = 0; picked.length < request.limit && visits < maxVisits; ) {
-      const next = nextPendingWebhook.get(webhook);
-      if (next === undefined) {
-        if (wrapped || start === 0) break;
-        wrapped = true;
-        webhook = 0;
-        continue;
-      }
-      webhook = next.webhook_id;
-      if (wrapped && webhook > start) break;
-      visits++;
-      if ((taken.get(webhook) ?? 0) < request.perWebhook) {
-        const rows = dueForWebhook.all({ webhook, now: request.now, limit: request.perWebhook });
-        holdPaused(rows, request.now, held);
-        pick(rows, picked, taken, request, pacer);
-      }
-    }
-    lastVisited = webhook;
-  }
-
-  // Run through the group commit, whose transactions are IMMEDIATE: the read and the lease happen
-  // under the write lock, so two worker processes on one database never claim the same delivery.
-  const claim = (request: ClaimRequest): ClaimedDeliveries => {
-    const { now, limit, leaseUntil } = request;
-    releaseResumed(now);
-    const window = Math.max(limit * 4, 16);
-    const earliest = due.all(now, window);
-    const picked: JobRow[] = [];
-    const taken = new Map(request.inFlight);
-    const held = new Set<number>();
-    const pacer = createPacer(now, request.defaultRate);
-    holdPaused(earliest, now, held);
-    pick(earliest, picked, taken, request, pacer);
-    // The window was full yet could not fill the slots: webhooks at their cap (paused, or paced) crowd it.
-    if (picked.length < limit && earliest.length === window) pickRoundWebhooks(picked, taken, request, window, held, pacer);
-    // Nothing to do: the settled deliveries' entries still waiting go now.
-    if (picked.length === 0) takeOutAll();
-    for (const [id, at] of pacer.deferred) defer.run(Math.ceil(at), id);
-    for (const [webhook, at] of pacer.paces) setPace.run(at, webhook);
-    const jobs = picked.map((row) => {
-      lease.run(leaseUntil, row.id);
-      return toJob(row);
-    });
-    return { jobs, paced: pacer.deferred.size };
-  };
-
   /**
    * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
-   * run is old enough (followFailure in ../rows.ts). Returns the outcome to record.
+   * run is old enough (followFailure in ../attempt-rules.ts). Returns the outcome to record.
    */
   const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
     const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);
@@ -283,7 +151,12 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     async claimDue(request) {
       // Committed, not waited for on disk: a lease lost in a power cut only means the delivery
       // is attempted again (at least once), so the attempt need not wait for an fsync first.
-      return committed(() => claim(request));
+      return committed(() => {
+        const claimed = claim(request);
+        // Nothing to do: the settled deliveries' entries still waiting go now.
+        if (claimed.jobs.length === 0) takeOutAll();
+        return claimed;
+      });
     },
     async recordAttempt(job, attempt) {
       return grouped(() => record(job, attempt));

@@ -1,4 +1,5 @@
-import { settleKnownKey, type IdempotencyKeyRow } from '../rows.js';
+import { settleKnownKey } from '../idempotency-rules.js';
+import type { IdempotencyKeyRow } from '../rows.js';
 import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';

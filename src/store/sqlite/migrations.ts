@@ -1,5 +1,6 @@
 // Versioned schema migrations. The database's `user_version` is the number of migrations
-// applied; each runs in its own transaction at start. Append only: never edit a shipped one.
+// applied; each runs in its own transaction at start (engine/migrate.ts). Append only: never
+// edit a shipped one.
 
 export const MIGRATIONS: readonly string[] = [
   `

@@ -1,4 +1,4 @@
-import { answersCursor, sealedSecrets } from '../rows.js';
+import { answersCursor, sealedSecrets } from '../secret-rules.js';
 import type { SecretRepository } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';

@@ -1,4 +1,5 @@
-import { ERASE_SECRETS, toSummary, type SummaryRow } from '../rows.js';
+import { SUMMARY_COLUMNS, toSummary, type SummaryRow } from '../rows.js';
+import { ERASE_SECRETS } from '../secret-rules.js';
 import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -27,7 +28,6 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null);
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
-  const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
     SELECT ${SUMMARY_COLUMNS}
     FROM webhooks w WHERE w.client_id = ? AND w.deleted_at IS NULL AND w.id > ? ORDER BY w.id LIMIT ?`);

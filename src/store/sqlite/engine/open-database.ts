@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { MIGRATIONS } from '../migrations.js';
+import { migrate } from './migrate.js';
 
 export type Db = Database.Database;
 
@@ -38,19 +38,4 @@ export function openDatabase(path: string): Db {
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   migrate(db);
   return db;
-}
-
-function migrate(db: Db): void {
-  const applied = db.pragma('user_version', { simple: true }) as number;
-  if (applied > MIGRATIONS.length) {
-    throw new Error(
-      `database schema version ${applied} is newer than this leadhooks (${MIGRATIONS.length}); upgrade leadhooks`,
-    );
-  }
-  MIGRATIONS.slice(applied).forEach((sql, i) => {
-    db.transaction(() => {
-      db.exec(sql);
-      db.pragma(`user_version = ${applied + i + 1}`);
-    })();
-  });
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ConfigError, redactDatabaseUrl, type Config } from '../../config.js';
+import { ConfigError, redactDatabaseUrl, type Config } from '../../../config.js';
 
 export type PostgresConfig = Pick<
   Config,

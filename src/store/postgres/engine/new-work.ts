@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { PostgresConfig } from './connect.js';
-import { NEW_WORK_CHANNEL } from './events.js';
+import { NEW_WORK_CHANNEL } from '../events.js';
 
 /** Between attempts to listen again after the connection was lost. */
 const RECONNECT_DELAY_MS = 1_000;
