@@ -91,6 +91,7 @@ const SOURCES: TableSource[] = [
       ['disabled_at', 'timestamptz'],
       ['disabled_reason', 'text'],
       ['rate_limit', 'integer'],
+      ['suspended', 'integer', flag],
     ],
   },
   {

@@ -67,7 +67,7 @@ export function createClaimer() {
     // NO KEY UPDATE does not block the foreign-key checks of publications inserting deliveries.
     // Locking reads the row as last committed: a pause acknowledged before this is seen.
     const locked = await db.query<Omit<WebhookAtClaim, 'leased'>>(
-      'SELECT id, paused, rate_limit, pace_at, slow_until FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
+      'SELECT id, paused OR suspended AS paused, rate_limit, pace_at, slow_until FROM webhooks WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED',
       [webhooks],
     );
     const open = locked.rows.filter((row) => !row.paused).map((row) => row.id);
@@ -109,7 +109,7 @@ export function createClaimer() {
    */
   async function releaseResumed(db: pg.PoolClient, now: number): Promise<void> {
     const resumed = await db.query<{ id: number }>(
-      'SELECT id FROM webhooks WHERE held AND NOT paused ORDER BY id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED',
+      'SELECT id FROM webhooks WHERE held AND NOT paused AND NOT suspended ORDER BY id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED',
       [RELEASE_WEBHOOKS],
     );
     const releaser = createReleaser();

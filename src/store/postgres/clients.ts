@@ -38,6 +38,11 @@ export function createClientRepository(pool: pg.Pool): ClientRepository {
           changes.active ?? null,
         ]);
         if (rows.length === 0) return undefined;
+        // Suspended as a paused webhook is: claims hold its deliveries (`held` raised), and
+        // release them once it is active again.
+        if (changes.active !== undefined) {
+          await db.query('UPDATE webhooks SET suspended = NOT $2::boolean, held = held OR NOT $2::boolean WHERE client_id = $1 AND deleted_at IS NULL', [id, changes.active]);
+        }
         const after = await db.query<ClientSummaryRow>(`${CLIENT_SUMMARY_SELECT} WHERE c.id = $1`, [id]);
         return toClientSummary(after.rows[0]!);
       });

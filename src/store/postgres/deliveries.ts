@@ -126,7 +126,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     async nextDueAt(now = Date.now()) {
       const { rows } = await pool.query<{ at: string | null; release: boolean }>(
         `SELECT (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending') AS at,
-           EXISTS (SELECT 1 FROM webhooks WHERE held AND NOT paused) AS release`,
+           EXISTS (SELECT 1 FROM webhooks WHERE held AND NOT paused AND NOT suspended) AS release`,
       );
       const at = rows[0]?.at ? Date.parse(rows[0].at) : undefined;
       return rows[0]?.release && (at === undefined || at > now) ? now : at;

@@ -20,7 +20,7 @@ type DueRow = JobRow & PacedCandidate & { paused: number };
  * by the claim's picker (../claim-rules.ts).
  */
 export function createClaimer(db: Db): (request: ClaimRequest) => ClaimedDeliveries {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, w.paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, w.paused | w.suspended AS paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], DueRow>(`
@@ -53,7 +53,7 @@ export function createClaimer(db: Db): (request: ClaimRequest) => ClaimedDeliver
       ORDER BY q.due_at LIMIT :batch)`);
   // After a resume: the webhooks with deliveries still set aside (a partial index), and a batch
   // of one's held deliveries made due, oldest first (the queue orders equal due times by id).
-  const toRelease = db.prepare<[], { id: number }>(`SELECT id FROM webhooks WHERE held = 1 AND paused = 0 ORDER BY id LIMIT ${RELEASE_WEBHOOKS}`);
+  const toRelease = db.prepare<[], { id: number }>(`SELECT id FROM webhooks WHERE held = 1 AND paused = 0 AND suspended = 0 ORDER BY id LIMIT ${RELEASE_WEBHOOKS}`);
   const release = db.prepare<{ held: number; webhook: number; now: number; batch: number }>(`
     UPDATE deliveries SET next_attempt_at = :now WHERE id IN (
       SELECT q.delivery_id FROM webhook_queue q CROSS JOIN deliveries d ON d.id = q.delivery_id

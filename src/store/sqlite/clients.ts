@@ -15,6 +15,11 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
   const one = db.prepare<[number], ClientSummaryRow>(`${CLIENT_SUMMARY_SELECT} WHERE c.id = ?`);
   const rename = db.prepare<[string, number]>('UPDATE clients SET name = ? WHERE id = ?');
   const activate = db.prepare<[number, number]>('UPDATE clients SET active = ? WHERE id = ?');
+  // Suspended as a paused webhook is: claims hold its deliveries (`held` raised), and release them
+  // once it is active again.
+  const suspend = db.prepare<{ suspended: number; client: number }>(
+    'UPDATE webhooks SET suspended = :suspended, held = max(held, :suspended) WHERE client_id = :client AND deleted_at IS NULL',
+  );
   // An inactive client's keys are refused: the key caches of every process start over.
   const bumpKeysVersion = db.prepare("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'");
 
@@ -31,6 +36,7 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
     if (changes.name !== undefined) rename.run(changes.name, id);
     if (changes.active !== undefined && changes.active !== Boolean(before.active)) {
       activate.run(changes.active ? 1 : 0, id);
+      suspend.run({ suspended: changes.active ? 0 : 1, client: id });
       bumpKeysVersion.run();
     }
     return toClientSummary(one.get(id)!);

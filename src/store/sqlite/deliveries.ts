@@ -28,7 +28,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   // A receiver's 429: none of the webhook's deliveries before the time it asked for.
   const slowDown = db.prepare<[number, number]>('UPDATE webhooks SET slow_until = max(slow_until, ?) WHERE id = ?');
   // A resumed webhook with deliveries still held: the next claim releases some (claim-due.ts).
-  const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 LIMIT 1');
+  const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 AND suspended = 0 LIMIT 1');
   const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number, number]>(`
     INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);

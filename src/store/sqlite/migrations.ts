@@ -264,9 +264,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN trace_context text;
   `,
   // Accounts managed through the admin API (docs/api.md, "Accounts"): a client can be made
-  // inactive, and each key says when a request last came with it (to the minute).
+  // inactive, and each key says when a request last came with it (to the minute). An inactive
+  // client's webhooks are `suspended`: claims hold their deliveries as they hold a paused one's.
   `
   ALTER TABLE clients ADD COLUMN active INTEGER NOT NULL DEFAULT 1;
   ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+  ALTER TABLE webhooks ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0;
   `,
 ];
