@@ -40,10 +40,10 @@ t.test('an idle worker is woken by a publication from another process (LISTEN/NO
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
-  // Connections listening for publications (their LISTEN done), opened since `since`.
+  // The process's listening sessions, opened since `since`.
   const listening = async (since = new Date(0)) =>
     (await db.query<{ n: number }>(
-      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND state = 'idle' AND backend_start > ?",
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'leadhooks listener%' AND backend_start > ?",
       [since],
     ))[0]!.n;
   // The worker listens for publications; its first look, made at start, found nothing.
@@ -57,7 +57,7 @@ t.test('an idle worker is woken by a publication from another process (LISTEN/NO
 
   const cutAt = new Date();
   const [cut] = await db.query<{ n: number }>(
-    "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+    "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'leadhooks listener%'",
   );
   t.equal(cut!.n, 1, 'the listening connection is cut');
   await eventually(async () => ((await listening(cutAt)) === 1 ? true : undefined)); // it listens again after a second

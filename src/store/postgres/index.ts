@@ -2,11 +2,11 @@ import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { connectionCheck, createPool, type PostgresConfig } from './connect.js';
 import { createDeliveryRepository } from './deliveries.js';
-import { createEventRepository } from './events.js';
+import { createEventRepository, NEW_WORK_CHANNEL } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyRepository } from './keys.js';
+import { createListener } from './listener.js';
 import { migrate } from './migrate.js';
-import { createNewWorkListener } from './new-work.js';
 import { createOperationalEventRepository } from './operational-events.js';
 import { createSecretRepository } from './secrets.js';
 import { reportUnavailable } from './unavailable.js';
@@ -25,7 +25,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     await pool.end();
     throw error;
   }
-  const newWork = createNewWorkListener(config);
+  const listener = createListener(config);
   let closed = false;
   return {
     clients: reportUnavailable(createClientRepository(pool)),
@@ -36,14 +36,17 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     secrets: reportUnavailable(createSecretRepository(pool)),
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
-    onNewWork: (listener) => newWork.subscribe(listener),
+    // A publication notifies (events.ts); so does the session listening again after a loss,
+    // since publications made in between notified no one. Workers poll as well, so a lost
+    // notification delays a delivery by one poll interval at most.
+    onNewWork: (wake) => listener.subscribe(NEW_WORK_CHANNEL, { notice: wake, listening: wake }),
     async ping() {
       await pool.query('SELECT 1');
     },
     async close() {
       if (closed) return;
       closed = true;
-      await newWork.close();
+      await listener.close();
       await pool.end();
     },
   };
