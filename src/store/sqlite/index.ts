@@ -1,3 +1,4 @@
+import { withKeyCache } from '../key-cache.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
@@ -5,6 +6,7 @@ import { createDurableWriter } from './engine/durable-writer.js';
 import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
+import { createKeyChanges } from './key-changes.js';
 import { createKeyRepository } from './keys.js';
 import { createOperationalEventRepository } from './operational-events.js';
 import { createSecretRepository } from './secrets.js';
@@ -17,7 +19,7 @@ export function createSqliteStore(path: string): Store {
   const selectOne = db.prepare('SELECT 1');
   return {
     clients: createClientRepository(db, writer.synced),
-    keys: createKeyRepository(db, writer.synced),
+    keys: withKeyCache(createKeyRepository(db, writer.synced), createKeyChanges(db)),
     webhooks: createWebhookRepository(db, writer.grouped),
     events: createEventRepository(db, writer.grouped),
     deliveries: createDeliveryRepository(db, writer.grouped, writer.committed),

@@ -257,4 +257,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
+  // The key cache's counter (meta.keys_version) moved by the database itself: any change to a
+  // key, by leadhooks or by hand, tells every process caching keys (src/store/sqlite/key-changes.ts).
+  `
+  CREATE TRIGGER api_keys_changed AFTER UPDATE ON api_keys BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
+  END;
+  CREATE TRIGGER api_keys_deleted AFTER DELETE ON api_keys BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
+  END;
+  `,
 ];
