@@ -1,9 +1,11 @@
+import { withKeyCache } from '../key-cache.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { connectionCheck, createPool, type PostgresConfig } from './connect.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { createEventRepository, NEW_WORK_CHANNEL } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
+import { createKeyChanges } from './key-changes.js';
 import { createKeyRepository } from './keys.js';
 import { createListener } from './listener.js';
 import { migrate } from './migrate.js';
@@ -26,10 +28,11 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     throw error;
   }
   const listener = createListener(config);
+  const keyChanges = createKeyChanges(pool, listener, config.databaseConnectTimeout);
   let closed = false;
   return {
     clients: reportUnavailable(createClientRepository(pool)),
-    keys: reportUnavailable(createKeyRepository(pool)),
+    keys: withKeyCache(reportUnavailable(createKeyRepository(pool, keyChanges)), keyChanges),
     webhooks: reportUnavailable(createWebhookRepository(pool)),
     events: reportUnavailable(createEventRepository(pool)),
     deliveries: reportUnavailable(createDeliveryRepository(pool)),
@@ -46,6 +49,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     async close() {
       if (closed) return;
       closed = true;
+      keyChanges.close();
       await listener.close();
       await pool.end();
     },

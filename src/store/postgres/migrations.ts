@@ -204,4 +204,21 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
+  // The key caches' counter, as on SQLite, moved by the database itself: any change to a key, by
+  // leadhooks or by hand, moves it and notifies every process caching keys, when it commits
+  // (src/store/postgres/key-changes.ts listens on leadhooks_keys).
+  `
+  CREATE TABLE meta (name text PRIMARY KEY, value bigint NOT NULL);
+  INSERT INTO meta (name, value) VALUES ('keys_version', 0);
+  CREATE FUNCTION keys_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    version bigint;
+  BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version' RETURNING value INTO version;
+    PERFORM pg_notify('leadhooks_keys', version::text);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER api_keys_changed AFTER UPDATE OR DELETE ON api_keys
+    FOR EACH ROW EXECUTE FUNCTION keys_changed();
+  `,
 ];
