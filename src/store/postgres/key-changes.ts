@@ -11,7 +11,7 @@ const CACHING_SESSION = 'leadhooks listener (key cache)';
 /** How often a process caching keys reads keys_version on its listening session. */
 const CHECK_INTERVAL_MS = 1_000;
 /** How long after such a read began the cache may answer without another. */
-export const KEY_LEASE_MS = 2_000;
+const KEY_LEASE_MS = 2_000;
 
 export const KEYS_VERSION = "SELECT value FROM meta WHERE name = 'keys_version'";
 
@@ -38,7 +38,7 @@ export function createKeyChanges(pool: pg.Pool, listener: ReturnType<typeof crea
   let clear = () => {};
   let session: ListeningSession | undefined;
   let started = false;
-  let checking = false;
+  let reading: { on: ListeningSession; done: Promise<void> } | undefined;
   let leaseUntil = 0;
   /** The highest keys_version whose changes the cache has dropped. */
   let seen = -1;
@@ -52,9 +52,18 @@ export function createKeyChanges(pool: pg.Pool, listener: ReturnType<typeof crea
 
   const confirm = (current: ListeningSession) => current.query(`SELECT pg_notify('${SEEN_CHANNEL}', $1)`, [String(seen)]).catch(() => {});
 
-  async function check(current: ListeningSession) {
-    if (checking) return;
-    checking = true;
+  /** Reads keys_version on the session, renewing the lease; joins a read already under way on it. */
+  function check(current: ListeningSession): Promise<void> {
+    if (reading?.on === current) return reading.done;
+    const read = { on: current, done: readVersion(current) };
+    reading = read;
+    void read.done.finally(() => {
+      if (reading === read) reading = undefined;
+    });
+    return read.done;
+  }
+
+  async function readVersion(current: ListeningSession): Promise<void> {
     const sentAt = performance.now();
     try {
       const { rows } = await current.query<{ value: number }>(KEYS_VERSION);
@@ -63,8 +72,6 @@ export function createKeyChanges(pool: pg.Pool, listener: ReturnType<typeof crea
       leaseUntil = sentAt + KEY_LEASE_MS;
     } catch {
       // The listener finds its connection lost, and says so (`lost`).
-    } finally {
-      checking = false;
     }
   }
 
