@@ -24,13 +24,6 @@ export interface KeyRepository {
   revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
   /** The client owning an active (not revoked) key with this hash. */
   findClient(hash: string): Promise<Client | undefined>;
-  /**
-   * findClient answered without a promise, by a store that never has to wait for it (SQLite: its
-   * key cache, or one indexed read of its own connection). Absent where a lookup waits for the
-   * database (PostgreSQL). Authentication runs on every request: the promise, and the turn of
-   * the microtask queue it costs, are worth saving there.
-   */
-  findClientNow?(hash: string): Client | undefined;
 }
 
 export interface WebhookRepository {
