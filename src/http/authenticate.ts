@@ -26,11 +26,9 @@ const sha256 = (value: string) => hash('sha256', value, 'buffer');
 export type KeyAdmission = (request: FastifyRequest, reply: FastifyReply) => Error | undefined;
 
 /**
- * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name. Callback
- * hooks: with a store that finds a key's client at once (findClientNow), a request is
- * authenticated without a promise. `admit` runs behind a valid API key in the same hook: a hook
- * of its own, or a callback made for each request, costs a measurable share of a request as
- * cheap as GET /about.
+ * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name. `admit`
+ * runs behind a valid API key in the same hook: a hook of its own, or a callback made for each
+ * request, costs a measurable share of a request as cheap as GET /about.
  */
 export function createAuthenticators(
   store: Store,
@@ -54,16 +52,7 @@ export function createAuthenticators(
       if (typeof key !== 'string' || key === '') return done(new HttpError(401, MESSAGES.unauthorized));
       // Keys are stored as SHA-256 hashes: the lookup is by hash, never by the key itself.
       const hash = hashApiKey(key);
-      if (keys.findClientNow === undefined) {
-        return void keys.findClient(hash).then((client) => accept(request, reply, hash, client, done), done);
-      }
-      let client: Client | undefined;
-      try {
-        client = keys.findClientNow(hash);
-      } catch (error) {
-        return done(error as Error);
-      }
-      accept(request, reply, hash, client, done);
+      keys.findClient(hash).then((client) => accept(request, reply, hash, client, done), done);
     },
 
     publisherToken: bearerToken(tokens.publisherToken, MESSAGES.publishingDisabled, MESSAGES.invalidPublisherToken),

@@ -26,17 +26,14 @@ export interface KeyRepository {
   /** Undefined when the client does not exist. */
   create(clientId: number, key: NewApiKey): Promise<ApiKeyRecord | undefined>;
   list(clientId?: number): Promise<ApiKeyRecord[]>;
-  /** Revokes by numeric id or by display prefix; undefined when no active key matches. */
+  /**
+   * Revokes by numeric id or by display prefix; undefined when no active key matches. Once it
+   * returns, every process on the database refuses the key, whatever it had cached
+   * (src/store/key-cache.ts).
+   */
   revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
   /** The client owning an active (not revoked) key with this hash. */
   findClient(hash: string): Promise<Client | undefined>;
-  /**
-   * findClient answered without a promise, by a store that never has to wait for it (SQLite: its
-   * key cache, or one indexed read of its own connection). Absent where a lookup waits for the
-   * database (PostgreSQL). Authentication runs on every request: the promise, and the turn of
-   * the microtask queue it costs, are worth saving there.
-   */
-  findClientNow?(hash: string): Client | undefined;
 }
 
 export interface WebhookRepository {

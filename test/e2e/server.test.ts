@@ -98,7 +98,7 @@ t.test('SIGTERM lets an in-flight request finish, then closes the database clean
   t.ok(server.stdout.some((l) => l.includes('closed cleanly')));
   if (db.kind === 'sqlite') t.notOk(existsSync(wal), 'the database was closed: its WAL was checkpointed and removed');
   if (db.kind === 'postgres') {
-    t.same(await db.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'leadhooks'"), [{ n: 0 }], 'every connection closed');
+    t.same(await db.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'leadhooks%'"), [{ n: 0 }], 'every connection closed');
   }
 });
 

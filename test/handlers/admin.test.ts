@@ -1,5 +1,6 @@
 import t from 'tap';
-import { buildTestApp, createClient, send } from '../helpers/app.js';
+import { buildTestApp, createClient, createWebhook, deliveriesHeld, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 // The admin API (openapi.yaml, tag admin): accounts and their keys, for the lead product's back
 // end, with ADMIN_TOKEN alone. Every answer is checked against openapi.yaml by `send`.
@@ -98,6 +99,33 @@ t.test('clients are listed a page at a time, read one by one, renamed', async (t
   t.same((await about(acme.apiKey)).json, { name: 'Acme Homes' }, 'GET /about says the new name');
   t.equal((await call('PATCH', `/admin/clients/${acme.clientId}`, {})).status, 400, 'nothing to change');
   t.equal((await call('PATCH', '/admin/clients/99', { name: 'X' })).status, 404);
+});
+
+t.test("a deactivated client's keys are refused and its webhooks receive nothing, until it is active again", async (t) => {
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ADMIN_TOKEN });
+  const call = (body: unknown, id: number) => send(app, { method: 'PATCH', url: `/admin/clients/${id}`, headers: admin, payload: body as object });
+  const about = (apiKey: string) => send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': apiKey } });
+  const acme = await createClient(app);
+  const bolt = await createClient(app, 'Bolt Homes');
+  const receiver = await startReceiver(t);
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  t.equal((await about(acme.apiKey)).status, 200);
+
+  const off = await call({ active: false }, acme.clientId);
+  t.same([off.status, off.json.active], [200, false]);
+  const refused = await about(acme.apiKey);
+  t.same([refused.status, refused.json], [401, { error: 'Client not found' }], 'its key is refused at once');
+  t.equal((await about(bolt.apiKey)).status, 200, "another client's key is not");
+  const published = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  t.same([published.status, published.json.deliveries], [202, 1], 'its events are still accepted');
+  await deliveriesHeld(db, hook.json.hookId, 1); // the worker came to the delivery and set it aside
+  t.equal(receiver.received.length, 0, 'nothing reached its webhook');
+
+  const on = await call({ active: true }, acme.clientId);
+  t.same([on.status, on.json.active], [200, true]);
+  t.equal((await about(acme.apiKey)).status, 200, 'its key is accepted again');
+  await receiver.waitFor(1);
+  t.equal(JSON.parse(receiver.received[0]!.body).data.id, 1, 'the delivery that waited goes out');
 });
 
 t.test('keys: added, listed without the key, revoked at once; only the client\'s own', async (t) => {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
@@ -13,25 +13,92 @@ usePostgres();
 
 const quiet = { out: () => {}, err: () => {} };
 
-t.test('a key revoked through any process is refused by every replica from the next request', async (t) => {
+/** Two replicas of the API on one database, each a server on a port of its own, and their database. */
+async function twoReplicas(t: Test) {
   const one = await buildTestApp(t);
   const two = await buildTestApp(t, one.db.env);
+  const origins = [await one.app.listen({ host: '127.0.0.1', port: 0 }), await two.app.listen({ host: '127.0.0.1', port: 0 })];
+  const about = async (origin: string, apiKey: string) => {
+    const res = await fetch(`${origin}/about`, { headers: { 'x-api-key': apiKey } });
+    return { status: res.status, json: (await res.json()) as unknown };
+  };
+  /** The status each replica answers `apiKey` with, in turn. */
+  const statuses = async (apiKey: string) => [(await about(origins[0]!, apiKey)).status, (await about(origins[1]!, apiKey)).status];
+  const db = one.db;
+  /** A change to the keys by hand, with the trigger that tells the key caches off. */
+  const silently = async (sql: string, params: unknown[] = []) => {
+    await db.query('ALTER TABLE api_keys DISABLE TRIGGER api_keys_changed');
+    try {
+      await db.query(sql, params);
+    } finally {
+      await db.query('ALTER TABLE api_keys ENABLE TRIGGER api_keys_changed');
+    }
+  };
+  return { one, two, origins, about, statuses, db, silently };
+}
+
+/**
+ * Waits until both replicas cache keys: their listening sessions named as such and past their
+ * first read of keys_version. A first request starts each one's cache.
+ */
+async function cachesReady(replicas: Awaited<ReturnType<typeof twoReplicas>>, apiKey: string) {
+  await replicas.statuses(apiKey);
+  await eventually(async () => {
+    const [row] = await replicas.db.query<{ n: number }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'leadhooks listener (key cache)' AND state = 'idle' AND query NOT LIKE 'SET%'",
+    );
+    return row!.n === 2 ? true : undefined;
+  });
+}
+
+t.test('a key revoked through any process is refused by every replica from the next request', async (t) => {
+  const replicas = await twoReplicas(t);
+  const { one, two, origins, about, statuses, silently } = replicas;
   const acme = await createClient(one.app);
   const second = generateApiKey();
   await one.app.store.keys.create(acme.clientId, second.stored);
-  const about = (app: typeof one.app, apiKey: string) => send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': apiKey } });
-  for (const app of [one.app, two.app, one.app, two.app]) t.equal((await about(app, acme.apiKey)).status, 200);
+  await cachesReady(replicas, acme.apiKey);
+  t.same(await statuses(acme.apiKey), [200, 200], 'the key is accepted on both replicas');
+  t.same(await statuses(second.apiKey), [200, 200]);
 
-  t.equal(await runCli(['key', 'revoke', acme.keyPrefix], { env: one.db.env, ...quiet }), 0, 'revoked by the CLI');
-  for (const [name, app] of [['one', one.app], ['two', two.app]] as const) {
-    const res = await about(app, acme.apiKey);
+  // Both answer it from memory: a change to its row that tells no one goes unseen.
+  await silently('UPDATE api_keys SET revoked_at = ? WHERE prefix = ?', [new Date().toISOString(), acme.keyPrefix]);
+  t.ok(await eventually(async () => ((await statuses(acme.apiKey)).every((status) => status === 200) ? true : undefined)), 'answered from memory');
+  await silently('UPDATE api_keys SET revoked_at = NULL WHERE prefix = ?', [acme.keyPrefix]);
+
+  t.equal(await runCli(['key', 'revoke', acme.keyPrefix], { env: replicas.db.env, ...quiet }), 0, 'revoked by the CLI');
+  for (const [name, origin] of [['one', origins[0]!], ['two', origins[1]!]] as const) {
+    const res = await about(origin, acme.apiKey);
     t.equal(res.status, 401, `replica ${name}, at once`);
     t.same(res.json, { error: 'Client not found' });
   }
 
-  t.equal((await about(one.app, second.apiKey)).status, 200);
   t.ok(await two.app.store.keys.revoke(second.stored.prefix), 'revoked through replica two');
-  t.equal((await about(one.app, second.apiKey)).status, 401, 'replica one refuses it on its next request');
+  t.same(await statuses(second.apiKey), [401, 401], 'replica one refuses it on its next request, as does two');
+});
+
+t.test('a change to the keys that notified no one reaches every replica within its lease', async (t) => {
+  const replicas = await twoReplicas(t);
+  const { one, statuses, silently, db } = replicas;
+  const acme = await createClient(one.app);
+  const second = generateApiKey();
+  await one.app.store.keys.create(acme.clientId, second.stored);
+  await cachesReady(replicas, acme.apiKey);
+  t.same(await statuses(acme.apiKey), [200, 200]);
+  t.same(await statuses(second.apiKey), [200, 200]);
+
+  // keys_version moved without a notice: the replicas read it again each second.
+  await silently("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?", [new Date().toISOString(), acme.keyPrefix]);
+  await db.query("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'");
+  t.same(await eventually(async () => ((await statuses(acme.apiKey)).every((status) => status === 401) ? 'refused' : undefined)), 'refused');
+
+  // No notice and no counter: a replica that loses its listening session forgets every key.
+  await silently('UPDATE api_keys SET revoked_at = ? WHERE prefix = ?', [new Date().toISOString(), second.stored.prefix]);
+  const [cut] = await db.query<{ n: number }>(
+    "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'leadhooks listener (key cache)'",
+  );
+  t.equal(cut!.n, 2, 'both listening sessions are cut');
+  t.same(await eventually(async () => ((await statuses(second.apiKey)).every((status) => status === 401) ? 'refused' : undefined)), 'refused');
 });
 
 t.test('an idle worker is woken by a publication from another process (LISTEN/NOTIFY), and listens again after losing its connection', async (t) => {
@@ -40,10 +107,10 @@ t.test('an idle worker is woken by a publication from another process (LISTEN/NO
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
-  // Connections listening for publications (their LISTEN done), opened since `since`.
+  // The process's listening sessions, opened since `since`.
   const listening = async (since = new Date(0)) =>
     (await db.query<{ n: number }>(
-      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND state = 'idle' AND backend_start > ?",
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'leadhooks listener%' AND backend_start > ?",
       [since],
     ))[0]!.n;
   // The worker listens for publications; its first look, made at start, found nothing.
@@ -57,7 +124,7 @@ t.test('an idle worker is woken by a publication from another process (LISTEN/NO
 
   const cutAt = new Date();
   const [cut] = await db.query<{ n: number }>(
-    "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+    "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'leadhooks listener%'",
   );
   t.equal(cut!.n, 1, 'the listening connection is cut');
   await eventually(async () => ((await listening(cutAt)) === 1 ? true : undefined)); // it listens again after a second

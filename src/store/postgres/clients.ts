@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
 import type { ClientRepository, NewApiKey } from '../store.js';
+import { KEYS_VERSION, type PostgresKeyChanges } from './key-changes.js';
 import { idempotently } from './idempotency.js';
 import { insertKey } from './keys.js';
 import { inTransaction, type Queryable } from './transaction.js';
@@ -12,7 +13,7 @@ async function createWithKey(db: Queryable, name: string, key: NewApiKey) {
   return { client, key: await insertKey(db, client.id, key, now) };
 }
 
-export function createClientRepository(pool: pg.Pool): ClientRepository {
+export function createClientRepository(pool: pg.Pool, keyChanges: PostgresKeyChanges): ClientRepository {
   const page = async (after: number, limit: number) =>
     (await pool.query<ClientSummaryRow>(`${CLIENT_SUMMARY_SELECT} WHERE c.id > $1 ORDER BY c.id LIMIT $2`, [after, limit])).rows.map(toClientSummary);
   return {
@@ -31,7 +32,11 @@ export function createClientRepository(pool: pg.Pool): ClientRepository {
       return rows[0] && toClientSummary(rows[0]);
     },
     async update(id, changes) {
-      return inTransaction(pool, async (db) => {
+      // Deactivating ends the client's keys as revoking them would: it returns once every process
+      // caching keys has dropped them (key-changes.ts), the trigger clients_activity_changed
+      // having moved keys_version.
+      if (changes.active !== undefined) await keyChanges.hear();
+      const updated = await inTransaction(pool, async (db) => {
         const { rows } = await db.query('UPDATE clients SET name = coalesce($2, name), active = coalesce($3, active) WHERE id = $1 RETURNING id', [
           id,
           changes.name ?? null,
@@ -44,8 +49,12 @@ export function createClientRepository(pool: pg.Pool): ClientRepository {
           await db.query('UPDATE webhooks SET suspended = NOT $2::boolean, held = held OR NOT $2::boolean WHERE client_id = $1 AND deleted_at IS NULL', [id, changes.active]);
         }
         const after = await db.query<ClientSummaryRow>(`${CLIENT_SUMMARY_SELECT} WHERE c.id = $1`, [id]);
-        return toClientSummary(after.rows[0]!);
+        const version = await db.query<{ value: number }>(KEYS_VERSION);
+        return { client: toClientSummary(after.rows[0]!), version: Number(version.rows[0]!.value) };
       });
+      if (!updated) return undefined;
+      if (changes.active !== undefined) await keyChanges.settle(updated.version);
+      return updated.client;
     },
   };
 }

@@ -1,12 +1,14 @@
+import { withKeyCache } from '../key-cache.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { connectionCheck, createPool, type PostgresConfig } from './engine/connect.js';
+import { createListener } from './engine/listener.js';
 import { migrate } from './engine/migrate.js';
-import { createNewWorkListener } from './engine/new-work.js';
 import { reportUnavailable } from './engine/unavailable.js';
-import { createEventRepository } from './events.js';
+import { createEventRepository, NEW_WORK_CHANNEL } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
+import { createKeyChanges } from './key-changes.js';
 import { createKeyRepository } from './keys.js';
 import { createOperationalEventRepository } from './operational-events.js';
 import { createSecretRepository } from './secrets.js';
@@ -25,25 +27,30 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     await pool.end();
     throw error;
   }
-  const newWork = createNewWorkListener(config);
+  const listener = createListener(config);
+  const keyChanges = createKeyChanges(pool, listener, config.databaseConnectTimeout);
   let closed = false;
   return {
-    clients: reportUnavailable(createClientRepository(pool)),
-    keys: reportUnavailable(createKeyRepository(pool)),
+    clients: reportUnavailable(createClientRepository(pool, keyChanges)),
+    keys: withKeyCache(reportUnavailable(createKeyRepository(pool, keyChanges)), keyChanges),
     webhooks: reportUnavailable(createWebhookRepository(pool)),
     events: reportUnavailable(createEventRepository(pool)),
     deliveries: reportUnavailable(createDeliveryRepository(pool)),
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     secrets: reportUnavailable(createSecretRepository(pool)),
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
-    onNewWork: (listener) => newWork.subscribe(listener),
+    // A publication notifies (events.ts); so does the session listening again after a loss,
+    // since publications made in between notified no one. Workers poll as well, so a lost
+    // notification delays a delivery by one poll interval at most.
+    onNewWork: (wake) => listener.subscribe(NEW_WORK_CHANNEL, { notice: wake, listening: wake }),
     async ping() {
       await pool.query('SELECT 1');
     },
     async close() {
       if (closed) return;
       closed = true;
-      await newWork.close();
+      keyChanges.close();
+      await listener.close();
       await pool.end();
     },
   };

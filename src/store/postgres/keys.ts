@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { KEY_COLUMNS, toKey, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, Client, KeyRepository, NewApiKey } from '../store.js';
+import { KEYS_VERSION, type PostgresKeyChanges } from './key-changes.js';
 import { inTransaction, type Queryable } from './transaction.js';
 
 
@@ -14,13 +15,11 @@ export async function insertKey(db: Queryable, clientId: number, key: NewApiKey,
 }
 
 /**
- * Keys on PostgreSQL. findClient asks the database on every request (one indexed lookup by
- * hash, a prepared statement on each connection): a cache would have to ask the database
- * whether a key was revoked anyway, since a revocation can come from any replica or from the
- * CLI, and that question costs the same round trip as the lookup itself. So a key revoked
- * anywhere is refused by every replica from the first request after the revocation commits.
+ * Keys on PostgreSQL. findClient asks the database; the key cache (src/store/key-cache.ts) stands
+ * in front of it. A revocation returns once every process caching keys has dropped them
+ * (key-changes.ts).
  */
-export function createKeyRepository(pool: pg.Pool): KeyRepository {
+export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges): KeyRepository {
   return {
     async create(clientId, key) {
       // The client row is locked for the insert: an unknown client is answered, not a foreign-key error.
@@ -39,26 +38,35 @@ export function createKeyRepository(pool: pg.Pool): KeyRepository {
     async revoke(idOrPrefix) {
       const now = new Date().toISOString();
       if (/^\d+$/.test(idOrPrefix) && !Number.isSafeInteger(Number(idOrPrefix))) return undefined;
-      // A prefix names a key only when exactly one active key carries it.
-      const { rows } = /^\d+$/.test(idOrPrefix)
-        ? await pool.query<KeyRow>(
-            `UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
-            [now, idOrPrefix],
-          )
-        : await pool.query<KeyRow>(
-            `UPDATE api_keys SET revoked_at = $1
-             WHERE id = (SELECT min(id) FROM api_keys WHERE prefix = $2 AND revoked_at IS NULL HAVING count(*) = 1)
-               AND revoked_at IS NULL
-             RETURNING ${KEY_COLUMNS}`,
-            [now, idOrPrefix],
-          );
-      return rows[0] && toKey(rows[0]);
+      await changes.hear();
+      const revoked = await inTransaction(pool, async (db) => {
+        // A prefix names a key only when exactly one active key carries it.
+        const { rows } = /^\d+$/.test(idOrPrefix)
+          ? await db.query<KeyRow>(
+              `UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+              [now, idOrPrefix],
+            )
+          : await db.query<KeyRow>(
+              `UPDATE api_keys SET revoked_at = $1
+               WHERE id = (SELECT min(id) FROM api_keys WHERE prefix = $2 AND revoked_at IS NULL HAVING count(*) = 1)
+                 AND revoked_at IS NULL
+               RETURNING ${KEY_COLUMNS}`,
+              [now, idOrPrefix],
+            );
+        if (!rows[0]) return undefined;
+        // The api_keys_changed trigger (migrations.ts) moved keys_version and notifies at commit.
+        const version = await db.query<{ value: number }>(KEYS_VERSION);
+        return { key: toKey(rows[0]), version: version.rows[0]!.value };
+      });
+      if (!revoked) return undefined;
+      await changes.settle(revoked.version);
+      return revoked.key;
     },
     async findClient(hash): Promise<Client | undefined> {
       const { rows } = await pool.query<{ id: number; name: string; created_at: string }>({
         name: 'find-client-by-key',
         text: `SELECT c.id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
-               WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+               WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND c.active`,
         values: [hash],
       });
       const row = rows[0];

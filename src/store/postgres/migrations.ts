@@ -204,6 +204,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
+  // The key caches' counter, as on SQLite, moved by the database itself: any change to a key, by
+  // leadhooks or by hand, moves it and notifies every process caching keys, when it commits
+  // (src/store/postgres/key-changes.ts listens on leadhooks_keys).
+  `
+  CREATE TABLE meta (name text PRIMARY KEY, value bigint NOT NULL);
+  INSERT INTO meta (name, value) VALUES ('keys_version', 0);
+  CREATE FUNCTION keys_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    version bigint;
+  BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version' RETURNING value INTO version;
+    PERFORM pg_notify('leadhooks_keys', version::text);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER api_keys_changed AFTER UPDATE OF revoked_at, key_hash, client_id OR DELETE ON api_keys
+    FOR EACH ROW EXECUTE FUNCTION keys_changed();
+  `,
   // Traces (docs/operations.md, "Traces"): the publish's trace context, kept with the event so
   // that each attempt joins the publish's trace, in any process, after a restart too.
   `
@@ -216,5 +233,7 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE clients ADD COLUMN active boolean NOT NULL DEFAULT true;
   ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;
   ALTER TABLE webhooks ADD COLUMN suspended boolean NOT NULL DEFAULT false;
+  CREATE TRIGGER clients_activity_changed AFTER UPDATE OF active ON clients
+    FOR EACH ROW WHEN (OLD.active IS DISTINCT FROM NEW.active) EXECUTE FUNCTION keys_changed();
   `,
 ];

@@ -5,7 +5,8 @@ import type { Db } from './engine/open-database.js';
 import { idempotentRunner } from './idempotency.js';
 import { createKeyInserter } from './keys.js';
 
-export function createClientRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite): ClientRepository {
+/** `keysChanged`: empties this process's key cache, once a client's activity changed (its keys with it). */
+export function createClientRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite, keysChanged: () => void): ClientRepository {
   const idempotent = idempotentRunner(db);
   const insert = db.prepare<[string, string], ClientRow>(
     'INSERT INTO clients (name, created_at) VALUES (?, ?) RETURNING id, name, created_at',
@@ -20,8 +21,6 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
   const suspend = db.prepare<{ suspended: number; client: number }>(
     'UPDATE webhooks SET suspended = :suspended, held = max(held, :suspended) WHERE client_id = :client AND deleted_at IS NULL',
   );
-  // An inactive client's keys are refused: the key caches of every process start over.
-  const bumpKeysVersion = db.prepare("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'");
 
   const createWithKey = (name: string, key: NewApiKey) => {
     const now = new Date().toISOString();
@@ -37,7 +36,6 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
     if (changes.active !== undefined && changes.active !== Boolean(before.active)) {
       activate.run(changes.active ? 1 : 0, id);
       suspend.run({ suspended: changes.active ? 0 : 1, client: id });
-      bumpKeysVersion.run();
     }
     return toClientSummary(one.get(id)!);
   });
@@ -60,7 +58,11 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
       return row && toClientSummary(row);
     },
     async update(id, changes) {
-      return synced(() => update.immediate(id, changes));
+      // An inactive client's keys are refused: clients_activity_changed (migrations.ts) moves the
+      // key caches' counter for the other processes; this one's cache is emptied here.
+      const updated = synced(() => update.immediate(id, changes));
+      if (changes.active !== undefined) keysChanged();
+      return updated;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { withKeyCache } from '../key-cache.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
@@ -5,6 +6,7 @@ import { createDurableWriter } from './engine/durable-writer.js';
 import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
+import { createKeyChanges } from './key-changes.js';
 import { createKeyRepository } from './keys.js';
 import { createOperationalEventRepository } from './operational-events.js';
 import { createSecretRepository } from './secrets.js';
@@ -14,10 +16,11 @@ import { createWebhookRepository } from './webhooks.js';
 export function createSqliteStore(path: string): Store {
   const db = openDatabase(path);
   const writer = createDurableWriter(db);
+  const keyChanges = createKeyChanges(db);
   const selectOne = db.prepare('SELECT 1');
   return {
-    clients: createClientRepository(db, writer.synced, writer.grouped),
-    keys: createKeyRepository(db, writer.synced),
+    clients: createClientRepository(db, writer.synced, writer.grouped, () => keyChanges.changedHere()),
+    keys: withKeyCache(createKeyRepository(db, writer.synced), keyChanges),
     webhooks: createWebhookRepository(db, writer.grouped),
     events: createEventRepository(db, writer.grouped),
     deliveries: createDeliveryRepository(db, writer.grouped, writer.committed),

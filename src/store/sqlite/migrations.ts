@@ -258,6 +258,16 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_by_webhook ON deliveries(webhook_id);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
+  // The key cache's counter (meta.keys_version) moved by the database itself: any change to a
+  // key, by leadhooks or by hand, tells every process caching keys (src/store/sqlite/key-changes.ts).
+  `
+  CREATE TRIGGER api_keys_changed AFTER UPDATE OF revoked_at, key_hash, client_id ON api_keys BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
+  END;
+  CREATE TRIGGER api_keys_deleted AFTER DELETE ON api_keys BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
+  END;
+  `,
   // Traces (docs/operations.md, "Traces"): the publish's trace context, kept with the event so
   // that each attempt joins the publish's trace, in any process, after a restart too.
   `
@@ -270,5 +280,8 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE clients ADD COLUMN active INTEGER NOT NULL DEFAULT 1;
   ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
   ALTER TABLE webhooks ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0;
+  CREATE TRIGGER clients_activity_changed AFTER UPDATE OF active ON clients BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
+  END;
   `,
 ];
