@@ -1,9 +1,7 @@
 // A measured load, and measures taken in short rounds. autocannon, in the bench's own process,
-// sends requests made before the clock starts (no setupRequest, which builds each one anew and
-// made autocannon the bottleneck of earlier runs) over keep-alive connections, a warm-up first;
-// each figure carries the CPU the server and the generator used, so that a reader sees which of
-// the two was the busy one. Rounds take a measure in turn with those it is compared with: on a
-// machine whose speed drifts from one minute to the next, each gets its share of every minute.
+// sends requests made before the clock starts (not built anew by setupRequest, which made
+// autocannon the bottleneck of earlier runs), a warm-up first; each figure carries the CPU the
+// server and the generator used, so that a reader sees which of the two was the busy one.
 import autocannon from 'autocannon';
 import { cpuSeconds, peakRssMb, percent, say } from './progress.js';
 import type { RunningServer } from './server-process.js';
@@ -12,7 +10,6 @@ export type PreparedRequest = autocannon.Request;
 
 export interface Measured {
   name: string;
-  /** Completed requests per second over the measured run. */
   rps: number;
   completed: number;
   p50Ms: number;
@@ -20,7 +17,6 @@ export interface Measured {
   /** CPU used over the run, in cores (1 = one core busy all the time). */
   serverCores: number;
   generatorCores: number;
-  /** The server's peak RSS so far, in MB. */
   peakRssMb: number;
 }
 

@@ -1,10 +1,9 @@
 // The API operations: GET /about, GET /webhook (a page), durable POST /webhook and DELETE
-// /webhook/{id} on leadhooks as `npm start` runs it; bare Fastify, as a case of its own, answers
-// the same requests (GET /, and POST /echo parsing the same bodies; it ignores the key). Each
-// operation is measured in rounds that take the cases in turn, each case on a server and a
-// database of its own, up for the whole measure: a case sharing a server with another paid for
-// the writes of the run before it (the checkpointer copying their WAL, in a thread of the server).
-// Keys go round a group of clients so that the rate limit and the key cache see many keys.
+// /webhook/{id}; bare Fastify, as a case of its own, answers the same requests (GET /, and POST
+// /echo parsing the same bodies). Each operation is measured in rounds that take the cases in
+// turn, each case on a server and a database of its own, up for the whole measure (a case sharing
+// a server with another paid for the writes of the run before it). Keys go round a group of
+// clients so that the rate limit and the key cache see many keys.
 import type { BenchOptions } from '../bench-options.js';
 import { combineRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
 import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
@@ -21,16 +20,13 @@ export interface ApiCase {
   withListing?: boolean;
 }
 
+/** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo; `hooksEach`: webhooks each client held at the start. */
 export interface ApiOperations {
   label: string;
-  /** Webhooks each client held at the start. */
   hooksEach: number;
-  /** GET /about; bare Fastify's GET /. */
   about: Measured;
   listing?: Measured;
-  /** POST /webhook; bare Fastify's POST /echo. */
   create: Measured;
-  /** DELETE /webhook/{id}; bare Fastify's POST /echo again, in the same rounds. */
   remove: Measured;
 }
 
