@@ -25,7 +25,6 @@ export function parseOptions(argv: string[]) {
   const clients = { drain: { clients: smoke ? 20 : 100, hooksEach: 10 }, latency: { clients: smoke ? 20 : 200, hooksEach: 1 } };
   return {
     smoke,
-    /** As given, for the report. */
     command: ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' '),
     /** Length of each measure, split among its rounds; each server's first warm-up lasts warmupSeconds. */
     seconds: seconds ?? (smoke ? 1 : 8),

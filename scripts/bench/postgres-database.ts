@@ -8,12 +8,7 @@ import type { BenchDatabase } from './seed-database.js';
 /** One statement on a connection of its own. */
 export async function runSql(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
-  try {
-    await client.connect();
-    await client.query(sql);
-  } finally {
-    await client.end().catch(() => {});
-  }
+  await client.connect().then(() => client.query(sql)).finally(() => client.end().catch(() => {}));
 }
 
 let created = 0;

@@ -35,11 +35,7 @@ export interface Results {
   postgres: PostgresResults;
 }
 
-/**
- * A ratio as the tables show it: two decimals, or as many more as it takes for the figure shown
- * to fall on the same side of its target as the ratio itself (0.8996 of a 0.9 target is shown as
- * 0.8996, not as a 0.90 that reads as met).
- */
+/** A ratio with two decimals, or as many more as it takes to fall on the same side of its target as the ratio itself (0.8996 of ≥ 0.9, not a 0.90 that reads as met). */
 export function shownRatio(ratio: number, met: (value: number) => boolean): string {
   let digits = 2;
   while (digits < 15 && met(Number(ratio.toFixed(digits))) !== met(ratio)) digits++;

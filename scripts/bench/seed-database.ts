@@ -63,8 +63,7 @@ export function seed(dir: string, layout: DatabaseLayout): string {
   const path = join(dir, `${layout.name}.seeded.db`);
   const db = new Database(path);
   // Nothing to protect while the file is being made: a failed seeding is thrown away.
-  db.pragma('journal_mode = OFF');
-  db.pragma('synchronous = OFF');
+  ['journal_mode = OFF', 'synchronous = OFF'].forEach((pragma) => db.pragma(pragma));
   db.transaction(() => {
     for (const sql of MIGRATIONS.slice(0, SEEDER_SCHEMA_VERSION)) db.exec(sql);
     db.pragma(`user_version = ${SEEDER_SCHEMA_VERSION}`);
@@ -124,21 +123,17 @@ export function copyDatabase(seeded: string, dir: string, name: string): BenchDa
     env: { DATABASE_PATH: path },
     async query<T>(sql: string, params: unknown[] = []) {
       const db = new Database(path);
-      try {
-        const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
-        return (statement.reader ? statement.all(...params) : (statement.run(...params), [])) as T[];
-      } finally {
-        db.close();
-      }
+      const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
+      const rows = statement.reader ? statement.all(...params) : (statement.run(...params), []);
+      db.close();
+      return rows as T[];
     },
     async drop() {},
   };
 }
 
-/**
- * A file left dirty in the page cache would be written back while a server runs (200 MB for the
- * deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
- */
+// A file left dirty in the page cache would be written back while a server runs (200 MB for the
+// deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
 function flushToDisk(path: string): void {
   const fd = openSync(path, 'r+');
   fsyncSync(fd);

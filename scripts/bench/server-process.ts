@@ -42,10 +42,7 @@ function spawnNode(args: string[], env: Record<string, string>) {
   child.once('exit', (code, signal) => stopping || console.error(`node ${args.join(' ')} exited (${code ?? signal}) before the bench stopped it`));
   const stop = async () => {
     stopping = true;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
+    if (child.exitCode === null && child.signalCode === null) await Promise.all([once(child, 'exit'), child.kill('SIGTERM')]);
   };
   return { child, pid: child.pid!, stop };
 }
@@ -74,7 +71,7 @@ async function startServer(args: string[], env: Record<string, string>, readyPat
   }
 }
 
-/** A script of the bench's own (baseline-server.mjs, bare-sender.mjs, graphile-peer.mjs). */
+/** A script of the bench's own, in this folder. */
 const own = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 export const startBareFastify = (): Promise<RunningServer> => startServer([own('./baseline-server.mjs')], {}, '/');

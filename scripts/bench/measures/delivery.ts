@@ -13,25 +13,16 @@ import { leadhooksEnv, PUBLISHER_TOKEN, startBareSender, startLeadhooks, startWo
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-export interface Drain {
-  /** 'none': the bare sender, which keeps nothing. */
-  store: BenchDatabase['store'] | 'none';
-  /** Worker processes (`npm run worker`, or graphile-worker's); 0: the server's own worker. */
-  workers: number;
-  pending: number;
-  /** Deliveries per second between the receiver's drainWindow.from-th and drainWindow.to-th delivery. */
-  rate: number;
-  serverCores: number;
-  receiverCores: number;
-  /** On PostgreSQL: the server's CPU per delivery in the window, in ms. */
-  databaseMs?: number;
-  /** Combined from several drains (combineDrains): each one's rate. */
-  rounds?: number[];
-}
+/**
+ * `store` 'none': the bare sender, which keeps nothing; `workers`: worker processes (leadhooks' or
+ * graphile-worker's), 0 for the server's own worker; `rate`: deliveries per second between the
+ * window's two marks; `databaseMs`, on PostgreSQL: the server's CPU per delivery meanwhile;
+ * `rounds`: each drain's rate, for a figure combined from several (combineDrains).
+ */
+export type Drain = { store: BenchDatabase['store'] | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; rounds?: number[] };
 
 async function startReceiver() {
-  const arrivals: number[] = [];
-  const latencies: number[] = [];
+  const [arrivals, latencies]: [number[], number[]] = [[], []];
   let waiting: { n: number; done: () => void }[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -58,9 +49,8 @@ async function startReceiver() {
 }
 
 /**
- * The shallow and the deep outbox (seeded files) in turn, each drained `drainRounds` times from a
- * fresh copy, so that the machine's drift falls on both alike; and the publish latency, on the
- * first shallow drain's server once its outbox is delivered.
+ * The bare sender, the shallow and the deep outbox in turn, each drained `drainRounds` times from a
+ * fresh copy; and the publish latency, on the first shallow drain's server once all is delivered.
  */
 export async function measureDelivery(options: BenchOptions, dir: string, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
@@ -97,13 +87,9 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
     const [cpuBefore, databaseBefore, receiverBefore, wall] = [cpu(), database(), process.cpuUsage(), performance.now()];
     await receiver.reached(to);
     const [seconds, receiverCpu] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore)];
-    const timed: Drain = {
-      ...drain,
-      rate: (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000),
-      serverCores: (cpu() - cpuBefore) / seconds,
-      receiverCores: (receiverCpu.user + receiverCpu.system) / 1e6 / seconds,
-      ...(deliverers.serverCpu && { databaseMs: ((database() - databaseBefore) * 1000) / (to - from) }),
-    };
+    const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
+    const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
+    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.serverCpu && { databaseMs: ((database() - databaseBefore) * 1000) / (to - from) }) };
     const pg = timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms per delivery`;
     say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${pg}`);
     if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
@@ -159,12 +145,11 @@ async function measurePublishLatency(options: BenchOptions, server: RunningServe
     // Each event at its time from the start, so that a late timer does not lower the rate.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (n * 1000) / rate - performance.now())));
     const body = JSON.stringify({ clientId: latency.first + (n % latency.size), type: 'lead_update', data: { n, sentAt: Date.now() } });
-    answers.push(
-      fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {
-        if (res.status !== 202) throw new Error(`publishing: ${res.status} ${await res.text()}`);
-        await res.arrayBuffer();
-      }),
-    );
+    const answer = fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {
+      if (res.status !== 202) throw new Error(`publishing: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    });
+    answers.push(answer);
   }
   await Promise.all(answers);
   await receiver.reached(delivered + published, 30_000);

@@ -54,10 +54,9 @@ async function measureCommitCeiling(serverUrl: string, dir: string, seconds: num
 
 export async function measurePostgres(options: BenchOptions, dir: string, seeded: { api: string; shallowOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  try {
-    await runSql(url, 'SELECT 1');
-  } catch (error) {
-    const skipped = `no PostgreSQL at ${url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')} (${(error as Error).message}); set BENCH_DATABASE_URL to measure it`;
+  const unreachable = await runSql(url, 'SELECT 1').then(() => undefined, (error: Error) => error.message);
+  if (unreachable !== undefined) {
+    const skipped = `no PostgreSQL at ${url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')} (${unreachable}); set BENCH_DATABASE_URL to measure it`;
     say(`PostgreSQL measures skipped: ${skipped}`);
     return { skipped };
   }
