@@ -24,7 +24,7 @@ export async function scratchDatabase(serverUrl: string): Promise<BenchDatabase 
     url,
     env: { DATABASE_URL: url },
     query: async <T>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[],
-    serverCpu: () => postgresCpuSeconds(name),
+    databaseCpu: () => postgresCpuSeconds(name),
     async drop() {
       await pool.end();
       await runSql(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -25,7 +25,7 @@ export interface BenchDatabase {
   /** One statement, beside the server's connections, its parameters written $1, $2… in order; its rows. */
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** On PostgreSQL: CPU seconds the server has spent for it so far (postgres-database.ts). */
-  serverCpu?: () => number;
+  databaseCpu?: () => number;
   drop(): Promise<void>;
 }
 

@@ -11,7 +11,7 @@ import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type Databas
 import { leadhooksEnv, PUBLISHER_TOKEN, startBareSender, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../server-process.js';
 
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
-export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 /**
  * `store` 'none': the bare sender, which keeps nothing; `workers`: worker processes (leadhooks' or
@@ -66,7 +66,7 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
 }
 
 /** What a drain runs: its delivering processes (a server among them, or not), and where its database's CPU is read. */
-export type Deliverers = { processes: RunningProcess[]; server?: RunningServer; serverCpu?: () => number };
+type Deliverers = { processes: RunningProcess[]; server?: RunningServer; databaseCpu?: () => number };
 type Then = (deliverers: Deliverers, receiver: Receiver) => Promise<void>;
 
 /**
@@ -82,14 +82,14 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
     deliverers = await start(receiver);
     say(`deliveries, ${label}: ${count(drain.pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
     const cpu = () => deliverers.processes.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
-    const database = deliverers.serverCpu ?? (() => 0);
+    const database = deliverers.databaseCpu ?? (() => 0);
     await receiver.reached(from);
     const [cpuBefore, databaseBefore, receiverBefore, wall] = [cpu(), database(), process.cpuUsage(), performance.now()];
     await receiver.reached(to);
     const [seconds, receiverCpu] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore)];
     const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
     const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
-    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.serverCpu && { databaseMs: ((database() - databaseBefore) * 1000) / (to - from) }) };
+    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.databaseCpu && { databaseMs: ((database() - databaseBefore) * 1000) / (to - from) }) };
     const pg = timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms per delivery`;
     say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${pg}`);
     if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
@@ -107,7 +107,7 @@ export function measureDrain(options: BenchOptions, label: string, database: Ben
     await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
     const local = { ALLOW_PRIVATE_TARGETS: 'true' };
     const server = workers === 0 ? await startLeadhooks(database.env, local) : undefined;
-    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local)), server, serverCpu: database.serverCpu };
+    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local)), server, databaseCpu: database.databaseCpu };
   }, then);
 }
 
