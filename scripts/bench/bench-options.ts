@@ -1,8 +1,6 @@
 // What a run measures and for how long: a full run (the figures of BENCHMARKS.md), or a smoke run
-// that goes through every measure for a second on small databases, judges nothing and writes its
-// report into its scratch folder only, so that CI notices a broken bench without failing on a
-// noisy machine.
-//   npm run bench -- [seconds] [--smoke]
+// that goes through every measure for a second on small databases and judges nothing, so that CI
+// notices a broken bench without failing on a noisy machine.
 import type { DatabaseLayout } from './seed-database.js';
 
 export type BenchOptions = ReturnType<typeof parseOptions>;
@@ -27,9 +25,8 @@ export function parseOptions(argv: string[]) {
   const clients = { drain: { clients: smoke ? 20 : 100, hooksEach: 10 }, latency: { clients: smoke ? 20 : 200, hooksEach: 1 } };
   return {
     smoke,
-    /** As given, for the report. */
     command: ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' '),
-    /** Length of each measure, split among its rounds (rounds.ts); each server's first warm-up lasts warmupSeconds. */
+    /** Length of each measure, split among its rounds; each server's first warm-up lasts warmupSeconds. */
     seconds: seconds ?? (smoke ? 1 : 8),
     rounds: smoke ? 1 : 4,
     warmupSeconds: smoke ? 1 : 2,

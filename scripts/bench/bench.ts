@@ -1,7 +1,7 @@
-// npm run bench: leadhooks beside bare Fastify, each server a process of its own on loopback;
-// leadhooks against itself as clients and databases grow; deliveries, publish latency, memory and
-// start-up; the same API operations and deliveries on PostgreSQL. BENCHMARKS.md ("The command")
-// says how to run it; bench-options.ts what a full and a smoke run measure.
+// npm run bench: leadhooks beside bare Fastify; leadhooks against itself as clients and databases
+// grow; deliveries, publish latency, memory and start-up; the same API operations on PostgreSQL,
+// and delivery there beside graphile-worker. docs/benchmarks.md says how; bench-options.ts what a
+// full and a smoke run measure.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,26 +25,19 @@ async function main() {
   try {
     say('building (npm run build)');
     buildLeadhooks();
-    const seeded = {
-      api: seed(dir, options.api),
-      grown: seed(dir, options.apiGrown),
-      shallowOutbox: seed(dir, options.shallowOutbox),
-      deepOutbox: seed(dir, options.deepOutbox),
-    };
+    const [api, grown, shallowOutbox, deepOutbox] = [options.api, options.apiGrown, options.shallowOutbox, options.deepOutbox].map((layout) => seed(dir, layout)) as [string, string, string, string];
+    const seeded = { api, grown, shallowOutbox, deepOutbox };
     const copy = (from: string, name: string) => copyDatabase(from, dir, name);
-    const groups = groupsOf(options.api);
-    const grownWebhooks = webhookCount(options.apiGrown);
+    const [groups, grownWebhooks] = [groupsOf(options.api), webhookCount(options.apiGrown)];
 
     // Start-up first, while the grown database is as seeded.
     const emptyPath = join(dir, 'empty.db');
     openDatabase(emptyPath).close();
-    const [startEmptyMs, startGrownMs] = (await measureStartUp(
-      [
-        { label: 'empty database', database: { DATABASE_PATH: emptyPath } },
-        { label: `${count(grownWebhooks)} webhooks`, database: copy(seeded.grown, 'start-up').env },
-      ],
-      options.startProbes,
-    )) as [number, number];
+    const startCases = [
+      { label: 'empty database', database: { DATABASE_PATH: emptyPath } },
+      { label: `${count(grownWebhooks)} webhooks`, database: copy(seeded.grown, 'start-up').env },
+    ];
+    const [startEmptyMs, startGrownMs] = (await measureStartUp(startCases, options.startProbes)) as [number, number];
 
     // leadhooks, on a database copy of its own, in turn with bare Fastify under the same requests.
     const [bare, besideBare] = (await measureApi(options, [
@@ -60,13 +53,13 @@ async function main() {
     ])) as [ApiOperations, ApiOperations, ApiOperations];
 
     const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
-    const postgres = await measurePostgres(options, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, group: groups.small });
+    const postgres = await measurePostgres(options, dir, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, group: groups.small });
 
     const results: Results = { bare, besideBare, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
     const judged = judge(results, options.smoke);
     console.log(`\n${reportTables(results, judged)}\n`);
     const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };
-    const lines = writeBenchmarksReport(options.smoke ? join(dir, 'BENCHMARKS.md') : join(PACKAGE_ROOT, 'BENCHMARKS.md'), options, results, judged, facts);
+    const lines = writeBenchmarksReport(join(options.smoke ? dir : PACKAGE_ROOT, 'BENCHMARKS.md'), options, results, judged, facts);
     say(`${options.smoke ? 'the report, in the scratch folder' : 'BENCHMARKS.md'}: ${lines} lines`);
     say(`done in ${facts.minutes.toFixed(1)} minutes; load average ${loadBefore} before, ${facts.loadAfter} after`);
   } finally {

@@ -1,46 +1,29 @@
 // A measured load, and measures taken in short rounds. autocannon, in the bench's own process,
-// sends requests made before the clock starts (no setupRequest, which builds each one anew and
-// made autocannon the bottleneck of earlier runs) over keep-alive connections, a warm-up first;
-// each figure carries the CPU the server and the generator used, so that a reader sees which of
-// the two was the busy one. Rounds take a measure in turn with those it is compared with: on a
-// machine whose speed drifts from one minute to the next, each gets its share of every minute.
+// sends requests made before the clock starts (not built anew by setupRequest, which made
+// autocannon the bottleneck of earlier runs), a warm-up first; each figure carries the CPU the
+// server and the generator used, so that a reader sees which of the two was the busy one.
 import autocannon from 'autocannon';
 import { cpuSeconds, peakRssMb, percent, say } from './progress.js';
 import type { RunningServer } from './server-process.js';
 
 export type PreparedRequest = autocannon.Request;
 
-export interface Measured {
-  name: string;
-  /** Completed requests per second over the measured run. */
-  rps: number;
-  completed: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** CPU used over the run, in cores (1 = one core busy all the time). */
-  serverCores: number;
-  generatorCores: number;
-  /** The server's peak RSS so far, in MB. */
-  peakRssMb: number;
-}
+/** A measured run; CPU in cores (1 = one core busy all the time). */
+export type Measured = { name: string; rps: number; completed: number; p50Ms: number; p99Ms: number; serverCores: number; generatorCores: number; peakRssMb: number };
 
-export interface LoadSpec {
-  /** Sent in turn, each connection from its own place in the list. */
-  requests: PreparedRequest[];
-  /** Each request sent once (DELETE of distinct webhooks): the list is split among the connections and a run ends when all are sent. */
-  once?: boolean;
-  connections: number;
-  warmupSeconds: number;
-  seconds: number;
-}
+/**
+ * `requests` are sent in turn, each connection from its own place in the list; `once`, each
+ * request once (DELETE of distinct webhooks): the list is split among the connections and a run
+ * ends when all are sent.
+ */
+export type LoadSpec = { requests: PreparedRequest[]; once?: boolean; connections: number; warmupSeconds: number; seconds: number };
 
 /** Whether the load generator was near the one core it can use: then it, not the server, set the rate. */
 export const generatorSaturated = (m: Measured): boolean => m.generatorCores >= 0.9;
 
 async function send(origin: string, spec: LoadSpec, requests: PreparedRequest[], seconds: number) {
   let connection = 0;
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
+  const [cpuBefore, started] = [process.cpuUsage(), performance.now()];
   const result = await autocannon({
     url: origin,
     connections: spec.connections,
@@ -74,16 +57,8 @@ export async function measureLoad(name: string, server: RunningServer, spec: Loa
   const cpuBefore = cpuSeconds(server.pid);
   const { result, elapsed, failures, generatorCores } = await send(server.origin, spec, spec.requests.slice(share), seconds);
   if (failures > 0) throw new Error(`${name}: ${failures} of ${result.requests.total} requests failed`);
-  const m: Measured = {
-    name,
-    rps: result.requests.total / result.duration,
-    completed: result.requests.total,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    serverCores: (cpuSeconds(server.pid) - cpuBefore) / elapsed,
-    generatorCores,
-    peakRssMb: peakRssMb(server.pid),
-  };
+  const [rps, completed, serverCores] = [result.requests.total / result.duration, result.requests.total, (cpuSeconds(server.pid) - cpuBefore) / elapsed];
+  const m: Measured = { name, rps, completed, p50Ms: result.latency.p50, p99Ms: result.latency.p99, serverCores, generatorCores, peakRssMb: peakRssMb(server.pid) };
   const saturated = generatorSaturated(m) ? ' (saturated)' : '';
   say(`${name}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms; CPU: server ${percent(m.serverCores)}, load generator ${percent(generatorCores)}${saturated}; peak RSS ${m.peakRssMb.toFixed(0)} MB`);
   return m;
@@ -104,14 +79,6 @@ export function combineRounds(name: string, rounds: Measured[]): Measured {
   const total = seconds.reduce((a, b) => a + b, 0);
   const weighted = (pick: (r: Measured) => number) => rounds.reduce((sum, r, i) => sum + pick(r) * seconds[i]!, 0) / total;
   const completed = rounds.reduce((sum, r) => sum + r.completed, 0);
-  return {
-    name,
-    completed,
-    rps: completed / total,
-    p50Ms: median(rounds.map((r) => r.p50Ms)),
-    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
-    serverCores: weighted((r) => r.serverCores),
-    generatorCores: weighted((r) => r.generatorCores),
-    peakRssMb: Math.max(...rounds.map((r) => r.peakRssMb)),
-  };
+  const [p50Ms, p99Ms, peakRssMb] = [median(rounds.map((r) => r.p50Ms)), Math.max(...rounds.map((r) => r.p99Ms)), Math.max(...rounds.map((r) => r.peakRssMb))];
+  return { name, completed, rps: completed / total, p50Ms, p99Ms, serverCores: weighted((r) => r.serverCores), generatorCores: weighted((r) => r.generatorCores), peakRssMb };
 }

@@ -1,7 +1,6 @@
-// How the run goes: progress lines, each stamped with the seconds since the bench started (a full
-// run takes minutes); numbers as the lines and the tables show them; and what /proc says about a
-// process (CPU time so far, peak memory), read around a measured run so that each figure can say
-// how busy the server was.
+// How the run goes: progress lines, each stamped with the seconds since the bench started; numbers
+// as the lines and the tables show them; and what /proc says about a process (CPU time so far,
+// peak memory), read around a measured run so that each figure can say how busy it was.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 

@@ -1,12 +1,9 @@
 // The databases under test: SQLite files with clients and their keys, webhooks, and pending
-// deliveries, a million rows in seconds (one transaction, rows made by recursive CTEs inside
-// SQLite). Each run seeds its own, once (the four of a full run in under a minute), and gives
-// each server a copy (or the same rows moved into PostgreSQL: measures/postgres.ts).
-//
+// deliveries, a million rows in seconds (rows made by recursive CTEs inside SQLite). Each run
+// seeds its own, once, and gives each server a copy (or the same rows moved into PostgreSQL).
 // The rows are written against the schema this seeder knows (the first SEEDER_SCHEMA_VERSION
 // migrations); the file is then opened as leadhooks opens it, which runs the later migrations on
-// the seeded rows as it would on a deployed database. So a migration that adds derived data
-// (a per-client webhook counter, say) fills it in, and the bench does not go stale with it.
+// the seeded rows as on a deployed database, so the bench does not go stale with them.
 import { createHash } from 'node:crypto';
 import { closeSync, constants, copyFileSync, fsyncSync, openSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +23,9 @@ export interface BenchDatabase {
   /** What the server and the workers are started with to use it. */
   env: Record<string, string>;
   /** One statement, beside the server's connections, its parameters written $1, $2… in order; its rows. */
-  query<T>(sql: string, params: unknown[]): Promise<T[]>;
+  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** On PostgreSQL: CPU seconds the server has spent for it so far (postgres-database.ts). */
+  databaseCpu?: () => number;
   drop(): Promise<void>;
 }
 
@@ -39,11 +38,7 @@ export interface DatabaseLayout<Group extends string = string> {
 }
 
 /** Clients with consecutive ids, each holding the same number of webhooks. */
-export interface ClientGroup {
-  first: number;
-  size: number;
-  hooksEach: number;
-}
+export type ClientGroup = { first: number; size: number; hooksEach: number };
 
 /** A client's key, made from its id, so that the bench knows every seeded client's key. */
 export function apiKeyFor(clientId: number): string {
@@ -68,8 +63,7 @@ export function seed(dir: string, layout: DatabaseLayout): string {
   const path = join(dir, `${layout.name}.seeded.db`);
   const db = new Database(path);
   // Nothing to protect while the file is being made: a failed seeding is thrown away.
-  db.pragma('journal_mode = OFF');
-  db.pragma('synchronous = OFF');
+  ['journal_mode = OFF', 'synchronous = OFF'].forEach((pragma) => db.pragma(pragma));
   db.transaction(() => {
     for (const sql of MIGRATIONS.slice(0, SEEDER_SCHEMA_VERSION)) db.exec(sql);
     db.pragma(`user_version = ${SEEDER_SCHEMA_VERSION}`);
@@ -127,23 +121,19 @@ export function copyDatabase(seeded: string, dir: string, name: string): BenchDa
   return {
     store: 'SQLite',
     env: { DATABASE_PATH: path },
-    async query<T>(sql: string, params: unknown[]) {
+    async query<T>(sql: string, params: unknown[] = []) {
       const db = new Database(path);
-      try {
-        const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
-        return (statement.reader ? statement.all(...params) : (statement.run(...params), [])) as T[];
-      } finally {
-        db.close();
-      }
+      const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
+      const rows = statement.reader ? statement.all(...params) : (statement.run(...params), []);
+      db.close();
+      return rows as T[];
     },
     async drop() {},
   };
 }
 
-/**
- * A file left dirty in the page cache would be written back while a server runs (200 MB for the
- * deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
- */
+// A file left dirty in the page cache would be written back while a server runs (200 MB for the
+// deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
 function flushToDisk(path: string): void {
   const fd = openSync(path, 'r+');
   fsyncSync(fd);

@@ -1,5 +1,5 @@
-// The processes under test, each on loopback: bare Fastify, leadhooks as `npm start` runs it, and
-// the delivery workers as `npm run worker` runs them.
+// The processes under test, each on loopback: bare Fastify, leadhooks as `npm start` runs it, the
+// delivery workers as `npm run worker` runs them, and the bench's peers (the bare sender, graphile-worker).
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -32,13 +32,8 @@ export function buildLeadhooks(): void {
 
 export type RunningProcess = { pid: number; stop(): Promise<void> };
 
-export interface RunningServer extends RunningProcess {
-  origin: string;
-  /** Answered as soon as the server is up: what its start is timed by. */
-  readyPath: string;
-  /** From spawn to the first answered request, in ms. */
-  startMs: number;
-}
+/** `readyPath` answers as soon as the server is up; startMs: from spawn to its first answer. */
+export type RunningServer = RunningProcess & { origin: string; readyPath: string; startMs: number };
 
 /** `node <args>` in the package's folder, with `env` and PATH alone; says so if it exits before it is stopped. */
 function spawnNode(args: string[], env: Record<string, string>) {
@@ -47,10 +42,7 @@ function spawnNode(args: string[], env: Record<string, string>) {
   child.once('exit', (code, signal) => stopping || console.error(`node ${args.join(' ')} exited (${code ?? signal}) before the bench stopped it`));
   const stop = async () => {
     stopping = true;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
+    if (child.exitCode === null && child.signalCode === null) await Promise.all([once(child, 'exit'), child.kill('SIGTERM')]);
   };
   return { child, pid: child.pid!, stop };
 }
@@ -79,19 +71,15 @@ async function startServer(args: string[], env: Record<string, string>, readyPat
   }
 }
 
-export const startBareFastify = (): Promise<RunningServer> => startServer([fileURLToPath(new URL('./baseline-server.mjs', import.meta.url))], {}, '/');
+/** A script of the bench's own, in this folder. */
+const own = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-/** leadhooks' environment for a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`): durable as always, the limits out of the load's way. */
+export const startBareFastify = (): Promise<RunningServer> => startServer([own('./baseline-server.mjs')], {}, '/');
+
+/** leadhooks' environment for a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`): durable as always, the limits raised out of the load's way. */
 export function leadhooksEnv(database: Record<string, string>, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    ...database,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-    PUBLISHER_TOKEN,
-    // Still in the request path, raised so that they never refuse the load.
-    RATE_LIMIT_PER_KEY: '100000000/1m',
-    MAX_WEBHOOKS_PER_CLIENT: '999999',
-    ...extra,
-  };
+  const limits = { RATE_LIMIT_PER_KEY: '100000000/1m', MAX_WEBHOOKS_PER_CLIENT: '999999' };
+  return { ...database, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', PUBLISHER_TOKEN, ...limits, ...extra };
 }
 
 /** leadhooks as `npm start` runs it, on a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`). */
@@ -101,7 +89,12 @@ export function startLeadhooks(database: Record<string, string>, extra: Record<s
 
 /** The bare sender (bare-sender.mjs): `deliveries` signed POSTs to `origin`, over the seeded webhooks' paths. */
 export function startBareSender(origin: string, deliveries: number, clients: number, hooksEach: number): RunningProcess {
-  return spawnNode([fileURLToPath(new URL('./bare-sender.mjs', import.meta.url)), origin, ...[deliveries, clients, hooksEach].map(String)], {});
+  return spawnNode([own('./bare-sender.mjs'), origin, ...[deliveries, clients, hooksEach].map(String)], {});
+}
+
+/** `n` graphile-worker processes (graphile-peer.mjs) on one database, without a line per job, as its own performance test runs them. */
+export function startGraphilePeers(n: number, databaseUrl: string): RunningProcess[] {
+  return Array.from({ length: n }, () => spawnNode([own('./graphile-peer.mjs')], { DATABASE_URL: databaseUrl, NO_LOG_SUCCESS: '1' }));
 }
 
 /** `n` delivery workers as `npm run worker` runs them, on one database. */

@@ -1,10 +1,9 @@
 // The API operations: GET /about, GET /webhook (a page), durable POST /webhook and DELETE
-// /webhook/{id} on leadhooks as `npm start` runs it; bare Fastify, as a case of its own, answers
-// the same requests (GET /, and POST /echo parsing the same bodies; it ignores the key). Each
-// operation is measured in rounds that take the cases in turn, each case on a server and a
-// database of its own, up for the whole measure: a case sharing a server with another paid for
-// the writes of the run before it (the checkpointer copying their WAL, in a thread of the server).
-// Keys go round a group of clients so that the rate limit and the key cache see many keys.
+// /webhook/{id}; bare Fastify, as a case of its own, answers the same requests (GET /, and POST
+// /echo parsing the same bodies). Each operation is measured in rounds that take the cases in
+// turn, each case on a server and a database of its own, up for the whole measure (a case sharing
+// a server with another paid for the writes of the run before it). Keys go round a group of
+// clients so that the rate limit and the key cache see many keys.
 import type { BenchOptions } from '../bench-options.js';
 import { combineRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
 import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
@@ -13,37 +12,17 @@ import { startBareFastify, startLeadhooks, type RunningServer } from '../server-
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';
 
-export interface ApiCase {
-  label: string;
-  /** leadhooks' database; none for bare Fastify. */
-  database?: BenchDatabase;
-  group: ClientGroup;
-  withListing?: boolean;
-}
+/** A case: leadhooks on `database`, or bare Fastify without one. */
+export type ApiCase = { label: string; database?: BenchDatabase; group: ClientGroup; withListing?: boolean };
 
-export interface ApiOperations {
-  label: string;
-  /** Webhooks each client held at the start. */
-  hooksEach: number;
-  /** GET /about; bare Fastify's GET /. */
-  about: Measured;
-  listing?: Measured;
-  /** POST /webhook; bare Fastify's POST /echo. */
-  create: Measured;
-  /** DELETE /webhook/{id}; bare Fastify's POST /echo again, in the same rounds. */
-  remove: Measured;
-}
+/** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo; `hooksEach`: webhooks each client held at the start. */
+export type ApiOperations = { label: string; hooksEach: number; about: Measured; listing?: Measured; create: Measured; remove: Measured };
 
 const keysOf = (group: ClientGroup) => Array.from({ length: group.size }, (_, i) => ({ id: group.first + i, key: apiKeyFor(group.first + i) }));
 const gets = (group: ClientGroup, path: string): PreparedRequest[] => keysOf(group).map(({ key }) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 /** Webhook creations, a different URL for each client (a Zapier-like one, of the usual size). */
 const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
-  keysOf(group).map(({ id, key }) => ({
-    method: 'POST',
-    path,
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }),
-  }));
+  keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
 /** One case's part in an operation, or none. */
 type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
@@ -79,9 +58,7 @@ export async function measureApi(options: BenchOptions, cases: ApiCase[]): Promi
     // 90% of what its clients held at the start.
     const supplies = await Promise.all(
       cases.map(async ({ database, group }) => {
-        const active = database
-          ? await database.query<{ id: unknown; client: unknown }>('SELECT id, client_id AS client FROM webhooks WHERE client_id BETWEEN $1 AND $2 AND deleted_at IS NULL ORDER BY id DESC', [group.first, group.first + group.size - 1])
-          : [];
+        const active = (await database?.query<{ id: unknown; client: unknown }>('SELECT id, client_id AS client FROM webhooks WHERE client_id BETWEEN $1 AND $2 AND deleted_at IS NULL ORDER BY id DESC', [group.first, group.first + group.size - 1])) ?? [];
         const deletable = active.slice(0, Math.max(0, active.length - Math.ceil(0.9 * group.hooksEach * group.size)));
         return deletable.map(({ id, client }): PreparedRequest => ({ method: 'DELETE', path: `/webhook/${id}`, headers: { 'x-api-key': apiKeyFor(Number(client)) } }));
       }),

@@ -1,8 +1,7 @@
-// Delivery to local receivers: how fast the worker drains an outbox (a shallow one, and one with a
-// million pending deliveries), and the time from publishing an event (202) to its arrival. The
-// receivers are an HTTP server in the bench's own process (idle otherwise while deliveries
-// arrive) that answers 204 at once and keeps each delivery's arrival time and, for events the
-// bench stamped with data.sentAt, the time from publishing to arrival.
+// Delivery to local receivers: how fast an outbox is drained, and the time from publishing an
+// event (202) to its arrival. A receiver is an HTTP server in the bench's own process that answers
+// 204 at once and keeps each delivery's arrival time and, for events the bench stamped with
+// data.sentAt, the time from publishing to arrival.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,23 +13,16 @@ import { leadhooksEnv, PUBLISHER_TOKEN, startBareSender, startLeadhooks, startWo
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-export interface Drain {
-  /** 'none': the bare sender, which keeps nothing. */
-  store: BenchDatabase['store'] | 'none';
-  /** Worker processes beside the API (`npm run worker`); 0: the server's own worker. */
-  workers: number;
-  pending: number;
-  /** Deliveries per second between the receiver's drainWindow.from-th and drainWindow.to-th delivery. */
-  rate: number;
-  serverCores: number;
-  receiverCores: number;
-  /** Combined from several drains (combineDrains): each one's rate. */
-  rounds?: number[];
-}
+/**
+ * `store` 'none': the bare sender, which keeps nothing; `workers`: worker processes (leadhooks' or
+ * graphile-worker's), 0 for the server's own worker; `rate`: deliveries per second between the
+ * window's two marks; `databaseMs`, on PostgreSQL: the server's CPU per delivery meanwhile;
+ * `rounds`: each drain's rate, for a figure combined from several (combineDrains).
+ */
+export type Drain = { store: BenchDatabase['store'] | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; rounds?: number[] };
 
 async function startReceiver() {
-  const arrivals: number[] = [];
-  const latencies: number[] = [];
+  const [arrivals, latencies]: [number[], number[]] = [[], []];
   let waiting: { n: number; done: () => void }[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -57,16 +49,13 @@ async function startReceiver() {
 }
 
 /**
- * The shallow and the deep outbox (seeded files) in turn, each drained `drainRounds` times from a
- * fresh copy, so that the machine's drift falls on both alike; and the publish latency, on the
- * first shallow drain's server once its outbox is delivered.
+ * The bare sender, the shallow and the deep outbox in turn, each drained `drainRounds` times from a
+ * fresh copy; and the publish latency, on the first shallow drain's server once all is delivered.
  */
 export async function measureDelivery(options: BenchOptions, dir: string, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
-  const publish = async (server: RunningServer, receiver: Receiver) => void (latency = await measurePublishLatency(options, server, receiver));
-  const shallow: Drain[] = [];
-  const deep: Drain[] = [];
-  const bareSender: Drain[] = [];
+  const publish: Then = async ({ server }, receiver) => void (latency = await measurePublishLatency(options, server!, receiver));
+  const [shallow, deep, bareSender]: [Drain[], Drain[], Drain[]] = [[], [], []];
   for (let round = 1; round <= options.drainRounds; round++) {
     const of = `round ${round} of ${options.drainRounds}`;
     bareSender.push(await measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox));
@@ -76,65 +65,57 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
   return { shallow: combineDrains(shallow), deep: combineDrains(deep), bareSender: combineDrains(bareSender), latency: latency! };
 }
 
+/** What a drain runs: its delivering processes (a server among them, or not), and where its database's CPU is read. */
+type Deliverers = { processes: RunningProcess[]; server?: RunningServer; databaseCpu?: () => number };
+type Then = (deliverers: Deliverers, receiver: Receiver) => Promise<void>;
+
 /**
- * Delivers an outbox (a private copy) to receivers of its own, by a server with its own worker
- * (`workers` 0, as `npm start` runs) or by worker processes (`npm run worker`) sharing the
- * database, and times the deliveries between the two marks of the window. `then` runs on the
- * server once the whole outbox is delivered, before it stops.
+ * Deliveries to a receiver of their own by what `start` starts once it listens: the rate between
+ * the window's two marks, and the CPU the deliverers, the receiver and the database used
+ * meanwhile. With `then`, they stop once all is delivered and `then` has run.
  */
-export async function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: (server: RunningServer, receiver: Receiver) => Promise<void>): Promise<Drain> {
-  const pending = layout.pendingEvents! * layout.clients.drain.hooksEach;
+export async function timeDrain(options: BenchOptions, label: string, drain: Pick<Drain, 'store' | 'workers' | 'pending'>, start: (receiver: Receiver) => Promise<Deliverers>, then?: Then): Promise<Drain> {
+  const { from, to } = options.drainWindow;
   const receiver = await startReceiver();
-  await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
-  say(`deliveries, ${label}: ${count(pending)} pending; timing deliveries ${count(options.drainWindow.from)} to ${count(options.drainWindow.to)}`);
-  const local = { ALLOW_PRIVATE_TARGETS: 'true' };
-  const server = workers === 0 ? await startLeadhooks(database.env, local) : undefined;
-  const deliverers = server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local));
+  let deliverers: Deliverers = { processes: [] };
   try {
-    const drain = await timeDrain(options, receiver, deliverers, { store: database.store, workers, pending });
-    say(`deliveries, ${label}: ${Math.round(drain.rate)}/s; CPU: ${server ? 'server' : 'workers'} ${percent(drain.serverCores)}, receiver ${percent(drain.receiverCores)}`);
-    if (then && server) {
-      await receiver.reached(pending);
-      await then(server, receiver);
-    }
-    return drain;
+    deliverers = await start(receiver);
+    say(`deliveries, ${label}: ${count(drain.pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
+    const cpu = () => deliverers.processes.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
+    const database = deliverers.databaseCpu ?? (() => 0);
+    await receiver.reached(from);
+    const [cpuBefore, databaseBefore, receiverBefore, wall] = [cpu(), database(), process.cpuUsage(), performance.now()];
+    await receiver.reached(to);
+    const [seconds, receiverCpu] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore)];
+    const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
+    const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
+    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.databaseCpu && { databaseMs: ((database() - databaseBefore) * 1000) / (to - from) }) };
+    const pg = timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms per delivery`;
+    say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${pg}`);
+    if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
+    return timed;
   } finally {
-    await Promise.all(deliverers.map((d) => d.stop()));
+    await Promise.all(deliverers.processes.map((d) => d.stop()));
     receiver.stop();
   }
 }
 
-/** The same outbox's deliveries sent by the bare sender (bare-sender.mjs), to receivers of its own, timed in the same window. */
-export async function measureBareSender(options: BenchOptions, label: string, layout: Outbox): Promise<Drain> {
+/** An outbox (a private copy) delivered by a server with its own worker (`workers` 0, as `npm start` runs) or by worker processes (`npm run worker`) sharing the database. */
+export function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: Then): Promise<Drain> {
+  const drain = { store: database.store, workers, pending: layout.pendingEvents! * layout.clients.drain.hooksEach };
+  return timeDrain(options, label, drain, async (receiver) => {
+    await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
+    const local = { ALLOW_PRIVATE_TARGETS: 'true' };
+    const server = workers === 0 ? await startLeadhooks(database.env, local) : undefined;
+    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local)), server, databaseCpu: database.databaseCpu };
+  }, then);
+}
+
+/** The same outbox's deliveries sent by the bare sender (bare-sender.mjs). */
+export function measureBareSender(options: BenchOptions, label: string, layout: Outbox): Promise<Drain> {
   const { clients, hooksEach } = layout.clients.drain;
   const pending = layout.pendingEvents! * hooksEach;
-  const receiver = await startReceiver();
-  const sender = startBareSender(`http://127.0.0.1:${receiver.port}`, pending, clients, hooksEach);
-  try {
-    const drain = await timeDrain(options, receiver, [sender], { store: 'none', workers: 0, pending });
-    say(`deliveries, ${label}: ${Math.round(drain.rate)}/s; CPU: sender ${percent(drain.serverCores)}, receiver ${percent(drain.receiverCores)}`);
-    return drain;
-  } finally {
-    await sender.stop();
-    receiver.stop();
-  }
-}
-
-/** Deliveries per second at the receiver between the window's two marks, and the CPU the deliverers and the receiver used meanwhile. */
-async function timeDrain(options: BenchOptions, receiver: Receiver, deliverers: RunningProcess[], drain: Pick<Drain, 'store' | 'workers' | 'pending'>): Promise<Drain> {
-  const { from, to } = options.drainWindow;
-  const cpu = () => deliverers.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
-  await receiver.reached(from);
-  const [cpuBefore, receiverBefore, wall] = [cpu(), process.cpuUsage(), performance.now()];
-  await receiver.reached(to);
-  const seconds = (performance.now() - wall) / 1000;
-  const receiverCpu = process.cpuUsage(receiverBefore);
-  return {
-    ...drain,
-    rate: (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000),
-    serverCores: (cpu() - cpuBefore) / seconds,
-    receiverCores: (receiverCpu.user + receiverCpu.system) / 1e6 / seconds,
-  };
+  return timeDrain(options, label, { store: 'none', workers: 0, pending }, async (receiver) => ({ processes: [startBareSender(`http://127.0.0.1:${receiver.port}`, pending, clients, hooksEach)] }));
 }
 
 /**
@@ -164,12 +145,11 @@ async function measurePublishLatency(options: BenchOptions, server: RunningServe
     // Each event at its time from the start, so that a late timer does not lower the rate.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (n * 1000) / rate - performance.now())));
     const body = JSON.stringify({ clientId: latency.first + (n % latency.size), type: 'lead_update', data: { n, sentAt: Date.now() } });
-    answers.push(
-      fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {
-        if (res.status !== 202) throw new Error(`publishing: ${res.status} ${await res.text()}`);
-        await res.arrayBuffer();
-      }),
-    );
+    const answer = fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {
+      if (res.status !== 202) throw new Error(`publishing: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    });
+    answers.push(answer);
   }
   await Promise.all(answers);
   await receiver.reached(delivered + published, 30_000);

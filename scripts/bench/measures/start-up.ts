@@ -3,16 +3,15 @@ import { say } from '../progress.js';
 import { median } from '../load.js';
 import { startLeadhooks } from '../server-process.js';
 
-async function startOnce(database: Record<string, string>): Promise<number> {
+const startOnce = async (database: Record<string, string>) => {
   const server = await startLeadhooks(database);
-  await server.stop();
-  return server.startMs;
-}
+  return server.stop().then(() => server.startMs);
+};
 
 /**
- * The median of `probes` starts on each database (its `env`), in ms, in the order given. The databases
- * take turns, probe by probe, forwards then backwards, after one unmeasured start of each (the
- * files into the page cache), so that the machine's drift falls on none more than another.
+ * The median of `probes` starts on each database (its `env`), in ms, in the order given. The
+ * databases take turns, forwards then backwards, after one unmeasured start of each (the files
+ * into the page cache), so that the machine's drift falls on none more than another.
  */
 export async function measureStartUp(cases: { label: string; database: Record<string, string> }[], probes: number): Promise<number[]> {
   for (const { database } of cases) await startOnce(database);
@@ -21,9 +20,6 @@ export async function measureStartUp(cases: { label: string; database: Record<st
     const order = i % 2 === 0 ? [...cases.entries()] : [...cases.entries()].reverse();
     for (const [index, { database }] of order) starts[index]!.push(await startOnce(database));
   }
-  return cases.map(({ label }, index) => {
-    const middle = median(starts[index]!);
-    say(`start to listening, ${label}: ${starts[index]!.map((s) => s.toFixed(0)).join(', ')} ms (median ${middle.toFixed(0)})`);
-    return middle;
-  });
+  cases.forEach(({ label }, i) => say(`start to listening, ${label}: ${starts[i]!.map((s) => s.toFixed(0)).join(', ')} ms (median ${median(starts[i]!).toFixed(0)})`));
+  return starts.map(median);
 }

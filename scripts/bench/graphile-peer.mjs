@@ -1,0 +1,23 @@
+// The peer of leadhooks' PostgreSQL delivery: graphile-worker draining jobs already added, one per
+// delivery, whose task signs and POSTs the event (signed-post.mjs) and records the attempt in a
+// row of its own. Its settings are those of its performance docs
+// (https://worker.graphile.org/docs/performance), with leadhooks' concurrency and 25 connections,
+// not concurrency + 1: two processes of 65 would pass the server's default max_connections (100),
+// and one of 65 drained no faster than one of 25. Its lines but errors are left out.
+//   DATABASE_URL=… NO_LOG_SUCCESS=1 node graphile-peer.mjs; stopped with SIGTERM.
+import { Logger, run } from 'graphile-worker';
+import { signedPost } from './signed-post.mjs';
+
+/** @type {import('graphile-worker').Task} */
+async function deliver(payload, helpers) {
+  const { url, webhookId, eventId, body } = /** @type {{ url: string; webhookId: number; eventId: string; body: string }} */ (payload);
+  const started = performance.now();
+  const status = await signedPost(url, eventId, body);
+  await helpers.query('INSERT INTO attempts (job_id, webhook_id, attempted_at, status_code, duration_ms) VALUES ($1, $2, now(), $3, $4)', [helpers.job.id, webhookId, status, Math.round(performance.now() - started)]);
+  if (status >= 300) throw new Error(`answered ${status}`);
+}
+
+const worker = { connectionString: process.env.DATABASE_URL, concurrentJobs: 64, maxPoolSize: 25, localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 };
+const logger = new Logger(() => (level, message) => level === 'error' && console.error(message));
+const runner = await run({ preset: { worker }, taskList: { deliver }, logger });
+await runner.promise;
