@@ -33,6 +33,7 @@ export function withKeyCache(keys: KeyRepository, changes: KeyChanges): KeyRepos
 
   return {
     create: (clientId, key) => keys.create(clientId, key),
+    recordUse: (hashes, at) => keys.recordUse(hashes, at),
     list: (clientId) => keys.list(clientId),
     async revoke(idOrPrefix) {
       const revoked = await keys.revoke(idOrPrefix);

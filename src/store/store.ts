@@ -34,6 +34,8 @@ export interface KeyRepository {
   revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
   /** The client owning an active (not revoked) key with this hash. */
   findClient(hash: string): Promise<Client | undefined>;
+  /** Marks the keys with these hashes used at `at` (an ISO time), unless marked later already (src/store/key-usage.ts). */
+  recordUse(hashes: string[], at: string): Promise<void>;
 }
 
 export interface WebhookRepository {

@@ -128,6 +128,24 @@ t.test("a deactivated client's keys are refused and its webhooks receive nothing
   t.equal(JSON.parse(receiver.received[0]!.body).data.id, 1, 'the delivery that waited goes out');
 });
 
+t.test("a key's last use is kept to the minute, written once a minute and when the server stops", async (t) => {
+  const { app, db, about } = await adminApp(t);
+  const acme = await createClient(app);
+  await createClient(app, 'Bolt Homes');
+  const before = Math.floor(Date.now() / 60_000) * 60_000;
+  t.equal((await about(acme.apiKey)).status, 200);
+  t.equal((await about(acme.apiKey)).status, 200);
+  await app.close();
+  const after = Math.floor(Date.now() / 60_000) * 60_000;
+  const rows = await db.query<{ id: number; last_used_at: string | null }>('SELECT id, last_used_at FROM api_keys ORDER BY id');
+  t.equal(rows[1]!.last_used_at, null, 'a key never used: null');
+  t.ok([before, after].includes(Date.parse(rows[0]!.last_used_at!)), `the minute of its use: ${rows[0]!.last_used_at}`);
+
+  const again = await buildTestApp(t, { ADMIN_TOKEN, ...db.env });
+  const listed = await send(again.app, { method: 'GET', url: `/admin/clients/${acme.clientId}/keys`, headers: admin });
+  t.equal(Date.parse(listed.json.keys[0].lastUsedAt), Date.parse(rows[0]!.last_used_at!), 'as the admin API lists it');
+});
+
 t.test('keys: added, listed without the key, revoked at once; only the client\'s own', async (t) => {
   const { app, call, about } = await adminApp(t);
   const acme = await createClient(app);

@@ -15,6 +15,7 @@ function fakeKeys(owners: Map<string, Client>) {
   const keys: KeyRepository = {
     create: async () => undefined,
     list: async () => [],
+    recordUse: async () => {},
     async revoke() {
       owners.clear();
       return revokedKey;

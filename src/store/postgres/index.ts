@@ -1,4 +1,5 @@
 import { withKeyCache } from '../key-cache.js';
+import { withKeyUsage } from '../key-usage.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
@@ -29,10 +30,11 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
   }
   const listener = createListener(config);
   const keyChanges = createKeyChanges(pool, listener, config.databaseConnectTimeout);
+  const usage = withKeyUsage(withKeyCache(reportUnavailable(createKeyRepository(pool, keyChanges)), keyChanges));
   let closed = false;
   return {
     clients: reportUnavailable(createClientRepository(pool, keyChanges)),
-    keys: withKeyCache(reportUnavailable(createKeyRepository(pool, keyChanges)), keyChanges),
+    keys: usage.keys,
     webhooks: reportUnavailable(createWebhookRepository(pool)),
     events: reportUnavailable(createEventRepository(pool)),
     deliveries: reportUnavailable(createDeliveryRepository(pool)),
@@ -49,6 +51,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     async close() {
       if (closed) return;
       closed = true;
+      await usage.close();
       keyChanges.close();
       await listener.close();
       await pool.end();

@@ -62,6 +62,9 @@ export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges):
       await changes.settle(revoked.version);
       return revoked.key;
     },
+    async recordUse(hashes, at) {
+      await pool.query('UPDATE api_keys SET last_used_at = $1 WHERE key_hash = ANY ($2::text[]) AND (last_used_at IS NULL OR last_used_at < $1)', [at, hashes]);
+    },
     async findClient(hash): Promise<Client | undefined> {
       const { rows } = await pool.query<{ id: number; name: string; created_at: string }>({
         name: 'find-client-by-key',

@@ -1,4 +1,5 @@
 import { withKeyCache } from '../key-cache.js';
+import { withKeyUsage } from '../key-usage.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
@@ -18,9 +19,10 @@ export function createSqliteStore(path: string): Store {
   const writer = createDurableWriter(db);
   const keyChanges = createKeyChanges(db);
   const selectOne = db.prepare('SELECT 1');
+  const usage = withKeyUsage(withKeyCache(createKeyRepository(db, writer.synced, writer.committed), keyChanges));
   return {
     clients: createClientRepository(db, writer.synced, writer.grouped, () => keyChanges.changedHere()),
-    keys: withKeyCache(createKeyRepository(db, writer.synced), keyChanges),
+    keys: usage.keys,
     webhooks: createWebhookRepository(db, writer.grouped),
     events: createEventRepository(db, writer.grouped),
     deliveries: createDeliveryRepository(db, writer.grouped, writer.committed),
@@ -35,6 +37,7 @@ export function createSqliteStore(path: string): Store {
       selectOne.get();
     },
     async close() {
+      await usage.close();
       await writer.close();
       if (db.open) db.close();
     },

@@ -1,6 +1,6 @@
 import { KEY_COLUMNS, toKey, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
-import type { SyncedWrite } from './engine/durable-writer.js';
+import type { CommittedWrite, SyncedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 
 
@@ -12,7 +12,10 @@ export function createKeyInserter(db: Db) {
   return (clientId: number, key: NewApiKey, now: string): ApiKeyRecord => toKey(insert.get(clientId, key.prefix, key.hash, now)!);
 }
 
-export function createKeyRepository(db: Db, synced: SyncedWrite): KeyRepository {
+export function createKeyRepository(db: Db, synced: SyncedWrite, committed: CommittedWrite): KeyRepository {
+  const markUsed = db.prepare<{ at: string; hash: string }>(
+    'UPDATE api_keys SET last_used_at = :at WHERE key_hash = :hash AND (last_used_at IS NULL OR last_used_at < :at)',
+  );
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
   const listAll = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`);
   const listByClient = db.prepare<[number], KeyRow>(
@@ -56,6 +59,12 @@ export function createKeyRepository(db: Db, synced: SyncedWrite): KeyRepository 
       // IMMEDIATE: the lookup by prefix and the update run under the write lock, so a concurrent
       // revocation by another process (the CLI) cannot slip between them.
       return synced(() => revoke.immediate(idOrPrefix));
+    },
+    async recordUse(hashes, at) {
+      // Not waited for on disk: a use lost in a power cut is a minute of history, no more.
+      await committed(() => {
+        for (const hash of hashes) markUsed.run({ at, hash });
+      });
     },
     async findClient(hash) {
       const row = clientByHash.get(hash);
