@@ -5,7 +5,6 @@ import pino, { type DestinationStream } from 'pino';
 import { logLineMasker, REDACTED_PATHS } from '../secrets/credentials.js';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './error-handling.js';
-import { RequestLogController, requestLogger } from './request-logger.js';
 
 /**
  * How often Node looks for requests past REQUEST_TIMEOUT: one is cut within this of the limit.
@@ -42,9 +41,9 @@ export function takeUndecodableLiterally(url: string): string {
 }
 
 /**
- * The server's options: logging (JSON lines, credentials redacted, a lazily made logger per
- * request), timeouts, and the answers to requests that never reach a route. The server and the
- * tests build the app with the same ones.
+ * The server's options: logging (JSON lines, credentials redacted, Fastify's lines of each
+ * request bound to its id), timeouts, and the answers to requests that never reach a route. The
+ * server and the tests build the app with the same ones.
  */
 export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyHttpOptions<Server> {
   return {
@@ -57,8 +56,6 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
       // instead of a blocking write per line. src/server.ts flushes it before exiting.
       stream: logStream ?? pino.destination({ dest: 1, sync: false }),
     },
-    childLoggerFactory: requestLogger,
-    logController: new RequestLogController(),
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimit,
     frameworkErrors,

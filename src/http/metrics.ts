@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { operationIdOf } from '../spec.js';
 import { StoreUnavailableError, type LoggedOutcome, type Store } from '../store/store.js';
 
@@ -12,9 +12,9 @@ export interface Metrics {
   /** Counts a request that matched no route (the not-found handler calls it as it answers). */
   observeUnmatched(request: FastifyRequest, reply: FastifyReply): void;
   /**
-   * The onResponse hook that times the requests of one route. Each route gets its own, holding
-   * its series: a global hook would read the route's template through request.routeOptions,
-   * which Fastify builds anew on every call.
+   * The onResponse hook that times the requests of one route. Each route gets its own, given its
+   * template once: a global hook would read it through request.routeOptions, which Fastify
+   * builds anew on every call.
    */
   routeObserver(url: string): onResponseHookHandler;
 }
@@ -25,86 +25,11 @@ declare module 'fastify' {
   }
 }
 
-interface Series {
-  counts: Float64Array;
-  sum: number;
-  count: number;
-  observe(seconds: number): void;
-}
-
-/**
- * A histogram of request durations by method, route and status, exported through prom-client's
- * registry in its histogram format. prom-client's own hashes the labels on every observation;
- * here a request finds its series through two small maps and adds to one bucket.
- */
-class RequestHistogram {
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  private readonly series = new Map<string, { method: string; route: string; status: number; series: Series }>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly buckets: number[],
-  ) {}
-
-  /** The series of one route template, by method and status. */
-  route(route: string): (method: string, status: number) => Series {
-    const byKey = new Map<number | string, Series>();
-    return (method, status) => {
-      const key = method === 'GET' ? status : `${method} ${status}`;
-      let series = byKey.get(key);
-      if (series === undefined) {
-        series = this.create();
-        byKey.set(key, series);
-        this.series.set(`${method} ${route} ${status}`, { method, route, status, series });
-      }
-      return series;
-    };
-  }
-
-  private create(): Series {
-    const buckets = this.buckets;
-    return {
-      counts: new Float64Array(buckets.length),
-      sum: 0,
-      count: 0,
-      observe(seconds) {
-        this.sum += seconds;
-        this.count++;
-        for (let i = 0; i < buckets.length; i++) {
-          if (seconds <= buckets[i]!) {
-            this.counts[i]!++;
-            break;
-          }
-        }
-      },
-    };
-  }
-
-  /** In the shape prom-client's registry formats (what its own Histogram#get returns). */
-  async get() {
-    const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
-    for (const { method, route, status, series } of this.series.values()) {
-      const labels = { method, route, status };
-      let cumulative = 0;
-      this.buckets.forEach((le, i) => {
-        cumulative += series.counts[i]!;
-        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...labels }, value: cumulative });
-      });
-      values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', ...labels }, value: series.count });
-      values.push({ metricName: `${this.name}_sum`, labels, value: series.sum });
-      values.push({ metricName: `${this.name}_count`, labels, value: series.count });
-    }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-}
-
 /**
  * Prometheus metrics at GET /metrics (text exposition format, no key): requests by route and
  * status with their latency, delivery attempts by outcome, webhooks disabled, whether the database
  * answers, pending deliveries and the age of the oldest one, and the process's own (memory, CPU,
- * event loop). The operations' routes are timed by their pipeline (src/routes/operation-pipeline.ts);
+ * event loop). The operations' routes are timed by the chain src/routes/operations.ts gives them;
  * this times the others (docs, /metrics).
  */
 export const metricsPlugin = fp<{ store: Store }>(
@@ -112,12 +37,13 @@ export const metricsPlugin = fp<{ store: Store }>(
     const registry = new Registry();
     collectDefaultMetrics({ register: registry, prefix: 'leadhooks_' });
 
-    const requests = new RequestHistogram(
-      'leadhooks_http_request_duration_seconds',
-      'HTTP requests by method, route template and status, and how long they took.',
-      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    );
-    registry.registerMetric(requests as never);
+    const requests = new Histogram({
+      name: 'leadhooks_http_request_duration_seconds',
+      help: 'HTTP requests by method, route template and status, and how long they took.',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    });
     const attempts = new Counter({
       name: 'leadhooks_delivery_attempts_total',
       help: 'Delivery attempts made by this process, by outcome as the delivery log shows it (succeeded, retrying, failed, gone, disabled).',
@@ -149,18 +75,18 @@ export const metricsPlugin = fp<{ store: Store }>(
     });
     const withBacklog = Registry.merge([registry, backlog]);
 
-    const routeObserver = (url: string): onResponseHookHandler => {
-      const series = requests.route(url);
-      return (request, reply, done) => {
-        series(request.method, reply.statusCode).observe(reply.elapsedTime / 1000);
+    const observe = (route: string, request: FastifyRequest, reply: FastifyReply) =>
+      requests.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
+    const routeObserver =
+      (url: string): onResponseHookHandler =>
+      (request, reply, done) => {
+        observe(url, request, reply);
         done();
       };
-    };
-    const unmatched = requests.route('unmatched');
     app.decorate('metrics', {
       countAttempt: (outcome) => attempts.inc({ outcome }),
       countDisabled: () => disabled.inc(),
-      observeUnmatched: (request, reply) => unmatched(request.method, reply.statusCode).observe(reply.elapsedTime / 1000),
+      observeUnmatched: (request, reply) => observe('unmatched', request, reply),
       routeObserver,
     } satisfies Metrics);
 

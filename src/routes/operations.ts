@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
@@ -29,20 +29,6 @@ import type { Store } from '../store/store.js';
 //      request's key while it runs and answers a retry with the kept answer;
 //   5. metrics, at onResponse (src/http/metrics.ts).
 // Errors, thrown by any step, are answered by src/http/error-handling.ts.
-
-/**
- * Sends a handler's answer: its status, and its body, if any, through the route's serializer.
- * The route handler's promise settles once the answer is sent, with nothing: Fastify then has
- * nothing left to do with it (a promise of the reply itself would be adopted as a thenable, a
- * turn more). Only when an onSend hook holds the answer back does it settle with the reply, which
- * Fastify waits for; with nothing, it would send a second answer.
- */
-function send(reply: FastifyReply, { status, body }: Answer) {
-  reply.code(status);
-  if (body === undefined) reply.send();
-  else reply.send(body);
-  return reply.sent ? undefined : reply;
-}
 
 export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config; secrets: SecretBox }>(
   async (app, { spec, store, config, secrets }) => {
@@ -77,7 +63,12 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
         });
       // Only an operation that takes an Idempotency-Key answers with the store's KeyTaken (Handler, src/handlers/types.ts).
       const answer = takesIdempotencyKey(route) ? idempotency.wrap(operationId, scheme, call) : (call as (request: FastifyRequest) => Promise<Answer>);
-      route.handler = (request, reply) => answer(request, reply).then((result) => send(reply, result));
+      // Fastify sends what the handler returns through the route's serializer (no body: an empty one).
+      route.handler = async (request, reply) => {
+        const { status, body } = await answer(request, reply);
+        reply.code(status);
+        return body;
+      };
       route.onResponse = [app.metrics.routeObserver(route.url)];
     });
 

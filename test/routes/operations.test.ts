@@ -8,8 +8,10 @@ const spec = loadSpec() as {
   security: Array<Record<string, string[]>>;
   paths: Record<string, Record<string, { operationId?: string; security?: Array<Record<string, string[]>> }>>;
 };
+// A path item holds its operations by method, beside what they share (`parameters`).
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
-  Object.entries(item).map(([method, op]) => ({
+  Object.entries(item).filter(([method]) => METHODS.has(method)).map(([method, op]) => ({
     path,
     method: method.toUpperCase(),
     operationId: op.operationId,

@@ -36,10 +36,10 @@ export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges):
       return rows.map(toKey);
     },
     async revoke(idOrPrefix) {
-      const now = new Date().toISOString();
       if (/^\d+$/.test(idOrPrefix) && !Number.isSafeInteger(Number(idOrPrefix))) return undefined;
       await changes.hear();
       const revoked = await inTransaction(pool, async (db) => {
+        const now = new Date().toISOString();
         // A prefix names a key only when exactly one active key carries it.
         const { rows } = /^\d+$/.test(idOrPrefix)
           ? await db.query<KeyRow>(

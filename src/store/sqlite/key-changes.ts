@@ -35,7 +35,14 @@ export function createKeyChanges(db: Db): KeyChanges & { changedHere(): void } {
       if (checkedThisTurn) return true;
       checkedThisTurn = true;
       setImmediate(nextTurn);
-      const data = dataVersion.get();
+      let data: number;
+      try {
+        data = dataVersion.get()!;
+      } catch {
+        // The file cannot be read (closed, or failing): no change can be seen, and none can have
+        // been made through it; the keys known answer, as they would on a read-only disk.
+        return true;
+      }
       if (data === seenDataVersion) return true;
       seenDataVersion = data;
       const keys = keysVersion.get();
