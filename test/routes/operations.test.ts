@@ -42,8 +42,9 @@ t.test('every operation is routed: none answers "not implemented" or an unrouted
 });
 
 t.test('every operation refuses a request without its credentials, as openapi.yaml declares', async (t) => {
-  const { app } = await buildTestApp(t, { PUBLISHER_TOKEN: 'a-publisher-token-for-tests' });
+  const { app } = await buildTestApp(t, { PUBLISHER_TOKEN: 'a-publisher-token-for-tests', ADMIN_TOKEN: 'an-admin-token-for-the-tests' });
   const secured = operations.filter((o) => o.schemes.length > 0);
+  const refusal: Record<string, string> = { apiKey: 'Client not found', publisherToken: 'Invalid publisher token', adminToken: 'Invalid admin token' };
   t.same(
     operations.filter((o) => o.schemes.length === 0).map((o) => o.operationId),
     ['getHealth', 'getReadiness', 'listEventTypes'],
@@ -53,7 +54,7 @@ t.test('every operation refuses a request without its credentials, as openapi.ya
     t.equal(schemes.length, 1, `${operationId} declares one security scheme`);
     const res = await app.inject({ method: method as 'GET', url: path.replace(/\{[^}]+\}/g, '1') });
     t.equal(res.statusCode, 401, `${operationId} without ${schemes[0]}`);
-    t.same(res.json(), { error: schemes[0] === 'apiKey' ? 'Client not found' : 'Invalid publisher token' }, operationId!);
+    t.same(res.json(), { error: refusal[schemes[0]!] }, operationId!);
   }
 });
 
