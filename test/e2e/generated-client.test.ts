@@ -23,18 +23,24 @@ interface Answer {
   body: any;
 }
 type Consumer = {
-  run(options: { baseUrl: string; apiKey: string; publisherToken: string; clientId: number; fetch: typeof checkedFetch }): Promise<Record<string, Answer[]>>;
+  run(options: { baseUrl: string; apiKey: string; publisherToken: string; adminToken: string; clientId: number; fetch: typeof checkedFetch }): Promise<Record<string, Answer[]>>;
 };
 
+// A path item's operations, by method; what they share (`parameters`) is not one.
 const operationIds = (description: any): string[] =>
-  Object.values(description.paths).flatMap((item: any) => Object.values(item).map((operation: any) => operation.operationId));
+  Object.values(description.paths).flatMap((item: any) =>
+    Object.entries(item)
+      .filter(([method]) => ['get', 'put', 'post', 'delete', 'patch'].includes(method))
+      .map(([, operation]: [string, any]) => operation.operationId),
+  );
 
 const README_SERVER = 'http://127.0.0.1:3000';
+const ADMIN_TOKEN = 'an-admin-token-for-the-consumer';
 
 t.test("the README's client steps, as written, give a client that compiles and gets the answers the description gives", async (t) => {
   const databasePath = join(tempDir(t), 'leadhooks.db');
   const { clientId, apiKey } = await cliCreateClient(databasePath);
-  const server = await startServer(t, { DATABASE_PATH: databasePath, PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, DELIVERY_WORKER: 'off' });
+  const server = await startServer(t, { DATABASE_PATH: databasePath, PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, ADMIN_TOKEN, DELIVERY_WORKER: 'off' });
   const steps = readmeConsumerSteps();
   const here = (text: string) => text.replaceAll(README_SERVER, server.url);
 
@@ -95,7 +101,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
   if (baseUrl !== `${server.url}/`) return; // the program creates webhooks: never on another server
 
   const program: Consumer = await import(pathToFileURL(join(dir, 'consumer.js')).href);
-  const answers = await program.run({ baseUrl, apiKey, publisherToken: TEST_PUBLISHER_TOKEN, clientId, fetch: checkedFetch });
+  const answers = await program.run({ baseUrl, apiKey, publisherToken: TEST_PUBLISHER_TOKEN, adminToken: ADMIN_TOKEN, clientId, fetch: checkedFetch });
   t.strictSame(Object.keys(answers).sort(), operationIds(description).sort(), 'the program calls every operation');
 
   const secret = answers.createWebhook?.[0]?.body.secret;
@@ -113,7 +119,37 @@ t.test("the README's client steps, as written, give a client that compiles and g
   t.match(rotated?.secret, /^whsec_[A-Za-z0-9+/=]+$/);
   t.not(rotated?.secret, secret, 'the rotation gives a new secret');
   t.match(rotated?.previousSecretExpiresAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  const signedUp = answers.createAccount?.[0]?.body;
+  t.match(signedUp?.apiKey, /^lh_[A-Za-z0-9_-]{43}$/);
+  const [acmeAccount, coveAccount] = answers.listAccounts?.[0]?.body.clients ?? [];
+  t.match([acmeAccount?.createdAt, coveAccount?.createdAt], [/^\d{4}-\d\d-\d\dT/, /^\d{4}-\d\d-\d\dT/]);
+  const key = answers.listAccountKeys?.[0]?.body.keys[1];
+  t.match(key?.createdAt, /^\d{4}-\d\d-\d\dT/);
+  const added = answers.createAccountKey?.[0]?.body;
+  const cove = { clientId: 2, active: true, createdAt: coveAccount?.createdAt, activeKeys: 1, activeWebhooks: 0 };
   t.strictSame(answers, {
+    createAccount: [{ status: 201, body: { clientId: 2, name: 'Cove Estates', apiKey: signedUp?.apiKey } }],
+    listAccounts: [
+      {
+        status: 200,
+        body: { clients: [{ clientId: 1, name: 'Acme Realty', active: true, createdAt: acmeAccount?.createdAt, activeKeys: 1, activeWebhooks: 0 }, { ...cove, name: 'Cove Estates' }], next: null },
+      },
+    ],
+    getAccount: [{ status: 200, body: { ...cove, name: 'Cove Estates' } }],
+    updateAccount: [{ status: 200, body: { ...cove, name: 'Cove Homes' } }],
+    createAccountKey: [{ status: 201, body: { keyId: 3, apiKey: added?.apiKey } }],
+    listAccountKeys: [
+      {
+        status: 200,
+        body: {
+          keys: [
+            { keyId: 2, prefix: signedUp?.apiKey.slice(0, 11), createdAt: coveAccount?.createdAt, lastUsedAt: null, revokedAt: null },
+            { keyId: 3, prefix: added?.apiKey.slice(0, 11), createdAt: key?.createdAt, lastUsedAt: null, revokedAt: null },
+          ],
+        },
+      },
+    ],
+    revokeAccountKey: [{ status: 204, body: undefined }],
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
     getAbout: [{ status: 200, body: { name: 'Acme Realty' } }],

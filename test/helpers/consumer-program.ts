@@ -12,6 +12,7 @@ export interface Options {
   baseUrl: string;
   apiKey: string;
   publisherToken: string;
+  adminToken: string;
   clientId: number;
   fetch?: (request: Request) => Promise<Response>;
 }
@@ -41,6 +42,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const anonymous = createClient<paths>({ baseUrl, fetch });
   const client = createClient<paths>({ baseUrl, fetch, headers: { 'x-api-key': options.apiKey } });
   const publisher = createClient<paths>({ baseUrl, fetch, headers: { authorization: 'Bearer ' + options.publisherToken } });
+  const admin = createClient<paths>({ baseUrl, fetch, headers: { authorization: 'Bearer ' + options.adminToken } });
 
   const health = await anonymous.GET('/healthz');
   const readiness = await anonymous.GET('/readyz');
@@ -78,6 +80,17 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const rotated = await client.POST('/webhook/{hookID}/secret/rotate', { params: { path: { hookID } } });
   const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
   const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
+  // The lead product's back office: an account for a new customer, and its keys.
+  const signedUp = await admin.POST('/admin/clients', { body: { name: 'Cove Estates' } });
+  if (!signedUp.data) throw new Error('the account was not created: ' + signedUp.response.status);
+  const clientId = signedUp.data.clientId;
+  const accounts = await admin.GET('/admin/clients', { params: { query: { limit: 2 } } });
+  const account = await admin.GET('/admin/clients/{clientId}', { params: { path: { clientId } } });
+  const renamed = await admin.PATCH('/admin/clients/{clientId}', { params: { path: { clientId } }, body: { name: 'Cove Homes', active: true } });
+  const keyAdded = await admin.POST('/admin/clients/{clientId}/keys', { params: { path: { clientId } } });
+  const keys = await admin.GET('/admin/clients/{clientId}/keys', { params: { path: { clientId } } });
+  const keyId = keyAdded.data?.keyId ?? 0;
+  const keyRevoked = await admin.DELETE('/admin/clients/{clientId}/keys/{keyId}', { params: { path: { clientId, keyId } } });
 
   return {
     getHealth: [answer(health)],
@@ -98,6 +111,13 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     recoverWebhookDeliveries: [answer(recovered)],
     rotateWebhookSecret: [answer(rotated)],
     deleteWebhook: [answer(deleted), answer(deletedAgain)],
+    createAccount: [answer(signedUp)],
+    listAccounts: [answer(accounts)],
+    getAccount: [answer(account)],
+    updateAccount: [answer(renamed)],
+    createAccountKey: [answer(keyAdded)],
+    listAccountKeys: [answer(keys)],
+    revokeAccountKey: [answer(keyRevoked)],
   };
 }
 `;
