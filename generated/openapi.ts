@@ -550,6 +550,65 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/admin/clients/{clientId}/portal-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A link that opens the client portal signed in as this client
+         * @description For a button in the lead product's own UI: its back end asks for a link and sends the
+         *     customer's browser to it, and the customer never sees an API key. The link's token sits
+         *     in the URL's fragment, which a browser sends to no server (no access log, no `Referer`
+         *     holds it). It opens the portal once: the page exchanges it (`POST /portal-session`) for a
+         *     session of this client that ends at sign-out or at `expiresAt`, whichever comes first. The
+         *     link's address is `PUBLIC_URL` of the server's configuration, or, without one, the address
+         *     this request came in on.
+         */
+        post: operations["createPortalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a portal link's token for a session key, once
+         * @description What the client portal does with the token of a link made by `createPortalLink`. The
+         *     answer's `apiKey` is an API key of the client that works until `expiresAt` (the link's
+         *     expiry) or until `DELETE /portal-session`; admin `GET /admin/clients/{clientId}/keys`
+         *     lists it with its `expiresAt`. A token is exchanged once: a second exchange, an expired
+         *     token or an unknown one is refused, and the words say which.
+         */
+        post: operations["openPortalSession"];
+        /**
+         * Sign a portal session out, on every server
+         * @description Revokes the session key given in `x-api-key`, as the portal's sign-out does. A key that
+         *     is not a portal session's (one made by `leadhooks key create` or the admin API) is not
+         *     touched: revoke those through the admin API.
+         */
+        delete: operations["endPortalSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = {
     lead_create: {
@@ -728,9 +787,39 @@ export type components = {
             lastUsedAt: string | null;
             /** Format: date-time */
             revokedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When a portal session's key stops working; null for an ordinary key, which works until revoked.
+             */
+            expiresAt: string | null;
         };
         AccountKeyList: {
             keys: components["schemas"]["AccountKey"][];
+        };
+        PortalLinkCreate: {
+            /**
+             * @description Seconds until the link, and the session it opens, expire (10 minutes by default, at most 24 hours).
+             * @default 600
+             */
+            ttl: number;
+        };
+        PortalLink: {
+            /** @description The portal's address with the link's single-use token in its fragment. */
+            url: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        PortalSessionOpen: {
+            /** @description The token of the link's fragment (after `#link=`). */
+            token: string;
+        };
+        PortalSession: {
+            /** @description The account's name. */
+            name: string;
+            /** @description The session's key, for `x-api-key`, until `expiresAt` or sign-out. */
+            apiKey: string;
+            /** Format: date-time */
+            expiresAt: string;
         };
         /** @description The one shape of every error response. */
         Error: {
@@ -2585,6 +2674,132 @@ export interface operations {
                 };
             };
             500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createPortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's id (`clientId`). */
+                clientId: components["parameters"]["ClientID"];
+            };
+            cookie?: never;
+        };
+        /** @description `{}` for a link that expires in 10 minutes. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PortalLinkCreate"];
+            };
+        };
+        responses: {
+            /** @description The link. It works once, until `expiresAt`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLink"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AccountNotFound"];
+            /** @description `Client is inactive`: its keys are refused, and so would its portal session be. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    openPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PortalSessionOpen"];
+            };
+        };
+        responses: {
+            /** @description The session. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalSession"];
+                };
+            };
+            /** @description `Invalid data: ...`: the body does not match this description. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `This portal link was already used`, `This portal link has expired` or
+             *     `This portal link is not valid`.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    endPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session has ended; its key is refused from now on. */
+            204: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `Not a portal session`: the key is an ordinary API key. */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
     };

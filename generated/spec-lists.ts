@@ -38,4 +38,7 @@ export const OPERATION_SECURITY = {
   createAccountKey: "adminToken",
   listAccountKeys: "adminToken",
   revokeAccountKey: "adminToken",
+  createPortalLink: "adminToken",
+  openPortalSession: null,
+  endPortalSession: "apiKey",
 } as const satisfies Record<keyof operations, SecurityScheme | null>;

@@ -7,8 +7,9 @@ import { hideSecret, setUpSecretPanel } from './secret-panel.js';
 import { session } from './session.js';
 import { clearWebhooks, refreshWebhooks, setUpCreateForm } from './webhooks-view.js';
 
-// The portal: sign in with an API key, then the client's webhooks and their delivery logs, kept
-// fresh while the tab is visible.
+// The portal: sign in with an API key, or by a portal link made by the lead product (its token in
+// the URL's fragment), then the client's webhooks and their delivery logs, kept fresh while the
+// tab is visible.
 
 const REFRESH_MS = 3_000;
 let timer: ReturnType<typeof setInterval> | undefined;
@@ -18,7 +19,9 @@ let refreshing = false;
 function onError(error: unknown): void {
   if (!(error instanceof ApiError)) return warn(`Something went wrong: ${error instanceof Error ? error.message : String(error)}`);
   if (error.status === 401) {
+    const fromLink = session.fromLink();
     signOut();
+    if (fromLink) return warn('Your portal session has ended. Open the portal again from the app that sent you here.');
     return warn('Your API key is no longer accepted (it may have been revoked). Sign in again with a valid key.');
   }
   if (error.status === 0) return warn(`The service did not answer (${error.message}). Try again in a moment.`);
@@ -55,6 +58,33 @@ function signOut(): void {
   byId('dashboard').hidden = true;
   byId('sign-in').hidden = false;
   byId<HTMLInputElement>('api-key').value = '';
+}
+
+/** Sign-out from the button: a portal session is ended on the server too, before the key is forgotten. */
+async function signOutByChoice(): Promise<void> {
+  const key = session.key();
+  if (session.fromLink() && key !== null) {
+    await call(api.DELETE('/portal-session', { headers: { 'x-api-key': key } })).catch(() => {
+      // Already ended (expired, revoked): there is nothing left to end.
+    });
+  }
+  signOut();
+}
+
+/** A portal link's token: exchanged once for a session; taken out of the address bar and the history first. */
+async function openLink(token: string): Promise<void> {
+  history.replaceState(null, '', location.pathname + location.search);
+  try {
+    const opened = await call(api.POST('/portal-session', { body: { token } }));
+    session.signIn(opened.apiKey, true);
+    say(`Signed in as ${opened.name}.`);
+    await showDashboard(opened.name);
+    byId('webhooks-title').focus();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      warn(`${error.message}. Open the portal again from the app that sent you here, or sign in with an API key.`);
+    } else onError(error);
+  }
 }
 
 async function signIn(apiKey: string): Promise<void> {
@@ -95,12 +125,16 @@ function start(): void {
   });
   byId('api-key').addEventListener('input', () => byId('api-key').removeAttribute('aria-invalid'));
   byId('sign-out').addEventListener('click', () => {
-    signOut();
-    say('Signed out. The API key was removed from this tab.');
-    byId('api-key').focus();
+    const fromLink = session.fromLink();
+    void signOutByChoice().then(() => {
+      say(fromLink ? 'Signed out. The portal session has ended.' : 'Signed out. The API key was removed from this tab.');
+      byId('api-key').focus();
+    });
   });
   document.addEventListener('visibilitychange', () => void refresh());
 
+  const link = /^#link=(.+)$/.exec(location.hash)?.[1];
+  if (link !== undefined) return void openLink(link);
   // A reload keeps the tab signed in: the key is still in its sessionStorage.
   const stored = session.key();
   if (stored === null) return;

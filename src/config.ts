@@ -28,6 +28,8 @@ export interface Config {
   publisherToken: string | null;
   /** Bearer token of the admin operations (/admin/...); null disables them. */
   adminToken: string | null;
+  /** The service's address as its users reach it, without a trailing slash; null: each request's own. */
+  publicUrl: string | null;
   /** Largest POST /events body, in bytes. */
   publisherBodyLimit: number;
   /** Whether the server process runs the delivery worker too. */
@@ -207,6 +209,18 @@ export function parseEncryptionKey(value: string): Buffer | null | undefined {
   return key.length === 32 ? key : undefined;
 }
 
+/** An http(s) URL without query or fragment, its trailing slash dropped; unset or empty: null. */
+export function parsePublicUrl(value: string): string | null | undefined {
+  if (value === '') return null;
+  try {
+    const url = new URL(value);
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') return undefined;
+    return url.href.replace(/\/+$/, '');
+  } catch {
+    return undefined;
+  }
+}
+
 function parseLogLevel(value: string): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
@@ -254,6 +268,11 @@ export const SETTINGS = {
     parse: (value: string) => (value === '' ? null : value.length >= 16 ? value : undefined),
     expected: 'a secret of at least 16 characters (unset disables the admin API)',
     secret: true,
+  },
+  PUBLIC_URL: {
+    default: '',
+    parse: parsePublicUrl,
+    expected: 'the http or https address clients reach the service at, such as https://hooks.example.com (unset: the address of each request)',
   },
   PUBLISHER_BODY_LIMIT: {
     default: '256kb',
@@ -335,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeout: read(env, 'REQUEST_TIMEOUT'),
     publisherToken: read(env, 'PUBLISHER_TOKEN'),
     adminToken: read(env, 'ADMIN_TOKEN'),
+    publicUrl: read(env, 'PUBLIC_URL'),
     publisherBodyLimit: read(env, 'PUBLISHER_BODY_LIMIT'),
     deliveryWorker: read(env, 'DELIVERY_WORKER'),
     retrySchedule: read(env, 'DELIVERY_RETRY_SCHEDULE'),

@@ -50,7 +50,7 @@ export function createAccountHandlers(store: Store): AccountHandlers {
     async listAccountKeys({ params }) {
       found(await store.clients.get(params.clientId));
       const keys = await store.keys.list(params.clientId);
-      return { status: 200, body: { keys: keys.map(({ id, prefix, createdAt, lastUsedAt, revokedAt }) => ({ keyId: id, prefix, createdAt, lastUsedAt, revokedAt })) } };
+      return { status: 200, body: { keys: keys.map(({ id, prefix, createdAt, lastUsedAt, revokedAt, expiresAt }) => ({ keyId: id, prefix, createdAt, lastUsedAt, revokedAt, expiresAt })) } };
     },
 
     async revokeAccountKey({ params }) {

@@ -7,6 +7,7 @@ import { createAccountHandlers } from './accounts.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
 import { createOperationalEventHandlers } from './operational-events.js';
+import { createPortalSessionHandlers } from './portal-sessions.js';
 import { createReplayHandlers } from './replay.js';
 import { createSecretHandlers } from './secrets.js';
 import type { Handlers } from './types.js';
@@ -15,7 +16,7 @@ import { createWebhookHandlers } from './webhooks.js';
 /** What the handlers are told of the configuration. */
 export type HandlerConfig = Pick<
   Config,
-  'maxWebhooksPerClient' | 'deliveryTimeout' | 'allowPrivateTargets' | 'secretRotationGrace' | 'deliveryRateLimit'
+  'maxWebhooksPerClient' | 'deliveryTimeout' | 'allowPrivateTargets' | 'secretRotationGrace' | 'deliveryRateLimit' | 'publicUrl'
 >;
 
 /**
@@ -46,5 +47,6 @@ export function createHandlers(
     ...createReplayHandlers(store, onPublished),
     ...createOperationalEventHandlers(store),
     ...createAccountHandlers(store),
+    ...createPortalSessionHandlers(store, config.publicUrl),
   };
 }

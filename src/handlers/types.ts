@@ -1,7 +1,7 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { operations } from '../../generated/openapi.js';
 import type { OPERATION_SECURITY } from '../../generated/spec-lists.js';
-import type { Client, IdempotentWrite, KeyTaken } from '../store/store.js';
+import type { Client, FoundKey, IdempotentWrite, KeyTaken } from '../store/store.js';
 
 // Handler types derived from the generated `operations`: one handler per operationId, taking the
 // operation's own params and body and returning one of its own success responses. A spec change
@@ -59,16 +59,22 @@ export interface RequestIdempotency {
   keep<T>(render: (result: T) => Answer): IdempotentWrite<T>;
 }
 
+/** What a handler may read of the HTTP request itself: the address it came in on. */
+export type RequestAddress = Pick<FastifyRequest, 'protocol' | 'host'>;
+
 export type OperationRequest<K extends OperationId> = {
   params: PathParams<K>;
   query: Query<K>;
   body: RequestBody<K>;
   log: FastifyBaseLogger;
+  http: RequestAddress;
 } & (K extends ClientlessOperation
   ? unknown
   : {
       /** The client the API key identified (authentication ran before the handler). */
       client: Client;
+      /** The key itself (its id; a portal session's expiry). */
+      apiKey: FoundKey;
     }) &
   (K extends IdempotentOperation
     ? {
@@ -95,6 +101,8 @@ export type Handlers = { [K in OperationId]: Handler<K> };
  */
 export type RuntimeHandler = (request: {
   client: Client | null;
+  apiKey: FoundKey | null;
+  http: RequestAddress;
   params: unknown;
   query: unknown;
   body: unknown;

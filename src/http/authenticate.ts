@@ -2,7 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { hashApiKey } from '../secrets/credentials.js';
 import { HttpError, MESSAGES } from '../messages.js';
-import type { Client, Store } from '../store/store.js';
+import type { Client, FoundKey, Store } from '../store/store.js';
 
 // The first step of an operation's chain (src/routes/operations.ts): its caller, by the
 // operation's security scheme in openapi.yaml, checked at onRequest, before the body is read.
@@ -13,6 +13,8 @@ declare module 'fastify' {
     client: Client | null;
     /** SHA-256 of the API key that authenticated the request (the rate limit counts by it). */
     apiKeyHash: string | null;
+    /** The API key that authenticated the request (a portal session's has an expiry). */
+    apiKey: FoundKey | null;
   }
 }
 
@@ -37,10 +39,12 @@ export function createAuthenticators(
 ): Record<'apiKey' | 'publisherToken' | 'adminToken', onRequestHookHandler> {
   const keys = store.keys;
 
-  function accept(request: FastifyRequest, reply: FastifyReply, hash: string, client: Client | undefined, done: HookHandlerDoneFunction) {
-    if (!client) return done(new HttpError(401, MESSAGES.unauthorized));
-    request.client = client;
+  function accept(request: FastifyRequest, reply: FastifyReply, hash: string, key: FoundKey | undefined, done: HookHandlerDoneFunction) {
+    // A portal session's key past its expiry is refused like an unknown one.
+    if (!key || (key.expiresAt !== null && key.expiresAt <= new Date().toISOString())) return done(new HttpError(401, MESSAGES.unauthorized));
+    request.client = key.client;
     request.apiKeyHash = hash;
+    request.apiKey = key;
     const refused = admit?.(request, reply);
     if (refused) done(refused);
     else done();
@@ -52,7 +56,7 @@ export function createAuthenticators(
       if (typeof key !== 'string' || key === '') return done(new HttpError(401, MESSAGES.unauthorized));
       // Keys are stored as SHA-256 hashes: the lookup is by hash, never by the key itself.
       const hash = hashApiKey(key);
-      keys.findClient(hash).then((client) => accept(request, reply, hash, client, done), done);
+      keys.findKey(hash).then((key) => accept(request, reply, hash, key, done), done);
     },
 
     publisherToken: bearerToken(tokens.publisherToken, MESSAGES.publishingDisabled, MESSAGES.invalidPublisherToken),

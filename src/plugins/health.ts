@@ -11,12 +11,13 @@ export const healthPlugin = fp<{ store: Store }>(
   async (app, { store }) => {
     const health = createHealthHandlers(store);
     const none = { params: {}, query: {}, body: undefined };
+    // `http: request`: the address it came in on, which no health answer uses.
     app.get('/healthz', async (request, reply) => {
-      const { status, body } = await health.getHealth({ ...none, log: request.log });
+      const { status, body } = await health.getHealth({ ...none, log: request.log, http: request });
       return reply.code(status).send(body);
     });
     app.get('/readyz', async (request, reply) => {
-      const { status, body } = await health.getReadiness({ ...none, log: request.log });
+      const { status, body } = await health.getReadiness({ ...none, log: request.log, http: request });
       return reply.code(status).send(body);
     });
   },

@@ -17,6 +17,8 @@ export interface PruneTotals {
   operationalEvents: number;
   /** Webhooks detached before RETENTION that nothing referred to any more. */
   webhooks: number;
+  /** Portal links, and the keys of portal sessions, expired before RETENTION. */
+  portalSessions: number;
 }
 
 export interface Pruner {
@@ -31,8 +33,8 @@ export interface Pruner {
 /**
  * Retention: delivered and failed events older than `retention` are deleted with their
  * deliveries and attempts, operational events older than `retention`, idempotency keys
- * past their lifetime, then the webhooks detached before `retention` that nothing refers to any
- * more, in small batches (README, "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
+ * past their lifetime, portal links and session keys expired before `retention`, then the
+ * webhooks detached before `retention` that nothing refers to any more, in small batches (README, "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
  * database only take turns.
  */
 export function createPruner(
@@ -49,7 +51,17 @@ export function createPruner(
 
   async function runOnce(): Promise<PruneTotals> {
     const before = new Date(now() - config.retention).toISOString();
-    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0 };
+    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0 };
+    // Batches of one kind until one comes back short; adds what was deleted to `totals[kind]`.
+    const drain = async (kind: 'idempotencyKeys' | 'operationalEvents' | 'portalSessions', batch: () => Promise<number>, message: string, before: string) => {
+      for (;;) {
+        const deleted = await batch();
+        totals[kind] += deleted;
+        if (deleted < PRUNE_BATCH || stopped) break;
+        await pause();
+      }
+      if (totals[kind] > 0) log.info({ [kind]: totals[kind], before }, message);
+    };
     let cursor = 0;
     for (;;) {
       const batch = await store.events.prune(before, PRUNE_BATCH, cursor);
@@ -65,20 +77,11 @@ export function createPruner(
       log.info({ events, deliveries, attempts, before }, 'pruned history older than the retention period');
     }
     const expired = new Date(now() - IDEMPOTENCY_KEY_LIFETIME_MS).toISOString();
-    for (;;) {
-      const deleted = await store.idempotency.prune(expired, PRUNE_BATCH);
-      totals.idempotencyKeys += deleted;
-      if (deleted < PRUNE_BATCH || stopped) break;
-      await pause();
-    }
-    if (totals.idempotencyKeys > 0) log.info({ idempotencyKeys: totals.idempotencyKeys, before: expired }, 'pruned expired idempotency keys');
-    for (;;) {
-      const deleted = await store.operationalEvents.prune(before, PRUNE_BATCH);
-      totals.operationalEvents += deleted;
-      if (deleted < PRUNE_BATCH || stopped) break;
-      await pause();
-    }
-    if (totals.operationalEvents > 0) log.info({ operationalEvents: totals.operationalEvents, before }, 'pruned operational events older than the retention period');
+    await drain('idempotencyKeys', () => store.idempotency.prune(expired, PRUNE_BATCH), 'pruned expired idempotency keys', expired);
+    const operational = () => store.operationalEvents.prune(before, PRUNE_BATCH);
+    await drain('operationalEvents', operational, 'pruned operational events older than the retention period', before);
+    const portal = () => store.portalLinks.prune(before, PRUNE_BATCH);
+    await drain('portalSessions', portal, 'pruned portal links and session keys expired before the retention period', before);
     // Last: what referred to them has just been pruned.
     let detached: DetachedCursor = { detachedAt: new Date(0).toISOString(), id: 0 };
     for (;;) {

@@ -41,6 +41,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     // become megamorphic).
     app.decorateRequest('client', null);
     app.decorateRequest('apiKeyHash', null);
+    app.decorateRequest('apiKey', null);
     const bodyPolicy = createRouteBodyPolicy(config);
     const idempotency = createIdempotency(secrets);
     const handlers = createHandlers(store, spec, config, secrets, () => app.notifyPublished()) as Record<string, RuntimeHandler>;
@@ -55,6 +56,8 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
       const call = (request: FastifyRequest) =>
         handler({
           client: request.client,
+          apiKey: request.apiKey,
+          http: request,
           params: request.params,
           query: request.query,
           body: request.body,

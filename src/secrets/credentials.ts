@@ -6,8 +6,10 @@ import type { NewApiKey } from '../store/store.js';
 // every request to an operation secured by `apiKey`); and what keeps credentials, webhooks'
 // signing secrets and the configuration's other secrets out of the log.
 
-// `lh_` makes a leaked key recognisable to secret scanners; 32 random bytes are 256 bits.
+// `lh_` makes a leaked key recognisable to secret scanners, and `lhp_` a portal link's token;
+// 32 random bytes are 256 bits.
 const KEY_PREFIX = 'lh_';
+const PORTAL_TOKEN_PREFIX = 'lhp_';
 const DISPLAY_CHARS = 8;
 
 export function hashApiKey(key: string): string {
@@ -23,6 +25,12 @@ export function generateApiKey(): { apiKey: string; stored: NewApiKey } {
   };
 }
 
+/** A portal link's single-use token, and the hash the store keeps of it. */
+export function generatePortalToken(): { token: string; hash: string } {
+  const token = PORTAL_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  return { token, hash: hashApiKey(token) };
+}
+
 /** The headers holding credentials, which never reach a log line, wherever a headers object is logged. */
 export const REDACTED_PATHS = [
   'headers["x-api-key"]',
@@ -33,7 +41,7 @@ export const REDACTED_PATHS = [
 
 // A key or a signing secret pasted where a line quotes it (a URL, a redirect's location): both
 // have recognisable prefixes.
-const KEY_LIKE = /\b(lh_|whsec_)[A-Za-z0-9_\-+/=%]+/;
+const KEY_LIKE = /\b(lh_|lhp_|whsec_)[A-Za-z0-9_\-+/=%]+/;
 
 /**
  * A database password shorter than this is too like the words of a log line to mask in all of

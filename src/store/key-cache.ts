@@ -4,7 +4,7 @@
 // src/store/postgres/key-changes.ts). A revocation through the repository this returns empties
 // the cache at once; a client change that should end its keys (deactivation) would move the
 // same signal.
-import type { Client, KeyRepository } from './store.js';
+import type { FoundKey, KeyRepository } from './store.js';
 
 const KEY_CACHE_SIZE = 10_000;
 
@@ -19,9 +19,9 @@ export interface KeyChanges {
   usable(): boolean;
 }
 
-/** `keys` with its findClient answered from memory while `changes` allows, and emptied by a revocation. */
+/** `keys` with its findKey answered from memory while `changes` allows, and emptied by a revocation. */
 export function withKeyCache(keys: KeyRepository, changes: KeyChanges): KeyRepository {
-  const entries = new Map<string, Client>();
+  const entries = new Map<string, FoundKey>();
   // Moves with each clear: a lookup that began before a clear may have read a key since revoked,
   // and is not kept.
   let generation = 0;
@@ -40,19 +40,19 @@ export function withKeyCache(keys: KeyRepository, changes: KeyChanges): KeyRepos
       if (revoked) clear();
       return revoked;
     },
-    async findClient(hash) {
+    async findKey(hash) {
       if (changes.usable()) {
         const cached = entries.get(hash);
         if (cached) return cached;
       }
       const since = generation;
-      const client = await keys.findClient(hash);
+      const found = await keys.findKey(hash);
       // Unknown keys are not kept: the table would fill with them.
-      if (client && since === generation) {
+      if (found && since === generation) {
         if (entries.size >= KEY_CACHE_SIZE) entries.delete(entries.keys().next().value!);
-        entries.set(hash, client);
+        entries.set(hash, found);
       }
-      return client;
+      return found;
     },
   };
 }

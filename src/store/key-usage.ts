@@ -24,10 +24,10 @@ export function withKeyUsage(keys: KeyRepository): { keys: KeyRepository; close(
   return {
     keys: {
       ...keys,
-      async findClient(hash) {
-        const client = await keys.findClient(hash);
-        if (client) used.add(hash);
-        return client;
+      async findKey(hash) {
+        const found = await keys.findKey(hash);
+        if (found) used.add(hash);
+        return found;
       },
     },
     async close() {

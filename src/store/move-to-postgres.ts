@@ -64,6 +64,18 @@ const SOURCES: TableSource[] = [
       ['created_at', 'timestamptz'],
       ['last_used_at', 'timestamptz'],
       ['revoked_at', 'timestamptz'],
+      ['expires_at', 'timestamptz'],
+    ],
+  },
+  {
+    // A link not yet opened still opens once after the move.
+    table: 'portal_links',
+    orderBy: 'rowid',
+    columns: [
+      ['token_hash', 'text'],
+      ['client_id', 'bigint'],
+      ['expires_at', 'timestamptz'],
+      ['used_at', 'timestamptz'],
     ],
   },
   {

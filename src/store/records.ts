@@ -68,6 +68,8 @@ export interface ClientSummary extends Client {
 export interface NewApiKey {
   prefix: string;
   hash: string;
+  /** When the key stops working (a portal session's); unset: when it is revoked. */
+  expiresAt?: string;
 }
 
 export interface ApiKeyRecord {
@@ -78,7 +80,20 @@ export interface ApiKeyRecord {
   /** When a request last came with the key, to the minute (KeyRepository.recordUse); null if never. */
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** When a portal session's key stops working; null for a key that works until revoked. */
+  expiresAt: string | null;
 }
+
+/** An active key found by its hash, with its client (KeyRepository.findKey). */
+export interface FoundKey {
+  id: number;
+  /** Past this time (ISO 8601) the key is refused, though not revoked; null: never. */
+  expiresAt: string | null;
+  client: Client;
+}
+
+/** What opening a portal link did (PortalLinkRepository.open): a session's key made, or why not. */
+export type PortalLinkOpened = { kind: 'opened'; client: Client; key: ApiKeyRecord } | { kind: 'used' | 'expired' | 'unknown' };
 
 export interface Webhook {
   id: number;

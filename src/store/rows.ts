@@ -1,7 +1,7 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
 // the column lists both select, and how the rows become the store interface's records. What the
 // stores decide from rows is in the *-rules.ts files beside this one.
-import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
+import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, FoundKey, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
 
 export interface ClientRow {
   id: number;
@@ -33,9 +33,10 @@ export interface KeyRow {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  expires_at: string | null;
 }
 
-export const KEY_COLUMNS = 'id, client_id, prefix, created_at, last_used_at, revoked_at';
+export const KEY_COLUMNS = 'id, client_id, prefix, created_at, last_used_at, revoked_at, expires_at';
 
 export const toKey = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
@@ -44,6 +45,22 @@ export const toKey = (row: KeyRow): ApiKeyRecord => ({
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,
+  expiresAt: row.expires_at,
+});
+
+/** A key found by its hash, joined with its client (KeyRepository.findKey). */
+export interface FoundKeyRow {
+  id: number;
+  expires_at: string | null;
+  client_id: number;
+  name: string;
+  created_at: string;
+}
+
+export const toFoundKey = (row: FoundKeyRow): FoundKey => ({
+  id: row.id,
+  expiresAt: row.expires_at,
+  client: { id: row.client_id, name: row.name, createdAt: row.created_at },
 });
 
 export interface JobRow {

@@ -2,7 +2,7 @@
 // PostgreSQL store can stand beside the embedded SQLite one. No HTTP concepts in here. The
 // records it speaks of are in src/store/records.ts, exported from here too.
 
-import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
 
 export * from './records.js';
 
@@ -32,8 +32,11 @@ export interface KeyRepository {
    * (src/store/key-cache.ts).
    */
   revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
-  /** The client owning an active (not revoked) key with this hash. */
-  findClient(hash: string): Promise<Client | undefined>;
+  /**
+   * The key with this hash, with its client, unless it is revoked or its client inactive. An
+   * expired key is found: whoever asks compares its expiresAt with the time.
+   */
+  findKey(hash: string): Promise<FoundKey | undefined>;
   /** Marks the keys with these hashes used at `at` (an ISO time), unless marked later already (src/store/key-usage.ts). */
   recordUse(hashes: string[], at: string): Promise<void>;
 }
@@ -258,9 +261,26 @@ export interface IdempotencyRepository {
   prune(before: string, limit: number): Promise<number>;
 }
 
+/** Portal links (docs/api.md, "Portal links"): single-use, each opening a session of its client. */
+export interface PortalLinkRepository {
+  /** Keeps a link of an existing client, by its token's hash, usable once until `expiresAt`. */
+  create(clientId: number, tokenHash: string, expiresAt: string): Promise<void>;
+  /**
+   * Uses the link, at `now` (ISO 8601): unless it was used or has expired, marks it used and
+   * gives its client `key`, which expires with the link; both in one transaction.
+   */
+  open(tokenHash: string, key: NewApiKey, now: string): Promise<PortalLinkOpened>;
+  /**
+   * Retention: deletes up to `limit` links, then up to `limit` portal session keys, that expired
+   * before `before` (ISO 8601), in short transactions; returns how many it deleted.
+   */
+  prune(before: string, limit: number): Promise<number>;
+}
+
 export interface Store {
   clients: ClientRepository;
   keys: KeyRepository;
+  portalLinks: PortalLinkRepository;
   webhooks: WebhookRepository;
   events: EventRepository;
   deliveries: DeliveryRepository;

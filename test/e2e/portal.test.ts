@@ -53,7 +53,11 @@ interface Session {
 
 let browser: Browser;
 
-async function openPortal(t: Test, env: Record<string, string> = {}): Promise<Session> {
+/**
+ * A server with a client, and a tab on the portal: at /portal, or at the address `address` gives
+ * once the server runs (a portal link's).
+ */
+async function openPortal(t: Test, env: Record<string, string> = {}, address?: (server: ServerProcess) => Promise<string>): Promise<Session> {
   const db = await testDatabase(t);
   const { apiKey } = await cliCreateClient(db.env);
   const server = await startServer(t, {
@@ -88,7 +92,7 @@ async function openPortal(t: Test, env: Record<string, string> = {}): Promise<Se
   await page.addInitScript(
     "document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`))",
   );
-  const response = await page.goto(`${server.url}/portal`);
+  const response = await page.goto(address ? await address(server) : `${server.url}/portal`);
   t.equal(response?.status(), 200);
   return { server, db, apiKey, context, page, urls, problems, refused };
 }
@@ -110,6 +114,18 @@ async function publish(session: Session, data: Record<string, unknown>) {
     body: JSON.stringify({ clientId: 1, type: 'lead_create', data }),
   });
   return { status: res.status, json: (await res.json()) as { eventId: string; deliveries: number } };
+}
+
+const ADMIN_TOKEN = 'an-admin-token-for-the-portal';
+/** A portal link of client 1, as the lead product's back end asks for it. */
+async function portalLink(server: ServerProcess, ttl?: number): Promise<{ url: string; expiresAt: string }> {
+  const res = await fetch(`${server.url}/admin/clients/1/portal-sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(ttl === undefined ? {} : { ttl }),
+  });
+  if (res.status !== 201) throw new Error(`a portal link: HTTP ${res.status} ${await res.text()}`);
+  return (await res.json()) as { url: string; expiresAt: string };
 }
 
 const text = async (page: Page, selector: string) => ((await page.locator(selector).textContent()) ?? '').trim();
@@ -345,5 +361,60 @@ if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
     t.same(await storage(page), { session: {}, local: {} });
 
     await checkNothingLeaked(t, session, ['400 POST /webhook', '401 GET /webhook']);
+  });
+
+  t.test('a portal link opens the portal signed in, once; a used or expired link says so; sign-out ends the session', async (t) => {
+    let link = { url: '', expiresAt: '' };
+    const session = await openPortal(t, { ADMIN_TOKEN, LOG_LEVEL: 'debug' }, async (server) => {
+      link = await portalLink(server);
+      return link.url;
+    });
+    const { page, server } = session;
+    const token = link.url.split('#link=')[1]!;
+    t.match(token, /^lhp_/);
+
+    // Signed in without a key typed; the token is gone from the address bar and the history.
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    await says(t, page, 'status', 'Signed in as Acme Realty.');
+    t.equal(await text(page, '#account-name'), 'Acme Realty');
+    t.equal(page.url(), `${server.url}/portal`, 'the fragment is gone from the address');
+    const stored = (await storage(page)) as { session: Record<string, string> };
+    const sessionKey = stored.session['leadhooks.apiKey']!;
+    t.match(sessionKey, /^lh_/);
+    t.same(stored, { session: { 'leadhooks.apiKey': sessionKey, 'leadhooks.portalSession': 'yes' }, local: {} });
+    await page.getByText('No webhooks yet: add one below.').waitFor();
+
+    // The same link in another tab: refused, with words that say why. An expired link, likewise.
+    // (A tab of its own each: a link differing only in its fragment would not load the page again.)
+    const inNewTab = async (url: string) => {
+      const tab = await session.context.newPage();
+      tab.setDefaultTimeout(WAIT_MS);
+      t.teardown(() => tab.close());
+      await tab.goto(url);
+      return tab;
+    };
+    const second = await inNewTab(link.url);
+    await says(t, second, 'alert', 'This portal link was already used. Open the portal again from the app that sent you here, or sign in with an API key.');
+    t.equal(await second.locator('#dashboard').isHidden(), true);
+    t.same(await storage(second), { session: {}, local: {} });
+    const brief = await portalLink(server, 1);
+    await eventually(() => (Date.now() > Date.parse(brief.expiresAt) ? true : undefined));
+    const third = await inNewTab(brief.url);
+    await says(t, third, 'alert', 'This portal link has expired. Open the portal again from the app that sent you here, or sign in with an API key.');
+
+    // Signing out ends the session on the server: its key is refused from then on.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await says(t, page, 'status', 'Signed out. The portal session has ended.');
+    t.same(await storage(page), { session: {}, local: {} });
+    const about = await fetch(`${server.url}/about`, { headers: { 'x-api-key': sessionKey } });
+    t.equal(about.status, 401, 'the session key is refused');
+
+    // The token never reached the server in a URL, a Referer or a log line.
+    const lines = [...server.stdout, ...server.stderr];
+    t.ok(lines.some((line) => line.includes('/portal-session')), 'the server logged the requests');
+    t.same(lines.filter((line) => line.includes(token) || line.includes(sessionKey)), [], 'neither the token nor the session key is in the log');
+    t.same(session.urls.filter((url) => url.includes(token) && !url.includes('#link=')), [], 'the token only ever in a fragment');
+    await checkNothingLeaked(t, session, ['401 POST /portal-session', '401 POST /portal-session']);
   });
 }

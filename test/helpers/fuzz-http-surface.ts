@@ -267,7 +267,7 @@ export async function fuzzHttpSurface(options: {
     );
 
     if (JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 })) !== victimBefore) throw new Error("the victim's webhooks changed");
-    if (!(await app.store.keys.findClient(hashApiKey(victimKey.apiKey)))) throw new Error("the victim's key stopped working");
+    if (!(await app.store.keys.findKey(hashApiKey(victimKey.apiKey)))) throw new Error("the victim's key stopped working");
     if (({} as Record<string, unknown>).polluted !== undefined) throw new Error('Object.prototype was polluted');
     return { runs: options.runs, statuses };
   } finally {

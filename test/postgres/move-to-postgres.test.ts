@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import t from 'tap';
-import { generateApiKey } from '../../src/secrets/credentials.js';
+import { generateApiKey, generatePortalToken } from '../../src/secrets/credentials.js';
 import { buildApp } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
@@ -30,6 +30,12 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   const spare = generateApiKey();
   await before.app.store.keys.create(acme.clientId, spare.stored);
   await before.app.store.keys.revoke(bolt.keyPrefix);
+  // Two portal links: one opened (its session's key is key 4), one not opened yet.
+  const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+  const [unopened, used, sessionKey] = [generatePortalToken(), generatePortalToken(), generateApiKey()];
+  await before.app.store.portalLinks.create(acme.clientId, unopened.hash, inAnHour);
+  await before.app.store.portalLinks.create(acme.clientId, used.hash, inAnHour);
+  t.equal((await before.app.store.portalLinks.open(used.hash, sessionKey.stored, new Date().toISOString())).kind, 'opened');
   const deleted = await createWebhook(before.app, acme.apiKey, { url: 'https://gone.example/h', events: ['lead_create'] });
   // Created with an Idempotency-Key: its retry after the move still gets the first answer.
   const keyed = { 'x-api-key': acme.apiKey, 'idempotency-key': 'create-ok-hook' };
@@ -51,7 +57,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 3 api_keys, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events.`);
+  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 4 api_keys, 2 portal_links, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events.`);
   t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
   t.match(moved.err, /^deliveries: 6\/6$/m);
   // reltuples is -1 until a table is first analyzed (or vacuumed).
@@ -79,6 +85,11 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   t.same((await about(acme.apiKey)).json, { name: 'Acme Realty' }, 'the same keys');
   t.equal((await about(spare.apiKey)).status, 200);
   t.equal((await about(bolt.apiKey)).status, 401, 'a revoked key stays revoked');
+  t.equal((await about(sessionKey.apiKey)).status, 200, "a portal session's key works");
+  t.same(await target.query('SELECT id, expires_at = $1::timestamptz AS same FROM api_keys WHERE expires_at IS NOT NULL', [inAnHour]), [{ id: 4, same: true }], 'and expires when it did');
+  const now = new Date().toISOString();
+  t.equal((await after.app.store.portalLinks.open(used.hash, generateApiKey().stored, now)).kind, 'used', 'a used link stays used');
+  t.equal((await after.app.store.portalLinks.open(unopened.hash, generateApiKey().stored, now)).kind, 'opened', 'an unopened link opens once');
   const list = await send(after.app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': acme.apiKey } });
   t.same(list.json.webhooks.map((w: { hookId: number }) => w.hookId), [okHook.json.hookId, downHook.json.hookId], 'the same hookIds');
   await down.waitFor(6, 15_000);

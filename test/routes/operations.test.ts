@@ -21,7 +21,7 @@ const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
 
 t.test('every operation of openapi.yaml has an operationId and a handler', async (t) => {
   const { app } = await buildTestApp(t);
-  const config = { maxWebhooksPerClient: 100, deliveryTimeout: 1000, allowPrivateTargets: false, secretRotationGrace: 3_600_000, deliveryRateLimit: 30 };
+  const config = { maxWebhooksPerClient: 100, deliveryTimeout: 1000, allowPrivateTargets: false, secretRotationGrace: 3_600_000, deliveryRateLimit: 30, publicUrl: null };
   const handlers = createHandlers(app.store, spec, config, createSecretBox(null), () => {});
   t.ok(operations.length >= 3);
   for (const { operationId, method, path } of operations) {
@@ -47,8 +47,8 @@ t.test('every operation refuses a request without its credentials, as openapi.ya
   const refusal: Record<string, string> = { apiKey: 'Client not found', publisherToken: 'Invalid publisher token', adminToken: 'Invalid admin token' };
   t.same(
     operations.filter((o) => o.schemes.length === 0).map((o) => o.operationId),
-    ['getHealth', 'getReadiness', 'listEventTypes'],
-    'only the health checks and the event catalogue are public',
+    ['getHealth', 'getReadiness', 'listEventTypes', 'openPortalSession'],
+    "only the health checks, the event catalogue and a portal link's exchange (its token is its credential) are public",
   );
   for (const { method, path, operationId, schemes } of secured) {
     t.equal(schemes.length, 1, `${operationId} declares one security scheme`);

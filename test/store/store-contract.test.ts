@@ -37,7 +37,7 @@ t.test('clients.create makes a client with its first key; clients.list counts ac
   const { store, db } = await openTestStore(t);
   const { client, key, record } = await withClient(store);
   t.match(client, { id: 1, name: 'Acme Realty', createdAt: ISO });
-  t.same(record, { id: 1, clientId: 1, prefix: key.stored.prefix, createdAt: client.createdAt, lastUsedAt: null, revokedAt: null });
+  t.same(record, { id: 1, clientId: 1, prefix: key.stored.prefix, createdAt: client.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null });
   t.same(await db.query('SELECT client_id, prefix, key_hash FROM api_keys'), [{ client_id: 1, prefix: key.stored.prefix, key_hash: key.stored.hash }]);
 
   const bolt = await withClient(store, 'Bolt Homes');
@@ -51,7 +51,7 @@ t.test('clients.create makes a client with its first key; clients.list counts ac
   ]);
 });
 
-t.test('keys: create for a known client only, list by client, revoke by id or unique prefix, findClient', async (t) => {
+t.test('keys: create for a known client only, list by client, revoke by id or unique prefix, findKey', async (t) => {
   const { store, db } = await openTestStore(t);
   const acme = await withClient(store);
   const bolt = await withClient(store, 'Bolt Homes');
@@ -64,13 +64,13 @@ t.test('keys: create for a known client only, list by client, revoke by id or un
   t.same((await store.keys.list(acme.client.id)).map((k) => k.id), [1, 3]);
   t.same(await store.keys.list(42), []);
 
-  t.same(await store.keys.findClient(second.stored.hash), acme.client);
-  t.same(await store.keys.findClient(bolt.key.stored.hash), bolt.client);
-  t.equal(await store.keys.findClient(generateApiKey().stored.hash), undefined, 'an unknown hash');
+  t.same(await store.keys.findKey(second.stored.hash), { id: 3, expiresAt: null, client: acme.client });
+  t.same((await store.keys.findKey(bolt.key.stored.hash))?.client, bolt.client);
+  t.equal(await store.keys.findKey(generateApiKey().stored.hash), undefined, 'an unknown hash');
 
   const byId = await store.keys.revoke('3');
   t.match(byId, { id: 3, clientId: 1, revokedAt: ISO });
-  t.equal(await store.keys.findClient(second.stored.hash), undefined, 'a revoked key finds no client');
+  t.equal(await store.keys.findKey(second.stored.hash), undefined, 'a revoked key is not found');
   t.equal(await store.keys.revoke('3'), undefined, 'already revoked');
   t.equal(await store.keys.revoke('99999999999999999999'), undefined, 'an id past any key');
   t.match(await store.keys.revoke(acme.key.stored.prefix), { id: 1 }, 'by prefix');

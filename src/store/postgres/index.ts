@@ -12,6 +12,7 @@ import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyChanges } from './key-changes.js';
 import { createKeyRepository } from './keys.js';
 import { createOperationalEventRepository } from './operational-events.js';
+import { createPortalLinkRepository } from './portal-links.js';
 import { createSecretRepository } from './secrets.js';
 import { createWebhookRepository } from './webhooks.js';
 
@@ -35,6 +36,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
   return {
     clients: reportUnavailable(createClientRepository(pool, keyChanges)),
     keys: usage.keys,
+    portalLinks: reportUnavailable(createPortalLinkRepository(pool)),
     webhooks: reportUnavailable(createWebhookRepository(pool)),
     events: reportUnavailable(createEventRepository(pool)),
     deliveries: reportUnavailable(createDeliveryRepository(pool)),

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { KEY_COLUMNS, toKey, type KeyRow } from '../rows.js';
-import type { ApiKeyRecord, Client, KeyRepository, NewApiKey } from '../store.js';
+import { KEY_COLUMNS, toFoundKey, toKey, type FoundKeyRow, type KeyRow } from '../rows.js';
+import type { ApiKeyRecord, FoundKey, KeyRepository, NewApiKey } from '../store.js';
 import { KEYS_VERSION, type PostgresKeyChanges } from './key-changes.js';
 import { inTransaction, type Queryable } from './transaction.js';
 
@@ -8,14 +8,14 @@ import { inTransaction, type Queryable } from './transaction.js';
 /** Inserts a key; used by the client repository too, for a client's first key. */
 export async function insertKey(db: Queryable, clientId: number, key: NewApiKey, now: string): Promise<ApiKeyRecord> {
   const { rows } = await db.query<KeyRow>(
-    `INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING ${KEY_COLUMNS}`,
-    [clientId, key.prefix, key.hash, now],
+    `INSERT INTO api_keys (client_id, prefix, key_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+    [clientId, key.prefix, key.hash, now, key.expiresAt ?? null],
   );
   return toKey(rows[0]!);
 }
 
 /**
- * Keys on PostgreSQL. findClient asks the database; the key cache (src/store/key-cache.ts) stands
+ * Keys on PostgreSQL. findKey asks the database; the key cache (src/store/key-cache.ts) stands
  * in front of it. A revocation returns once every process caching keys has dropped them
  * (key-changes.ts).
  */
@@ -65,15 +65,14 @@ export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges):
     async recordUse(hashes, at) {
       await pool.query('UPDATE api_keys SET last_used_at = $1 WHERE key_hash = ANY ($2::text[]) AND (last_used_at IS NULL OR last_used_at < $1)', [at, hashes]);
     },
-    async findClient(hash): Promise<Client | undefined> {
-      const { rows } = await pool.query<{ id: number; name: string; created_at: string }>({
-        name: 'find-client-by-key',
-        text: `SELECT c.id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
+    async findKey(hash): Promise<FoundKey | undefined> {
+      const { rows } = await pool.query<FoundKeyRow>({
+        name: 'find-key',
+        text: `SELECT k.id, k.expires_at, c.id AS client_id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
                WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND c.active`,
         values: [hash],
       });
-      const row = rows[0];
-      return row && { id: row.id, name: row.name, createdAt: row.created_at };
+      return rows[0] && toFoundKey(rows[0]);
     },
   };
 }

@@ -236,4 +236,16 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER clients_activity_changed AFTER UPDATE OF active ON clients
     FOR EACH ROW WHEN (OLD.active IS DISTINCT FROM NEW.active) EXECUTE FUNCTION keys_changed();
   `,
+  // Portal links (docs/api.md, "Portal links"), as on SQLite.
+  `
+  CREATE TABLE portal_links (
+    token_hash text PRIMARY KEY,
+    client_id bigint NOT NULL REFERENCES clients(id),
+    expires_at timestamptz NOT NULL,
+    used_at timestamptz
+  );
+  CREATE INDEX portal_links_by_expiry ON portal_links(expires_at);
+  ALTER TABLE api_keys ADD COLUMN expires_at timestamptz;
+  CREATE INDEX api_keys_expiring ON api_keys(expires_at) WHERE expires_at IS NOT NULL;
+  `,
 ];

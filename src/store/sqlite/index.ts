@@ -10,6 +10,7 @@ import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyChanges } from './key-changes.js';
 import { createKeyRepository } from './keys.js';
 import { createOperationalEventRepository } from './operational-events.js';
+import { createPortalLinkRepository } from './portal-links.js';
 import { createSecretRepository } from './secrets.js';
 import { createWebhookRepository } from './webhooks.js';
 
@@ -23,6 +24,7 @@ export function createSqliteStore(path: string): Store {
   return {
     clients: createClientRepository(db, writer.synced, writer.grouped, () => keyChanges.changedHere()),
     keys: usage.keys,
+    portalLinks: createPortalLinkRepository(db, writer.synced, writer.grouped),
     webhooks: createWebhookRepository(db, writer.grouped),
     events: createEventRepository(db, writer.grouped),
     deliveries: createDeliveryRepository(db, writer.grouped, writer.committed),

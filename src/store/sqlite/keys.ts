@@ -1,4 +1,4 @@
-import { KEY_COLUMNS, toKey, type KeyRow } from '../rows.js';
+import { KEY_COLUMNS, toFoundKey, toKey, type FoundKeyRow, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
 import type { CommittedWrite, SyncedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
@@ -6,10 +6,10 @@ import type { Db } from './engine/open-database.js';
 
 /** Inserts a key; used by the client repository too, for a client's first key. */
 export function createKeyInserter(db: Db) {
-  const insert = db.prepare<[number, string, string, string], KeyRow>(
-    `INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
+  const insert = db.prepare<[number, string, string, string, string | null], KeyRow>(
+    `INSERT INTO api_keys (client_id, prefix, key_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
   );
-  return (clientId: number, key: NewApiKey, now: string): ApiKeyRecord => toKey(insert.get(clientId, key.prefix, key.hash, now)!);
+  return (clientId: number, key: NewApiKey, now: string): ApiKeyRecord => toKey(insert.get(clientId, key.prefix, key.hash, now, key.expiresAt ?? null)!);
 }
 
 export function createKeyRepository(db: Db, synced: SyncedWrite, committed: CommittedWrite): KeyRepository {
@@ -28,8 +28,8 @@ export function createKeyRepository(db: Db, synced: SyncedWrite, committed: Comm
     'SELECT id FROM api_keys WHERE prefix = ? AND revoked_at IS NULL',
   );
   const insertKey = createKeyInserter(db);
-  const clientByHash = db.prepare<[string], { id: number; name: string; created_at: string }>(`
-    SELECT c.id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
+  const keyByHash = db.prepare<[string], FoundKeyRow>(`
+    SELECT k.id, k.expires_at, c.id AS client_id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
     WHERE k.key_hash = ? AND k.revoked_at IS NULL AND c.active = 1`);
 
   // api_keys_changed (migrations.ts) moves the key cache's counter with the update.
@@ -66,9 +66,9 @@ export function createKeyRepository(db: Db, synced: SyncedWrite, committed: Comm
         for (const hash of hashes) markUsed.run({ at, hash });
       });
     },
-    async findClient(hash) {
-      const row = clientByHash.get(hash);
-      return row && { id: row.id, name: row.name, createdAt: row.created_at };
+    async findKey(hash) {
+      const row = keyByHash.get(hash);
+      return row && toFoundKey(row);
     },
   };
 }

@@ -284,4 +284,17 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
   END;
   `,
+  // Portal links (docs/api.md, "Portal links"): a link is kept by its token's hash, used once,
+  // and opens a session whose key expires with it. Retention deletes both once expired.
+  `
+  CREATE TABLE portal_links (
+    token_hash TEXT PRIMARY KEY,
+    client_id INTEGER NOT NULL REFERENCES clients(id),
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+  );
+  CREATE INDEX portal_links_by_expiry ON portal_links(expires_at);
+  ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+  CREATE INDEX api_keys_expiring ON api_keys(expires_at) WHERE expires_at IS NOT NULL;
+  `,
 ];

@@ -1,0 +1,45 @@
+import { HttpError, MESSAGES } from '../messages.js';
+import { generateApiKey, generatePortalToken, hashApiKey } from '../secrets/credentials.js';
+import type { Store } from '../store/store.js';
+import type { Handlers } from './types.js';
+
+// Portal links (docs/api.md, "Portal links"): the lead product's back end asks for a link, sends
+// its customer's browser to it, and the portal page exchanges the link's token, once, for a key
+// of that customer's that expires with the link. The token travels in the URL's fragment, which
+// no browser sends to a server.
+
+const DEFAULT_TTL_SECONDS = 600;
+
+const REFUSALS = { used: MESSAGES.portalLinkUsed, expired: MESSAGES.portalLinkExpired, unknown: MESSAGES.portalLinkUnknown };
+
+type PortalHandlers = Pick<Handlers, 'createPortalLink' | 'openPortalSession' | 'endPortalSession'>;
+
+/** `publicUrl`: the address links are made with (PUBLIC_URL); null: the address each request came in on. */
+export function createPortalSessionHandlers(store: Store, publicUrl: string | null): PortalHandlers {
+  return {
+    async createPortalLink({ params, body, http }) {
+      const client = await store.clients.get(params.clientId);
+      if (!client) throw new HttpError(404, MESSAGES.clientNotFound);
+      if (!client.active) throw new HttpError(409, MESSAGES.clientInactive);
+      const { token, hash } = generatePortalToken();
+      const expiresAt = new Date(Date.now() + (body.ttl ?? DEFAULT_TTL_SECONDS) * 1000).toISOString();
+      await store.portalLinks.create(client.id, hash, expiresAt);
+      const origin = publicUrl ?? `${http.protocol}://${http.host}`;
+      return { status: 201, body: { url: `${origin}/portal#link=${token}`, expiresAt } };
+    },
+
+    async openPortalSession({ body }) {
+      const { apiKey, stored } = generateApiKey();
+      const opened = await store.portalLinks.open(hashApiKey(body.token), stored, new Date().toISOString());
+      if (opened.kind !== 'opened') throw new HttpError(401, REFUSALS[opened.kind]);
+      return { status: 201, body: { name: opened.client.name, apiKey, expiresAt: opened.key.expiresAt! } };
+    },
+
+    async endPortalSession({ apiKey }) {
+      // An ordinary key is revoked through the admin API, never by a sign-out.
+      if (apiKey.expiresAt === null) throw new HttpError(400, MESSAGES.notPortalSession);
+      await store.keys.revoke(String(apiKey.id));
+      return { status: 204, body: undefined };
+    },
+  };
+}
