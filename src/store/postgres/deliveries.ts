@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { FINAL_STATE, followFailure } from '../attempt-rules.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import { ERASE_SECRETS } from '../secret-rules.js';
-import type { AttemptOutcome, DeliveryRepository } from '../store.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
 import { createClaimer } from './claim-due.js';
 import { writeOperationalEvent } from './operational-events.js';
 import { inTransaction } from './transaction.js';
@@ -29,8 +29,67 @@ async function lockOwnWebhook(db: pg.PoolClient, clientId: number, webhookId: nu
   return rows.length > 0;
 }
 
+/** A successful attempt waiting to be recorded with others (createSuccessRecorder). */
+interface Success {
+  job: DeliveryJob;
+  attempt: AttemptRecord;
+  settle: (error?: unknown) => void;
+}
+
+/**
+ * Successful attempts, recorded together: while one batch's statement runs, the successes that
+ * come in wait, and go in the next one, all in one statement and one commit. No timer: a success
+ * alone is recorded at once. The commit does not wait for the WAL flush: a success lost in a
+ * crash leaves its delivery leased, then due again, and it is attempted once more (at least once).
+ */
+function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: AttemptRecord) => Promise<void> {
+  let waiting: Success[] = [];
+  let running = false;
+  const recordBatch = (batch: Success[]) =>
+    inTransaction(pool, async (db) => {
+      await db.query('SET LOCAL synchronous_commit = off');
+      await db.query(
+        `WITH s AS (
+           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::int[], $5::int[], $6::boolean[])
+             AS s(delivery_id, webhook_id, attempted_at, status_code, duration_ms, replay)
+         ), attempt AS (
+           INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, duration_ms, outcome, replay, disabled_webhook)
+           SELECT delivery_id, webhook_id, attempted_at, status_code, duration_ms, 'succeeded', replay, false FROM s
+         ), recovered AS (
+           UPDATE webhooks SET failing_since = NULL WHERE id IN (SELECT webhook_id FROM s) AND failing_since IS NOT NULL
+         )
+         UPDATE deliveries d SET attempts = attempts + 1, leased_until = NULL, state = 'succeeded', completed_at = s.attempted_at
+         FROM s WHERE d.id = s.delivery_id AND d.state = 'pending'`,
+        [
+          batch.map((s) => s.job.deliveryId),
+          batch.map((s) => s.job.webhookId),
+          batch.map((s) => s.attempt.attemptedAt),
+          batch.map((s) => s.attempt.statusCode),
+          batch.map((s) => Math.round(s.attempt.durationMs)),
+          batch.map((s) => s.job.replay === true),
+        ],
+      );
+    });
+  async function run() {
+    running = true;
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      const error = await recordBatch(batch).then(() => undefined, (failure: unknown) => failure ?? new Error('recording failed'));
+      for (const success of batch) success.settle(error);
+    }
+    running = false;
+  }
+  return (job, attempt) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ job, attempt, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!running) void run();
+    });
+}
+
 export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
   const claim = createClaimer();
+  const recordSuccess = createSuccessRecorder(pool);
 
   return {
     async claimDue(request) {
@@ -43,16 +102,14 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     },
 
     async recordAttempt(job, attempt) {
-      // The attempt and the delivery's next state in one statement; the lease ends with it. A
-      // success also ends the webhook's run of failures (a write only when there is one).
-      const record = (db: pg.Pool | pg.PoolClient, outcome: AttemptOutcome, disabledWebhook = false) => {
+      // A failure, or a 410: the attempt and the delivery's next state in one statement; the lease
+      // ends with it. Successes are recorded in batches (createSuccessRecorder).
+      const record = (db: pg.PoolClient, outcome: AttemptOutcome, disabledWebhook = false) => {
         const finalState = FINAL_STATE[outcome];
         return db.query(
           `WITH attempt AS (
              INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
              VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $10, $11)
-           ), recovered AS (
-             UPDATE webhooks SET failing_since = NULL WHERE $7 = 'succeeded' AND id = $2 AND failing_since IS NOT NULL
            )
            UPDATE deliveries SET attempts = attempts + 1, leased_until = NULL,
              state = coalesce($8::text, state),
@@ -75,7 +132,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         );
       };
       if (attempt.outcome === 'succeeded') {
-        await record(pool, attempt.outcome);
+        await recordSuccess(job, attempt);
         return undefined;
       }
       if (attempt.outcome === 'gone') {
