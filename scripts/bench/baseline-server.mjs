@@ -1,8 +1,10 @@
 // The baselines: bare Fastify, nothing else. GET / answers a hello world; POST /echo parses a
-// JSON body (of a webhook creation's size) and answers 201 with a small JSON object.
+// JSON body (of a webhook creation's size) and answers 201 with a small JSON object. Another one
+// takes traces as an OTLP/JSON receiver would (POST /v1/traces: batches of up to 512 spans).
 import Fastify from 'fastify';
 
-const app = Fastify();
+const app = Fastify({ bodyLimit: 64 * 2 ** 20 });
+app.post('/v1/traces', async () => ({}));
 app.get('/', async () => ({ hello: 'world' }));
 app.post('/echo', async (request, reply) => {
   const body = request.body;

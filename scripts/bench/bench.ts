@@ -15,7 +15,7 @@ import { measureStartUp } from './measures/start-up.js';
 import { count, elapsedSeconds, loadAverage, say } from './progress.js';
 import { judge, reportTables, writeBenchmarksReport, type Results } from './report.js';
 import { copyDatabase, groupsOf, seed, webhookCount } from './seed-database.js';
-import { buildLeadhooks } from './server-process.js';
+import { buildLeadhooks, startBareFastify } from './server-process.js';
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));
@@ -33,17 +33,20 @@ async function main() {
     // Start-up first, while the grown database is as seeded.
     const emptyPath = join(dir, 'empty.db');
     openDatabase(emptyPath).close();
-    const startCases = [
+    const [startEmptyMs, startGrownMs] = (await measureStartUp([
       { label: 'empty database', database: { DATABASE_PATH: emptyPath } },
       { label: `${count(grownWebhooks)} webhooks`, database: copy(seeded.grown, 'start-up').env },
-    ];
-    const [startEmptyMs, startGrownMs] = (await measureStartUp(startCases, options.startProbes)) as [number, number];
+    ], options.startProbes)) as [number, number];
 
-    // leadhooks, on a database copy of its own, in turn with bare Fastify under the same requests.
-    const [bare, besideBare] = (await measureApi(options, [
+    // leadhooks, on a database copy of its own, in turn with bare Fastify under the same requests,
+    // and with tracing on, exporting OTLP/JSON to another bare Fastify.
+    const sink = await startBareFastify();
+    const traced = copy(seeded.api, 'traced');
+    const [bare, besideBare, tracing] = (await measureApi(options, [
       { label: 'bare Fastify', group: groups.small },
       { label: 'beside bare Fastify', database: copy(seeded.api, 'beside-bare'), group: groups.small },
-    ])) as [ApiOperations, ApiOperations];
+      { label: 'tracing on', database: { ...traced, env: { ...traced.env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } }, group: groups.small },
+    ]).finally(() => sink.stop())) as [ApiOperations, ApiOperations, ApiOperations];
 
     // The small case and its two grown cases, in turn, each on a copy of its own.
     const [small, bigClients, bigDatabase] = (await measureApi(options, [
@@ -55,7 +58,7 @@ async function main() {
     const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
     const postgres = await measurePostgres(options, dir, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, group: groups.small });
 
-    const results: Results = { bare, besideBare, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
+    const results: Results = { bare, besideBare, tracing, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
     const judged = judge(results, options.smoke);
     console.log(`\n${reportTables(results, judged)}\n`);
     const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };

@@ -15,9 +15,10 @@ import { count, percent } from './progress.js';
 import { scriptCommand } from './server-process.js';
 
 export interface Results {
-  /** Bare Fastify, and leadhooks on a database of its own, answering the same requests in turn. */
+  /** Bare Fastify, and leadhooks on a database of its own with tracing off and on, answering the same requests in turn. */
   bare: ApiOperations;
   besideBare: ApiOperations;
+  tracing: ApiOperations;
   /** The small case, clients holding many webhooks on a copy of its database, and its clients on the database grown tenfold. */
   small: ApiOperations;
   bigClients: ApiOperations;
@@ -59,9 +60,11 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     ['GET /about', besideBare.about, bare.about, 'bare GET'],
     ['POST /webhook', besideBare.create, bare.create, 'bare POST'],
     ['DELETE /webhook/{id}', besideBare.remove, bare.remove, 'bare POST'],
+    ['GET /about, tracing on', results.tracing.about, besideBare.about, 'off'],
+    ['POST /webhook, tracing on', results.tracing.create, besideBare.create, 'off'],
   ] as const) {
-    // Bare Fastify held back by the load generator could have gone faster: the ratio is at most this.
-    const held = generatorSaturated(baseline) ? '; bare Fastify held back by the load generator, so at most this' : '';
+    // A baseline held back by the load generator could have gone faster: the ratio is at most this.
+    const held = generatorSaturated(baseline) ? '; the baseline held back by the load generator, so at most this' : '';
     targets.push([`${label} / ${baselineName} (reported, no target)`, `${(m.rps / baseline.rps).toFixed(2)} (${rps(m)} / ${rps(baseline)}${held})`, '–']);
   }
   // Its rounds' worst p99 (load.ts, combineRounds): an upper bound of the p99 over all of them.
@@ -166,10 +169,9 @@ function storesTable(small: ApiOperations, onPostgres: ApiOperations): string {
 }
 
 function figuresTable(results: Results): string {
-  const { bare, besideBare, small, bigClients, bigDatabase, shallow, deep, latency, postgres } = results;
-  const measured = [bare, besideBare, small, bigClients, bigDatabase, ...('skipped' in postgres ? [] : [postgres.small])].flatMap((o) => [o.about, ...(o.listing ? [o.listing] : []), o.create, o.remove]);
-  const saturated = (m: Measured) => (generatorSaturated(m) ? ' (saturated)' : '');
-  const rows = measured.map((m) => [m.name, count(m.rps), m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), percent(m.serverCores), percent(m.generatorCores) + saturated(m), m.peakRssMb.toFixed(0)]);
+  const { bare, besideBare, tracing, small, bigClients, bigDatabase, shallow, deep, latency, postgres } = results;
+  const measured = [bare, besideBare, tracing, small, bigClients, bigDatabase, ...('skipped' in postgres ? [] : [postgres.small])].flatMap((o) => [o.about, ...(o.listing ? [o.listing] : []), o.create, o.remove]);
+  const rows = measured.map((m) => [m.name, count(m.rps), m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), percent(m.serverCores), percent(m.generatorCores) + (generatorSaturated(m) ? ' (saturated)' : ''), m.peakRssMb.toFixed(0)]);
   for (const drain of [shallow, deep, results.bareSender]) {
     rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
   }

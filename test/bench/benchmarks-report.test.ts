@@ -26,6 +26,7 @@ const onPostgres = (workers: number, rate: number, databaseMs: number, serverCor
 const results = (postgres: Results['postgres']): Results => ({
   bare: { ...api('bare Fastify', 10, [81_109, undefined, 52_150, 52_150]), about: m('GET /, bare Fastify', 81_109, 1.2, 0.95) },
   besideBare: api('beside bare Fastify', 10, [54_245, undefined, 24_098, 25_864]),
+  tracing: api('tracing on', 10, [45_108, undefined, 21_690, 24_020]),
   small: api('10 webhooks per client', 10, [46_864, 12_001, 21_796, 27_893]),
   bigClients: api('10,000 webhooks per client', 10_000, [50_837, 12_749, 22_058, 27_297]),
   bigDatabase: api('10 per client, 1,000,000-webhook database', 10, [49_395, undefined, 21_725, 26_776]),
@@ -66,7 +67,10 @@ t.test('a full run’s report: what the figures mean, every table, within 150 li
     t.ok(lines.includes(heading), heading);
   }
   t.match(text, /^Produced by `npm run bench -- 8` on \d{4}-\d\d-\d\d at \S+, on \d+ cores/m);
-  t.match(text, '| GET /about / bare GET (reported, no target) | 0.67 (54,245 req/s / 81,109 req/s; bare Fastify held back by the load generator, so at most this) | – |');
+  t.match(text, '| GET /about / bare GET (reported, no target) | 0.67 (54,245 req/s / 81,109 req/s; the baseline held back by the load generator, so at most this) | – |');
+  t.match(text, '| GET /about, tracing on / off (reported, no target) | 0.83 (45,108 req/s / 54,245 req/s) | – |');
+  t.match(text, '| POST /webhook, tracing on / off (reported, no target) | 0.90 (21,690 req/s / 24,098 req/s) | – |');
+  t.match(text, '| GET /about, tracing on | 45,108 |', 'its figures among the others');
   t.match(text, '| POST /webhook / bare POST (reported, no target) | 0.46 (24,098 req/s / 52,150 req/s) | – |');
   t.match(text, '| deliveries/s to local receivers ≥ 5,000 | 11,425/s | yes |');
   t.match(text, '| GET /about, 10,000 webhooks per client | 46,864 req/s | 50,837 req/s | 1.08 | ≥ 0.9 (within 10% of 10 per client) | yes |');

@@ -90,8 +90,7 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
     const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
     const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
     const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.databaseCpu && { databaseMs: ((database() - databaseBefore) * 1000) / (to - from) }) };
-    const pg = timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms per delivery`;
-    say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${pg}`);
+    say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms per delivery`}`);
     if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
     return timed;
   } finally {
@@ -139,17 +138,15 @@ async function measurePublishLatency(options: BenchOptions, server: RunningServe
   const [rate, published, delivered] = [options.publishRate, options.publishRate * options.seconds, receiver.arrivals.length];
   say(`publish → receiver: ${rate} events/s for ${options.seconds} s`);
   const headers = { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' };
-  const started = performance.now();
-  const answers: Promise<void>[] = [];
+  const [started, answers] = [performance.now(), [] as Promise<void>[]];
   for (let n = 0; n < published; n++) {
     // Each event at its time from the start, so that a late timer does not lower the rate.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (n * 1000) / rate - performance.now())));
     const body = JSON.stringify({ clientId: latency.first + (n % latency.size), type: 'lead_update', data: { n, sentAt: Date.now() } });
-    const answer = fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {
+    answers.push(fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {
       if (res.status !== 202) throw new Error(`publishing: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();
-    });
-    answers.push(answer);
+    }));
   }
   await Promise.all(answers);
   await receiver.reached(delivered + published, 30_000);

@@ -61,8 +61,7 @@ export async function measurePostgres(options: BenchOptions, dir: string, seeded
     return { skipped };
   }
   const api = await postgresCopy(url, seeded.api, "the small case's database");
-  const label = `${seeded.group.hooksEach} webhooks per client, PostgreSQL`;
-  const [small] = (await measureApi(options, [{ label, database: api, group: seeded.group, withListing: true }]).finally(api.drop)) as [ApiOperations];
+  const [small] = (await measureApi(options, [{ label: `${seeded.group.hooksEach} webhooks per client, PostgreSQL`, database: api, group: seeded.group, withListing: true }]).finally(api.drop)) as [ApiOperations];
   const [drains, graphile]: [Drain[], Drain[]] = [[], []];
   for (const workers of [1, 2]) {
     const processes = `process${workers > 1 ? 'es' : ''}`;

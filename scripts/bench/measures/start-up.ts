@@ -3,10 +3,7 @@ import { say } from '../progress.js';
 import { median } from '../load.js';
 import { startLeadhooks } from '../server-process.js';
 
-const startOnce = async (database: Record<string, string>) => {
-  const server = await startLeadhooks(database);
-  return server.stop().then(() => server.startMs);
-};
+const startOnce = (database: Record<string, string>) => startLeadhooks(database).then((server) => server.stop().then(() => server.startMs));
 
 /**
  * The median of `probes` starts on each database (its `env`), in ms, in the order given. The
