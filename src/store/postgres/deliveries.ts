@@ -3,7 +3,7 @@ import { FINAL_STATE, followFailure } from '../attempt-rules.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import { ERASE_SECRETS } from '../secret-rules.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
-import { createClaimer } from './claim-due.js';
+import { CLAIM_SETTINGS, createClaimer } from './claim-due.js';
 import { writeOperationalEvent } from './operational-events.js';
 import { inTransaction } from './transaction.js';
 
@@ -94,9 +94,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
   return {
     async claimDue(request) {
       return inTransaction(pool, async (db) => {
-        // Its commit does not wait for the WAL flush: a lease lost in a crash only means the
-        // delivery is attempted again (at least once), as with SQLite's committed writes.
-        await db.query('SET LOCAL synchronous_commit = off');
+        await db.query(CLAIM_SETTINGS);
         return claim(db, request);
       });
     },
