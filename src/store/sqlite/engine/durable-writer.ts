@@ -1,7 +1,7 @@
-import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
-import type { Db } from './open-database.js';
+import { WAL_SIZE_LIMIT_BYTES, type Db } from './open-database.js';
 
 // Group commit. If every commit waited for its own fsync (synchronous=FULL), one commit per write
 // would cap writes at the disk's fsync rate. Writes that arrive together (in the same turn of the
@@ -61,6 +61,11 @@ export interface DurableWriter {
 
 /** Commits before the checkpoints move to their own thread: short-lived stores never start it. */
 const COMMITS_BEFORE_CHECKPOINTER = 200;
+/**
+ * Past this, the checkpointer thread has fallen behind (a machine too busy to give it time): this
+ * connection checkpoints itself, holding writes back for that long, so the WAL stays bounded.
+ */
+const WAL_HARD_LIMIT_BYTES = 1.5 * WAL_SIZE_LIMIT_BYTES;
 
 export function createDurableWriter(db: Db): DurableWriter {
   let queue: Pending[] = [];
@@ -131,6 +136,20 @@ export function createDurableWriter(db: Db): DurableWriter {
     if (durable.length < batch.length) settle(batch.filter((pending) => !pending.durable));
     if (durable.length > 0) wal.afterSync(durable);
     if (++commits === COMMITS_BEFORE_CHECKPOINTER) checkpointer = startCheckpointer(db);
+    // TRUNCATE: copied, synced and cut to nothing, so the next commit starts a new WAL. Busy for
+    // more than 100 ms (the thread's checkpoint running, a reader on an old snapshot): the next
+    // commit tries again, and the event loop was not held for the whole busy timeout.
+    if (checkpointer && wal.size() > WAL_HARD_LIMIT_BYTES) {
+      const busyTimeout = db.pragma('busy_timeout', { simple: true });
+      db.pragma('busy_timeout = 100');
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // as busy
+      } finally {
+        db.pragma(`busy_timeout = ${busyTimeout}`);
+      }
+    }
   }
 
   // Settles the batches once the WAL holding their commits is on disk; one fsync in flight.
@@ -174,6 +193,7 @@ export function createDurableWriter(db: Db): DurableWriter {
         waiting.push(batch);
         if (!syncing) start();
       },
+      size: () => fstatSync(fd).size,
       syncNow() {
         try {
           fdatasyncSync(fd);
