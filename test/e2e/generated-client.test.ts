@@ -126,6 +126,10 @@ t.test("the README's client steps, as written, give a client that compiles and g
   const key = answers.listAccountKeys?.[0]?.body.keys[1];
   t.match(key?.createdAt, /^\d{4}-\d\d-\d\dT/);
   const added = answers.createAccountKey?.[0]?.body;
+  const link = answers.createPortalLink?.[0]?.body;
+  t.match(link?.url, new RegExp(`^${server.url}/portal#link=lhp_[A-Za-z0-9_-]{43}$`), "a link to this server's portal");
+  const session = answers.openPortalSession?.[0]?.body;
+  t.match(session, { apiKey: /^lh_[A-Za-z0-9_-]{43}$/ });
   const cove = { clientId: 2, active: true, createdAt: coveAccount?.createdAt, activeKeys: 1, activeWebhooks: 0 };
   t.strictSame(answers, {
     createAccount: [{ status: 201, body: { clientId: 2, name: 'Cove Estates', apiKey: signedUp?.apiKey } }],
@@ -143,13 +147,19 @@ t.test("the README's client steps, as written, give a client that compiles and g
         status: 200,
         body: {
           keys: [
-            { keyId: 2, prefix: signedUp?.apiKey.slice(0, 11), createdAt: coveAccount?.createdAt, lastUsedAt: null, revokedAt: null },
-            { keyId: 3, prefix: added?.apiKey.slice(0, 11), createdAt: key?.createdAt, lastUsedAt: null, revokedAt: null },
+            { keyId: 2, prefix: signedUp?.apiKey.slice(0, 11), createdAt: coveAccount?.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null },
+            { keyId: 3, prefix: added?.apiKey.slice(0, 11), createdAt: key?.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null },
           ],
         },
       },
     ],
     revokeAccountKey: [{ status: 204, body: undefined }],
+    createPortalLink: [{ status: 201, body: { url: link?.url, expiresAt: link?.expiresAt } }],
+    openPortalSession: [
+      { status: 201, body: { name: 'Cove Homes', apiKey: session?.apiKey, expiresAt: link?.expiresAt } },
+      { status: 401, body: { error: 'This portal link was already used' } },
+    ],
+    endPortalSession: [{ status: 204, body: undefined }],
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
     getAbout: [{ status: 200, body: { name: 'Acme Realty' } }],

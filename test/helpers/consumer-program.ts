@@ -91,6 +91,13 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const keys = await admin.GET('/admin/clients/{clientId}/keys', { params: { path: { clientId } } });
   const keyId = keyAdded.data?.keyId ?? 0;
   const keyRevoked = await admin.DELETE('/admin/clients/{clientId}/keys/{keyId}', { params: { path: { clientId, keyId } } });
+  // A portal link for the new customer, opened once (the second time refused), then signed out.
+  const link = await admin.POST('/admin/clients/{clientId}/portal-sessions', { params: { path: { clientId } }, body: { ttl: 600 } });
+  const token = link.data?.url.split('#link=')[1] ?? '';
+  const session = await anonymous.POST('/portal-session', { body: { token } });
+  const reused = await anonymous.POST('/portal-session', { body: { token } });
+  const portal = createClient<paths>({ baseUrl, fetch, headers: { 'x-api-key': session.data?.apiKey ?? '' } });
+  const signedOut = await portal.DELETE('/portal-session');
 
   return {
     getHealth: [answer(health)],
@@ -118,6 +125,9 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     createAccountKey: [answer(keyAdded)],
     listAccountKeys: [answer(keys)],
     revokeAccountKey: [answer(keyRevoked)],
+    createPortalLink: [answer(link)],
+    openPortalSession: [answer(session), answer(reused)],
+    endPortalSession: [answer(signedOut)],
   };
 }
 `;
