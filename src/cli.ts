@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
 // The `leadhooks` command: `leadhooks serve` runs the server (what `npm start` runs), `leadhooks
 // worker` the delivery worker alone (`npm run worker`); every other command administers clients,
 // keys and events (src/cli/run-cli.ts), on the same database and configuration as the server.

@@ -4,20 +4,21 @@ import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { nodeOptionsIn } from '../scripts/bench/server-process.js';
+import { nodeCommandIn } from '../scripts/bench/server-process.js';
 import { sectionBlocks } from './helpers/readme.js';
 import { tempDir } from './helpers/temp-dir.js';
 
-// The server and the worker run with the node options of their package.json scripts (a small
+// The server and the worker run as their package.json scripts run node (two malloc arenas, a small
 // young generation: docs/benchmarks.md). The package's `leadhooks` command, which the deployment
-// docs use, runs them the same way, and the bench reads the options from the same scripts (scripts/bench/server-process.ts).
+// docs use, runs them the same way, and the bench reads the command from the same scripts
+// (scripts/bench/server-process.ts).
 
 const scripts = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
-const optionsBefore = (command: string, file: string) => nodeOptionsIn(command, file)?.join(' ');
+const optionsBefore = (command: string, file: string) => nodeCommandIn(command, file)?.join(' ');
 
-t.test('npm start and npm run worker run node with the same options, a capped young generation among them', async (t) => {
+t.test('npm start and npm run worker run node alike: two malloc arenas, a capped young generation', async (t) => {
   const server = optionsBefore(scripts.start!, 'dist/src/server.js');
-  t.equal(server, '--max-semi-space-size=4');
+  t.equal(server, 'MALLOC_ARENA_MAX=2 node --max-semi-space-size=4');
   t.equal(optionsBefore(scripts.worker!, 'dist/src/worker.js'), server);
 });
 
@@ -26,9 +27,9 @@ t.test("the deployment docs start the server and the worker as the package's com
   const runs = lines.filter((line) => /\bleadhooks (serve|worker)\b/.test(line));
   t.ok(runs.some((line) => line.includes('leadhooks serve')) && runs.some((line) => line.includes('leadhooks worker')), `the section starts the server and the worker (${runs.length} commands)`);
   t.notOk(lines.some((line) => /dist\/src\//.test(line)), 'never by a path into the build');
-  // The command's first line: the options Node runs it with (env -S splits them off).
+  // The command's first line: how it runs Node (env -S splits the words, and sets NAME=value ones).
   const shebang = readFileSync(new URL('../src/cli.ts', import.meta.url), 'utf8').split('\n')[0]!;
-  t.equal(/^#!\/usr\/bin\/env -S node (.*)$/.exec(shebang)?.[1], optionsBefore(scripts.start!, 'dist/src/server.js'));
+  t.equal(/^#!\/usr\/bin\/env -S (.*)$/.exec(shebang)?.[1], optionsBefore(scripts.start!, 'dist/src/server.js'));
 });
 
 // npm start and npm run worker build (tsc, then the portal's bundle: seconds) only when a source

@@ -194,7 +194,7 @@ in ${facts.minutes.toFixed(1)} minutes; load average ${facts.loadBefore} before 
 
 ## What the figures mean
 
-leadhooks runs as \`npm start\` runs it (\`node ${scriptCommand('start').join(' ')}\`, \`LOG_LEVEL=${logLevel}\`). Requests go over
+leadhooks runs as \`npm start\` runs it (\`${scriptCommand('start').join(' ')}\`, \`LOG_LEVEL=${logLevel}\`). Requests go over
 ${options.connections} connections: ${options.warmupSeconds} s of warm-up, then ${options.seconds} s measured in ${options.rounds} rounds that take the compared cases in turn.
 req/s is over all the rounds, p50 the median round's, p99 the worst round's; CPU is what the
 server (or the workers) and the load generator used, 100% being one core (a "saturated" generator

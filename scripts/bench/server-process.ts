@@ -10,19 +10,19 @@ import { PACKAGE_ROOT } from '../../src/package-info.js';
 
 export const PUBLISHER_TOKEN = 'bench-publisher-token-0123456789';
 
-/** The options a command line gives `node` before `file` (a path in the package); undefined if it does not run it. */
-export function nodeOptionsIn(command: string, file: string): string[] | undefined {
-  const run = new RegExp(`\\bnode ((?:--\\S+ )*)${file.replaceAll('.', '\\.')}\\b`).exec(command);
+/** What a command line runs `file` (a path in the package) with: its `NAME=value` words, `node` and its options; undefined if it does not run it. */
+export function nodeCommandIn(command: string, file: string): string[] | undefined {
+  const run = new RegExp(`((?:\\b[A-Z_]+=\\S+ )*\\bnode (?:--\\S+ )*)${file.replaceAll('.', '\\.')}\\b`).exec(command);
   return run?.[1]!.split(' ').filter(Boolean);
 }
 
-/** `node`'s arguments in a package.json script (`npm start`, `npm run worker`), so that the bench runs it as the script does. */
+/** How a package.json script (`npm start`, `npm run worker`) runs node, so that the bench runs it as the script does. */
 export function scriptCommand(script: 'start' | 'worker'): string[] {
   const scripts = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const file = script === 'start' ? 'dist/src/server.js' : 'dist/src/worker.js';
-  const options = nodeOptionsIn(scripts[script] ?? '', file);
-  if (options === undefined) throw new Error(`package.json's ${script} script does not run node [options] ${file}`);
-  return [...options, file];
+  const command = nodeCommandIn(scripts[script] ?? '', file);
+  if (command === undefined) throw new Error(`package.json's ${script} script does not run [NAME=value] node [options] ${file}`);
+  return [...command, file];
 }
 
 /** `npm run build`: the servers run from dist/, as `npm start` runs them. */
@@ -35,10 +35,11 @@ export type RunningProcess = { pid: number; stop(): Promise<void> };
 /** `readyPath` answers as soon as the server is up; startMs: from spawn to its first answer. */
 export type RunningServer = RunningProcess & { origin: string; readyPath: string; startMs: number };
 
-/** `node <args>` in the package's folder, with `env` and PATH alone; says so if it exits before it is stopped. */
-function spawnNode(args: string[], env: Record<string, string>) {
+/** `node <args>` (or a scriptCommand) in the package's folder, with `env` and PATH alone; says so if it exits before it is stopped. */
+function spawnNode(words: string[], env: Record<string, string>) {
+  const [args, assigned] = [words.slice(words.indexOf('node') + 1), words.slice(0, Math.max(0, words.indexOf('node'))).map((word) => word.split('='))];
   let stopping = false;
-  const child = spawn(process.execPath, args, { cwd: PACKAGE_ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd: PACKAGE_ROOT, env: { PATH: process.env.PATH, ...Object.fromEntries(assigned), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   child.once('exit', (code, signal) => stopping || console.error(`node ${args.join(' ')} exited (${code ?? signal}) before the bench stopped it`));
   const stop = async () => {
     stopping = true;

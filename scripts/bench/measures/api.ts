@@ -64,10 +64,7 @@ export async function measureApi(options: BenchOptions, cases: ApiCase[]): Promi
       }),
     );
     // Each round an even share of the supply (the last what is left).
-    const share = (supply: PreparedRequest[], round: number) => {
-      const size = Math.floor(supply.length / rounds);
-      return supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
-    };
+    const share = (supply: PreparedRequest[], round: number, size = Math.floor(supply.length / rounds)) => supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
     const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : echo(c, 'POST /echo (beside DELETE)')));
     return cases.map((c, i) => ({ label: c.label, hooksEach: c.group.hooksEach, about: about[i]!, ...(listing[i] && { listing: listing[i] }), create: create[i]!, remove: remove[i]! }));
   } finally {

@@ -65,7 +65,7 @@ const COMMITS_BEFORE_CHECKPOINTER = 200;
  * Past this, the checkpointer thread has fallen behind (a machine too busy to give it time): this
  * connection checkpoints itself, holding writes back for that long, so the WAL stays bounded.
  */
-const WAL_HARD_LIMIT_BYTES = 1.5 * WAL_SIZE_LIMIT_BYTES;
+export const WAL_HARD_LIMIT_BYTES = 1.5 * WAL_SIZE_LIMIT_BYTES;
 
 export function createDurableWriter(db: Db): DurableWriter {
   let queue: Pending[] = [];
