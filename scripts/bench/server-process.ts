@@ -37,7 +37,8 @@ export type RunningServer = RunningProcess & { origin: string; readyPath: string
 
 /** `node <args>` (or a scriptCommand) in the package's folder, with `env` and PATH alone; says so if it exits before it is stopped. */
 function spawnNode(words: string[], env: Record<string, string>) {
-  const [args, assigned] = [words.slice(words.indexOf('node') + 1), words.slice(0, Math.max(0, words.indexOf('node'))).map((word) => word.split('='))];
+  const node = words.indexOf('node'); // -1 for the bench's own scripts: no NAME=value words
+  const [args, assigned] = [words.slice(node + 1), words.slice(0, Math.max(0, node)).map((word) => word.split('='))];
   let stopping = false;
   const child = spawn(process.execPath, args, { cwd: PACKAGE_ROOT, env: { PATH: process.env.PATH, ...Object.fromEntries(assigned), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   child.once('exit', (code, signal) => stopping || console.error(`node ${args.join(' ')} exited (${code ?? signal}) before the bench stopped it`));

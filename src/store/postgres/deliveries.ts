@@ -33,7 +33,8 @@ async function lockOwnWebhook(db: pg.PoolClient, clientId: number, webhookId: nu
 interface Success {
   job: DeliveryJob;
   attempt: AttemptRecord;
-  settle: (error?: unknown) => void;
+  resolve: () => void;
+  reject: (error: unknown) => void;
 }
 
 /**
@@ -75,14 +76,16 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
     while (waiting.length > 0) {
       const batch = waiting;
       waiting = [];
-      const error = await recordBatch(batch).then(() => undefined, (failure: unknown) => failure ?? new Error('recording failed'));
-      for (const success of batch) success.settle(error);
+      await recordBatch(batch).then(
+        () => batch.forEach((success) => success.resolve()),
+        (error: unknown) => batch.forEach((success) => success.reject(error)),
+      );
     }
     running = false;
   }
   return (job, attempt) =>
     new Promise<void>((resolve, reject) => {
-      waiting.push({ job, attempt, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      waiting.push({ job, attempt, resolve, reject });
       if (!running) void run();
     });
 }
