@@ -175,7 +175,7 @@ t.test('two workers on one database share each webhook in-flight cap, never clai
   t.equal([...a, ...b].filter((job) => job.webhookId === busy!.id).length, 3, 'three more claimed, between them');
 });
 
-t.test("a claim that goes round the webhooks after another worker's claim let go of the earliest deliveries still leases no more than the cap", async (t) => {
+t.test("a claim that goes round the webhooks after another worker's claim let go of the webhook still leases no more than the cap", async (t) => {
   const { store, db } = await openTestStore(t);
   const { client } = await store.clients.create('Acme Realty', generateApiKey().stored);
   await store.webhooks.create({ clientId: client.id, url: 'https://busy.example/', events: ['lead_create'], secret: 's' }, 10);
@@ -183,14 +183,14 @@ t.test("a claim that goes round the webhooks after another worker's claim let go
   for (let i = 0; i < 200; i++) {
     await store.events.publish({ id: `evt_${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: new Date(T0 + i).toISOString() });
   }
-  // Another worker's claim holds the window of the earliest 64 deliveries, and lets go of it
-  // (leasing none) just as this claim, its window full, goes round the webhooks behind it.
+  // Another worker's claim holds the webhook, and lets go of it (leasing none) just as this
+  // claim, which could take none of the 64 deliveries it read first, goes round the webhooks.
   const other = new pg.Client({ connectionString: db.env.DATABASE_URL });
   await other.connect();
   t.teardown(() => other.end());
   await other.query('BEGIN');
-  const { rowCount } = await other.query("SELECT id FROM deliveries WHERE state = 'pending' ORDER BY next_attempt_at, id LIMIT 64 FOR UPDATE");
-  t.equal(rowCount, 64);
+  const { rowCount } = await other.query('SELECT id FROM webhooks FOR NO KEY UPDATE');
+  t.equal(rowCount, 1);
   const query = pg.Client.prototype.query;
   let released = false;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -208,7 +208,7 @@ t.test("a claim that goes round the webhooks after another worker's claim let go
   const claim = () => store.deliveries.claimDue({ now, limit: 16, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
   const jobs = (await claim()).jobs;
   t.ok(released, 'the other claim let go between the two passes');
-  t.same(jobs.map((job) => job.deliveryId), [65, 66, 67, 68, 69, 70, 71, 72], 'the cap, the earliest it could lock');
+  t.same(jobs.map((job) => job.deliveryId), [1, 2, 3, 4, 5, 6, 7, 8], 'the cap, the earliest first');
   t.same((await claim()).jobs, [], 'and no more while those eight are leased');
   t.same(await db.query('SELECT count(*) AS n FROM deliveries WHERE leased_until IS NOT NULL'), [{ n: 8 }]);
 });

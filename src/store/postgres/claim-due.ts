@@ -27,9 +27,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export const CLAIM_SETTINGS = 'SET LOCAL synchronous_commit = off; SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off';
 
-/** The usual claim: the earliest due deliveries, skipping those another worker has locked. */
+/**
+ * The usual claim: the earliest due deliveries. Read without locking them: a lock is a WAL record
+ * for each row read, and a claim reads four times as many as it takes. The webhook's row lock is
+ * what keeps two claims from leasing the same webhook's deliveries, and the lease itself re-reads
+ * each row.
+ */
 export const EARLIEST_DUE_SQL = `SELECT id, webhook_id, paced, ${DUE_AT} FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1::timestamptz
-  ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`;
+  ORDER BY next_attempt_at, id LIMIT $2`;
 
 /** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
 async function storePacing(db: pg.PoolClient, picker: Picker): Promise<void> {
@@ -50,10 +55,12 @@ async function storePacing(db: pg.PoolClient, picker: Picker): Promise<void> {
 
 /**
  * Claims due deliveries for one worker among several on one database, in the caller's
- * transaction. Every row a claim reads is locked FOR UPDATE SKIP LOCKED, so two workers never
- * wait for each other and never claim the same delivery. The in-flight cap per webhook counts
- * the leases in the database, whichever worker holds them; the webhook's row is locked while a
- * claim counts and leases its deliveries, so two claims cannot both fill the last slots.
+ * transaction. A claim leases only deliveries of webhooks whose rows it has locked (FOR NO KEY
+ * UPDATE SKIP LOCKED), so two workers never wait for each other and never lease the same webhook's
+ * deliveries at once. The in-flight cap per webhook counts the leases in the database, whichever
+ * worker holds them, under that lock, so two claims cannot both fill the last slots. The lease
+ * re-reads each delivery it takes: one leased by a claim that committed after this one read it is
+ * no longer due, and is left out.
  *
  * Pausing: a webhook's `paused` is read under that same row lock, which an update of the webhook
  * waits for, so no claim leases a delivery of a webhook whose pause was acknowledged before the
@@ -184,7 +191,7 @@ export function createClaimer() {
                SELECT id, webhook_id, next_attempt_at, paced, ${DUE_AT} FROM deliveries
                WHERE webhook_id = w.id AND state = 'pending' AND next_attempt_at <= $3::timestamptz
                  AND id <> ALL ($4::bigint[])
-               ORDER BY next_attempt_at, id LIMIT w.room FOR UPDATE SKIP LOCKED
+               ORDER BY next_attempt_at, id LIMIT w.room
              ) AS d`,
             [open, open.map((id) => picker.roomFor(id)), iso(now), picker.picked.map((row) => row.id)],
           )
@@ -202,8 +209,17 @@ export function createClaimer() {
     await releaseResumed(db, request.now);
     const picker = createClaimPicker<Candidate>(request);
     const earliest = (await db.query<Candidate>(EARLIEST_DUE_SQL, [iso(request.now), picker.window])).rows;
-    await meet(db, [...new Set(earliest.map((row) => row.webhook_id))], picker, request.now);
-    picker.offer(earliest);
+    // The webhooks are met as far down the window as it takes to fill the claim, not all of them
+    // at once: each one met is a row lock, a WAL record. One that another claim holds is tried
+    // once here; going round tries it again.
+    const tried = new Set<number>();
+    for (let from = 0; from < earliest.length && !picker.full; ) {
+      const part = earliest.slice(from, (from += Math.max(request.limit - picker.picked.length, 16)));
+      const untried = [...new Set(part.map((row) => row.webhook_id))].filter((id) => !tried.has(id));
+      untried.forEach((id) => tried.add(id));
+      await meet(db, untried, picker, request.now);
+      picker.offer(part);
+    }
     if (picker.goesRound(earliest.length)) await pickRoundWebhooks(db, picker, request.now);
     await storePacing(db, picker);
     const paced = picker.deferred.size;
@@ -213,12 +229,15 @@ export function createClaimer() {
     const { rows } = await db.query<JobRow>(
       `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false
        FROM webhooks w, events e
-       WHERE d.id = ANY ($1::bigint[]) AND w.id = d.webhook_id AND e.id = d.event_id
+       WHERE d.id = ANY ($1::bigint[]) AND d.state = 'pending' AND d.next_attempt_at <= $3::timestamptz AND w.id = d.webhook_id AND e.id = d.event_id
        RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, d.replay`,
-      [picker.picked.map((row) => row.id), leaseUntil],
+      [picker.picked.map((row) => row.id), leaseUntil, iso(request.now)],
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
-    const jobs = picker.picked.map((candidate) => toJob(byId.get(candidate.id)!));
+    const jobs = picker.picked.flatMap((candidate) => {
+      const row = byId.get(candidate.id);
+      return row ? [toJob(row)] : [];
+    });
     return { jobs, paced };
   };
 }
