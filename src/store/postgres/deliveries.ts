@@ -49,8 +49,9 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
   const recordBatch = (batch: Success[]) =>
     inTransaction(pool, async (db) => {
       await db.query('SET LOCAL synchronous_commit = off');
-      await db.query(
-        `WITH s AS (
+      await db.query({
+        name: 'record-successes',
+        text: `WITH s AS (
            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::int[], $5::int[], $6::boolean[])
              AS s(delivery_id, webhook_id, attempted_at, status_code, duration_ms, replay)
          ), attempt AS (
@@ -61,7 +62,7 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
          )
          UPDATE deliveries d SET attempts = attempts + 1, leased_until = NULL, state = 'succeeded', completed_at = s.attempted_at
          FROM s WHERE d.id = s.delivery_id AND d.state = 'pending'`,
-        [
+        values: [
           batch.map((s) => s.job.deliveryId),
           batch.map((s) => s.job.webhookId),
           batch.map((s) => s.attempt.attemptedAt),
@@ -69,7 +70,7 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
           batch.map((s) => Math.round(s.attempt.durationMs)),
           batch.map((s) => s.job.replay === true),
         ],
-      );
+      });
     });
   async function run() {
     running = true;
@@ -107,8 +108,9 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       // ends with it. Successes are recorded in batches (createSuccessRecorder).
       const record = (db: pg.PoolClient, outcome: AttemptOutcome, disabledWebhook = false) => {
         const finalState = FINAL_STATE[outcome];
-        return db.query(
-          `WITH attempt AS (
+        return db.query({
+          name: 'record-attempt',
+          text: `WITH attempt AS (
              INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
              VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $10, $11)
            )
@@ -117,7 +119,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
              completed_at = CASE WHEN $8::text IS NULL THEN completed_at ELSE $3::timestamptz END,
              next_attempt_at = CASE WHEN $8::text IS NULL THEN $9::timestamptz ELSE next_attempt_at END
            WHERE id = $1 AND state = 'pending'`,
-          [
+          values: [
             job.deliveryId,
             job.webhookId,
             attempt.attemptedAt,
@@ -130,7 +132,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
             job.replay === true,
             disabledWebhook,
           ],
-        );
+        });
       };
       if (attempt.outcome === 'succeeded') {
         await recordSuccess(job, attempt);
@@ -182,10 +184,11 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     },
 
     async nextDueAt(now = Date.now()) {
-      const { rows } = await pool.query<{ at: string | null; release: boolean }>(
-        `SELECT (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending') AS at,
+      const { rows } = await pool.query<{ at: string | null; release: boolean }>({
+        name: 'next-due',
+        text: `SELECT (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending') AS at,
            EXISTS (SELECT 1 FROM webhooks WHERE held AND NOT paused AND NOT suspended) AS release`,
-      );
+      });
       const at = rows[0]?.at ? Date.parse(rows[0].at) : undefined;
       return rows[0]?.release && (at === undefined || at > now) ? now : at;
     },
