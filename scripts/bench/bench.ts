@@ -56,7 +56,7 @@ async function main() {
     ])) as [ApiOperations, ApiOperations, ApiOperations];
 
     const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
-    const postgres = await measurePostgres(options, dir, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, group: groups.small });
+    const postgres = await measurePostgres(options, dir, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, deepOutbox: seeded.deepOutbox, group: groups.small });
 
     const results: Results = { bare, besideBare, tracing, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
     const judged = judge(results, options.smoke);

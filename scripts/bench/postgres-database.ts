@@ -25,6 +25,7 @@ export async function scratchDatabase(serverUrl: string): Promise<BenchDatabase 
     env: { DATABASE_URL: url },
     query: async <T>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[],
     databaseCpu: () => postgresCpuSeconds(name),
+    walBytes: async () => Number((await pool.query<{ at: string }>("SELECT pg_current_wal_lsn() - '0/0' AS at")).rows[0]!.at),
     async drop() {
       await pool.end();
       await runSql(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

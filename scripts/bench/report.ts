@@ -54,6 +54,11 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     const met = (value: number) => (target.startsWith('≥') ? value >= Number(target.slice(2)) : value <= Number(target.slice(2)));
     return [shownRatio(ratio, met), verdict(met(ratio))] as const;
   };
+  /** A target's row for the ratio `a / b`, `shown` saying what `a` and `b` were. */
+  const ratioRow = (measure: string, target: string, a: number, b: number, shown: string) => {
+    const [ratio, met] = against(a / b, target);
+    targets.push([`${measure} ${target}`, `${ratio} (${shown})`, met]);
+  };
   const { bare, besideBare, small, bigClients, bigDatabase, shallow, deep, latency } = results;
 
   for (const [label, m, baseline, baselineName] of [
@@ -89,16 +94,23 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   if (small.listing && bigClients.listing) grew(`GET /webhook, ${many} (pages of 10)`, few, small.listing.rps, bigClients.listing.rps, ' req/s');
 
   targets.push(['deliveries/s to local receivers ≥ 5,000', `${count(shallow.rate)}/s`, verdict(shallow.rate >= 5000)]);
-  const [bySender, senderMet] = against(shallow.rate / results.bareSender.rate, '≥ 0.8');
-  targets.push(["deliveries/s / the bare undici sender's (sign + POST, no database) ≥ 0.8", `${bySender} (${count(shallow.rate)}/s / ${count(results.bareSender.rate)}/s)`, senderMet]);
+  ratioRow("deliveries/s / the bare undici sender's (sign + POST, no database)", '≥ 0.8', shallow.rate, results.bareSender.rate, `${count(shallow.rate)}/s / ${count(results.bareSender.rate)}/s`);
   targets.push([`publish (202) → receiver p99 at ${latency.rate} events/s ≤ 20 ms`, `${latency.p99Ms} ms (p50 ${latency.p50Ms} ms)`, verdict(latency.p99Ms <= 20)]);
   grew(`deliveries/s, ${count(deep.pending)} pending`, `${count(shallow.pending)} pending`, shallow.rate, deep.rate, '/s');
   const [rss, bareRss] = [besideBare.remove.peakRssMb, bare.remove.peakRssMb];
-  const [byBare, rssMet] = against(rss / bareRss, '≤ 1.6');
-  targets.push(["peak RSS of the server / bare Fastify's under the same requests ≤ 1.6", `${byBare} (${rss.toFixed(0)} MB / ${bareRss.toFixed(0)} MB)`, rssMet]);
+  ratioRow("peak RSS of the server / bare Fastify's under the same requests", '≤ 1.6', rss, bareRss, `${rss.toFixed(0)} MB / ${bareRss.toFixed(0)} MB`);
   grew(`start to listening, ${count(results.grownWebhooks)} webhooks`, 'an empty database', results.startEmptyMs, results.startGrownMs, ' ms', true);
 
   const pg = 'skipped' in results.postgres ? undefined : results.postgres;
+  if (pg) {
+    const [one, tenClients] = [pg.drains[0]!, 'skipped' in pg.ceiling ? undefined : pg.ceiling[0]];
+    targets.push(['PostgreSQL CPU per delivery, 1 worker process ≤ 0.2 ms', `${one.databaseMs!.toFixed(3)} ms`, verdict(one.databaseMs! <= 0.2)]);
+    targets.push(['WAL per delivery, 1 worker process ≤ 0.6 KiB', `${one.walKiB!.toFixed(2)} KiB`, verdict(one.walKiB! <= 0.6)]);
+    ratioRow('GET /about on PostgreSQL / on SQLite', '≥ 0.8', pg.small.about.rps, small.about.rps, `${rps(pg.small.about)} / ${rps(small.about)}`);
+    const { create } = pg.small;
+    if (tenClients) ratioRow(`POST /webhook on PostgreSQL / pgbench's commits/s at ${tenClients.clients} clients`, '≥ 0.5', create.rps, tenClients.commitsPerSecond, `${rps(create)} / ${count(tenClients.commitsPerSecond)}/s`);
+    grew(`deliveries/s on PostgreSQL, 1 worker process, ${count(pg.deep.pending)} pending`, `${count(one.pending)} pending`, one.rate, pg.deep.rate, '/s');
+  }
   for (const [i, ours] of (pg?.drains ?? []).entries()) {
     const theirs = pg!.graphile[i]!;
     /** leadhooks' figure beside graphile-worker's, and their ratio, against `target` if there is one. */
@@ -108,6 +120,7 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     };
     beside('deliveries/s', ours.rate, theirs.rate, (n) => `${count(n)}/s`, '≥ 1.5');
     beside('PostgreSQL CPU per delivery', ours.databaseMs!, theirs.databaseMs!, (n) => `${n.toFixed(2)} ms`, '≤ 0.7');
+    beside('WAL per delivery', ours.walKiB!, theirs.walKiB!, (n) => `${n.toFixed(2)} KiB`);
     beside('worker CPU', ours.serverCores, theirs.serverCores, percent);
   }
   return { targets, growth, peer };

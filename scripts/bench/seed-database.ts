@@ -24,8 +24,9 @@ export interface BenchDatabase {
   env: Record<string, string>;
   /** One statement, beside the server's connections, its parameters written $1, $2… in order; its rows. */
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** On PostgreSQL: CPU seconds the server has spent for it so far (postgres-database.ts). */
+  /** On PostgreSQL: CPU seconds the server has spent for it so far, and the server's WAL position in bytes (postgres-database.ts). */
   databaseCpu?: () => number;
+  walBytes?: () => Promise<number>;
   drop(): Promise<void>;
 }
 

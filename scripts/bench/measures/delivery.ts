@@ -16,10 +16,10 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 /**
  * `store` 'none': the bare sender, which keeps nothing; `workers`: worker processes (leadhooks' or
  * graphile-worker's), 0 for the server's own worker; `rate`: deliveries per second between the
- * window's two marks; `databaseMs`, on PostgreSQL: the server's CPU per delivery meanwhile;
+ * window's two marks; `databaseMs` and `walKiB`, on PostgreSQL: the server's CPU and WAL per delivery meanwhile;
  * `rounds`: each drain's rate, for a figure combined from several (combineDrains).
  */
-export type Drain = { store: BenchDatabase['store'] | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; rounds?: number[] };
+export type Drain = { store: BenchDatabase['store'] | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; walKiB?: number; rounds?: number[] };
 
 async function startReceiver() {
   const [arrivals, latencies]: [number[], number[]] = [[], []];
@@ -66,7 +66,7 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
 }
 
 /** What a drain runs: its delivering processes (a server among them, or not), and where its database's CPU is read. */
-type Deliverers = { processes: RunningProcess[]; server?: RunningServer; databaseCpu?: () => number };
+type Deliverers = { processes: RunningProcess[]; server?: RunningServer; database?: BenchDatabase };
 type Then = (deliverers: Deliverers, receiver: Receiver) => Promise<void>;
 
 /**
@@ -82,15 +82,15 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
     deliverers = await start(receiver);
     say(`deliveries, ${label}: ${count(drain.pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
     const cpu = () => deliverers.processes.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
-    const database = deliverers.databaseCpu ?? (() => 0);
+    const { databaseCpu = () => 0, walBytes = async () => 0 } = deliverers.database ?? {};
     await receiver.reached(from);
-    const [cpuBefore, databaseBefore, receiverBefore, wall] = [cpu(), database(), process.cpuUsage(), performance.now()];
+    const [cpuBefore, databaseBefore, walBefore, receiverBefore, wall] = [cpu(), databaseCpu(), await walBytes(), process.cpuUsage(), performance.now()];
     await receiver.reached(to);
-    const [seconds, receiverCpu] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore)];
+    const [seconds, receiverCpu, wal] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore), await walBytes()];
     const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
     const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
-    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.databaseCpu && { databaseMs: ((database() - databaseBefore) * 1000) / (to - from) }) };
-    say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms per delivery`}`);
+    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.database?.databaseCpu && { databaseMs: ((databaseCpu() - databaseBefore) * 1000) / (to - from), walKiB: (wal - walBefore) / 1024 / (to - from) }) };
+    say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms and ${timed.walKiB!.toFixed(2)} KiB of WAL per delivery`}`);
     if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
     return timed;
   } finally {
@@ -106,7 +106,7 @@ export function measureDrain(options: BenchOptions, label: string, database: Ben
     await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
     const local = { ALLOW_PRIVATE_TARGETS: 'true' };
     const server = workers === 0 ? await startLeadhooks(database.env, local) : undefined;
-    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local)), server, databaseCpu: database.databaseCpu };
+    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local)), server, database };
   }, then);
 }
 

@@ -33,7 +33,7 @@ export async function measureGraphile(options: BenchOptions, label: string, serv
       await utils.addJobs(jobsOf(seeded, receiver.port)).finally(() => utils.release());
       // The planner's statistics, as migrate-to-postgres leaves leadhooks' moved outbox with.
       await database.query('ANALYZE');
-      return { processes: startGraphilePeers(workers, database.url), databaseCpu: database.databaseCpu };
+      return { processes: startGraphilePeers(workers, database.url), database };
     };
     // Stopped once all is delivered: graphile-worker 0.18 fails to give back the jobs of a local
     // queue stopped holding some ("Cannot background something when the queue is already released").

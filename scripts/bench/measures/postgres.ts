@@ -2,7 +2,7 @@
 // (moved from the seeded SQLite file into a fresh database by the CLI's migrate-to-postgres code);
 // the shallow outbox drained by one and by two worker processes sharing the database, as a
 // deployment that outgrows one machine runs them, each in turn with graphile-worker draining the
-// same deliveries (graphile.ts); and the server's commit ceiling. The databases are made on
+// same deliveries (graphile.ts); the deep outbox by one; and the server's commit ceiling. The databases are made on
 // BENCH_DATABASE_URL's server, else TEST_DATABASE_URL's, else the local one, and dropped after.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { measureGraphile } from './graphile.js';
 
 /** pgbench's commits per second at each number of clients, or why it did not run. */
 export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { skipped: string };
-export type PostgresResults = { small: ApiOperations; drains: Drain[]; graphile: Drain[]; ceiling: CommitCeiling } | { skipped: string };
+export type PostgresResults = { small: ApiOperations; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
 
 /** A fresh database on the server at `serverUrl` holding the rows of the SQLite file `from`. */
 async function postgresCopy(serverUrl: string, from: string, label: string) {
@@ -52,7 +52,7 @@ async function measureCommitCeiling(serverUrl: string, dir: string, seconds: num
   }
 }
 
-export async function measurePostgres(options: BenchOptions, dir: string, seeded: { api: string; shallowOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
+export async function measurePostgres(options: BenchOptions, dir: string, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const unreachable = await runSql(url, 'SELECT 1').then(() => undefined, (error: Error) => error.message);
   if (unreachable !== undefined) {
@@ -69,5 +69,7 @@ export async function measurePostgres(options: BenchOptions, dir: string, seeded
     drains.push(await measureDrain(options, `shallow outbox, PostgreSQL, ${workers} worker ${processes}`, outbox, options.shallowOutbox, workers).finally(outbox.drop));
     graphile.push(await measureGraphile(options, `shallow outbox, graphile-worker, ${workers} ${processes}`, url, seeded.shallowOutbox, options.shallowOutbox, workers));
   }
-  return { small, drains, graphile, ceiling: await measureCommitCeiling(url, dir, options.seconds) };
+  const deepOutbox = await postgresCopy(url, seeded.deepOutbox, 'the deep outbox');
+  const deep = await measureDrain(options, 'deep outbox, PostgreSQL, 1 worker process', deepOutbox, options.deepOutbox, 1).finally(deepOutbox.drop);
+  return { small, drains, graphile, deep, ceiling: await measureCommitCeiling(url, dir, options.seconds) };
 }
