@@ -1,3 +1,4 @@
+import pg from 'pg';
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { openTestStore, usePostgres } from '../helpers/stores.js';
@@ -36,4 +37,38 @@ t.test('a claim locks what it leases and the webhooks that fill it, no more; a s
   t.same(await db.query("SELECT count(*) AS n FROM delivery_attempts WHERE outcome = 'succeeded'"), [{ n: 16 }], 'all 16 recorded');
   t.same(await lockers(), afterClaim, 'recording the attempts locked no webhook');
   t.same(await db.query(lockedDeliveries), [{ n: 0 }], 'nor any delivery');
+});
+
+t.test('a claim paces no delivery that another claim leased after this one read it', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await store.clients.create('Acme Realty', generateApiKey().stored);
+  await store.webhooks.create({ clientId: client.id, url: 'https://slow.example/', events: ['lead_create'], secret: 'whsec_locks', rateLimit: 1 }, 10);
+  for (let i = 0; i < 5; i++) await store.events.publish({ id: `evt_${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: new Date(T0 + i).toISOString() });
+  const now = T0 + 10_000;
+  const claim = (leaseUntil: number) => store.deliveries.claimDue({ now, limit: 16, leaseUntil, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+
+  // Another worker's claim runs whole, to its commit, after this claim read the due deliveries
+  // and before it locks their webhook.
+  const query = pg.Client.prototype.query;
+  let other: ReturnType<typeof claim> | undefined;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const apply = () => (query as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    if (other === undefined && (args[0] as { name?: string }).name === 'claim-lock-webhooks') {
+      other = claim(now + 60_000);
+      return other.then(apply);
+    }
+    return apply();
+  } as typeof query;
+  t.teardown(() => {
+    pg.Client.prototype.query = query;
+  });
+
+  const mine = await claim(now + 30_000);
+  t.same((await other!).jobs.map((job) => job.deliveryId), [1], 'the other claim leased the first delivery, the rest wait for the rate');
+  t.same(mine.jobs, [], 'this one none: the webhook had used its rate');
+  t.same(
+    await db.query('SELECT id, next_attempt_at = leased_until AS leased FROM deliveries WHERE id = 1'),
+    [{ id: 1, leased: true }],
+    'the delivery leased by the other claim keeps its lease, not made due again by this one',
+  );
 });

@@ -43,13 +43,14 @@ export const EARLIEST_DUE_SQL = `SELECT id, webhook_id, paced, ${DUE_AT} FROM de
   ORDER BY next_attempt_at, id LIMIT $2`;
 
 /** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
-async function storePacing(db: pg.PoolClient, picker: Picker): Promise<void> {
+async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Promise<void> {
   if (picker.deferred.size > 0) {
     await db.query({
       name: 'claim-defer',
+      // Only those still due: one leased by another claim since this one read it keeps its lease.
       text: `UPDATE deliveries d SET next_attempt_at = to_timestamp(p.at / 1000.0), paced = true
-       FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id`,
-      values: [[...picker.deferred.keys()], [...picker.deferred.values()]],
+       FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id AND d.state = 'pending' AND d.next_attempt_at <= $3::timestamptz`,
+      values: [[...picker.deferred.keys()], [...picker.deferred.values()], iso(now)],
     });
   }
   if (picker.paces.size > 0) {
@@ -233,7 +234,7 @@ export function createClaimer() {
       picker.offer(part);
     }
     if (picker.goesRound(earliest.length)) await pickRoundWebhooks(db, picker, request.now);
-    await storePacing(db, picker);
+    await storePacing(db, picker, request.now);
     const paced = picker.deferred.size;
     if (picker.picked.length === 0) return { jobs: [], paced };
 
