@@ -1,6 +1,6 @@
 import pg from 'pg';
 import t from 'tap';
-import { CLAIM_SETTINGS, EARLIEST_DUE_SQL } from '../../src/store/postgres/claim-due.js';
+import { CLAIM_SETTINGS, EARLIEST_DUE_SQL, LEASE_SQL } from '../../src/store/postgres/claim-due.js';
 import { openTestStore, usePostgres } from '../helpers/stores.js';
 
 // A claim must cost the same whatever the planner knows: on tables never analyzed (a fresh
@@ -18,7 +18,7 @@ interface PlanNode {
 }
 const nodes = (plan: PlanNode): string[] => [[plan['Node Type'], plan['Index Name']].filter(Boolean).join(' '), ...(plan.Plans ?? []).flatMap(nodes)];
 
-t.test('the earliest-due claim reads deliveries_due whatever the statistics say', async (t) => {
+t.test('the earliest-due claim reads deliveries_due, and the lease the primary key, whatever the statistics say', async (t) => {
   const { db } = await openTestStore(t);
   await db.query("INSERT INTO clients (name, created_at) VALUES ('Acme Realty', now())");
   await db.query("INSERT INTO webhooks (client_id, url, events, secret, created_at) SELECT 1, 'https://h.example/' || i, ARRAY['lead_create'], 'whsec_plan', now() FROM generate_series(1, 20) AS i");
@@ -32,8 +32,11 @@ t.test('the earliest-due claim reads deliveries_due whatever the statistics say'
   t.teardown(() => client.end());
   // As the claim runs it: in a transaction of its own, its settings first, a prepared statement
   // whose plan is made once for every claim.
-  await client.query(`BEGIN; ${CLAIM_SETTINGS}; PREPARE earliest AS ${EARLIEST_DUE_SQL}`);
-  const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE earliest('${new Date().toISOString()}', 64)`);
+  const now = new Date().toISOString();
+  await client.query(`BEGIN; ${CLAIM_SETTINGS}; PREPARE earliest AS ${EARLIEST_DUE_SQL}; PREPARE lease AS ${LEASE_SQL}`);
+  const plan = async (execute: string) => nodes((await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE ${execute}`)).rows[0]!['QUERY PLAN'][0].Plan);
+  t.same(await plan(`earliest('${now}', 64)`), ['Limit', 'Index Scan deliveries_due'], 'the first due from the index, then stop: no sort, no lock');
+  const lease = await plan(`lease('{1,2,3}', '${now}', '${now}')`);
+  t.ok(lease.includes('Index Scan deliveries_pkey') && !lease.some((node) => node.includes('deliveries_due')), `the lease reads each picked delivery by its key (${lease.join(', ')})`);
   await client.query('COMMIT');
-  t.same(nodes(rows[0]!['QUERY PLAN'][0].Plan), ['Limit', 'Index Scan deliveries_due'], 'the first due from the index, then stop: no sort, no lock');
 });
