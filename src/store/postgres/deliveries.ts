@@ -48,7 +48,6 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
   let running = false;
   const recordBatch = (batch: Success[]) =>
     inTransaction(pool, async (db) => {
-      await db.query('SET LOCAL synchronous_commit = off');
       await db.query({
         name: 'record-successes',
         text: `WITH s AS (
@@ -71,7 +70,7 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
           batch.map((s) => s.job.replay === true),
         ],
       });
-    });
+    }, 'SET LOCAL synchronous_commit = off');
   async function run() {
     running = true;
     while (waiting.length > 0) {
@@ -97,10 +96,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
 
   return {
     async claimDue(request) {
-      return inTransaction(pool, async (db) => {
-        await db.query(CLAIM_SETTINGS);
-        return claim(db, request);
-      });
+      return inTransaction(pool, (db) => claim(db, request), CLAIM_SETTINGS);
     },
 
     async recordAttempt(job, attempt) {

@@ -26,11 +26,12 @@ export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolCli
 /**
  * Runs `work` in one transaction on one connection of the pool: committed when it resolves,
  * rolled back when it throws. A connection whose ROLLBACK fails is broken and is not reused.
+ * `settings` (SET LOCAL statements) go with the BEGIN, in the same round trip.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, settings?: string): Promise<T> {
   return withConnection(pool, async (client, markBroken) => {
     try {
-      await client.query('BEGIN');
+      await client.query(settings === undefined ? 'BEGIN' : `BEGIN; ${settings}`);
       const result = await work(client);
       await client.query('COMMIT');
       return result;
