@@ -24,6 +24,26 @@ export const POSTGRES_HOW_TO = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:
 
 let kind: StoreKind = 'sqlite';
 
+/**
+ * Runs `first` just before the first statement of this process's PostgreSQL connections that
+ * `matches` (its text, and its name if it is prepared), then that statement: another session's
+ * work put in a gap of the code under test. Undone when `t` ends.
+ */
+export function beforeFirstQuery(t: Test, matches: (query: { text: string; name?: string }) => boolean, first: () => Promise<unknown>): void {
+  const query = pg.Client.prototype.query;
+  let done = false;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const apply = () => (query as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    const config = typeof args[0] === 'string' ? { text: args[0] } : (args[0] as { text: string; name?: string });
+    if (done || !matches(config)) return apply();
+    done = true;
+    return first().then(apply);
+  } as typeof query;
+  t.teardown(() => {
+    pg.Client.prototype.query = query;
+  });
+}
+
 /** Runs this process's tests on PostgreSQL: called by the files of test/postgres/ before they import a test file. */
 export function usePostgres(): void {
   if (!TEST_DATABASE_URL) throw new Error(`the PostgreSQL tests need a server: ${POSTGRES_HOW_TO}`);

@@ -1,7 +1,6 @@
-import pg from 'pg';
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
-import { openTestStore, usePostgres } from '../helpers/stores.js';
+import { beforeFirstQuery, openTestStore, usePostgres } from '../helpers/stores.js';
 
 // Every row lock on PostgreSQL is a WAL record. A claim reads four times as many due deliveries
 // as it may take, and locks only the webhooks it needs to fill itself and the deliveries it
@@ -49,19 +48,8 @@ t.test('a claim paces no delivery that another claim leased after this one read 
 
   // Another worker's claim runs whole, to its commit, after this claim read the due deliveries
   // and before it locks their webhook.
-  const query = pg.Client.prototype.query;
   let other: ReturnType<typeof claim> | undefined;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const apply = () => (query as (...a: unknown[]) => Promise<unknown>).apply(this, args);
-    if (other === undefined && (args[0] as { name?: string }).name === 'claim-lock-webhooks') {
-      other = claim(now + 60_000);
-      return other.then(apply);
-    }
-    return apply();
-  } as typeof query;
-  t.teardown(() => {
-    pg.Client.prototype.query = query;
-  });
+  beforeFirstQuery(t, (query) => query.name === 'claim-lock-webhooks', () => (other = claim(now + 60_000)));
 
   const mine = await claim(now + 30_000);
   t.same((await other!).jobs.map((job) => job.deliveryId), [1], 'the other claim leased the first delivery, the rest wait for the rate');

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
-import { openTestStore, usePostgres } from '../helpers/stores.js';
+import { beforeFirstQuery, openTestStore, usePostgres } from '../helpers/stores.js';
 
 // Several processes on one PostgreSQL database: API replicas, workers, the CLI.
 usePostgres();
@@ -191,17 +191,10 @@ t.test("a claim that goes round the webhooks after another worker's claim let go
   await other.query('BEGIN');
   const { rowCount } = await other.query('SELECT id FROM webhooks FOR NO KEY UPDATE');
   t.equal(rowCount, 1);
-  const query = pg.Client.prototype.query;
   let released = false;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (this !== other && !released && typeof args[0] === 'string' && args[0].includes('WITH RECURSIVE ring')) {
-      released = true;
-      return other.query('ROLLBACK').then(() => (query as (...a: unknown[]) => Promise<unknown>).apply(this, args));
-    }
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  t.teardown(() => {
-    pg.Client.prototype.query = query;
+  beforeFirstQuery(t, (query) => query.text.includes('WITH RECURSIVE ring'), async () => {
+    released = true;
+    await other.query('ROLLBACK');
   });
 
   const now = T0 + 10_000;

@@ -44,14 +44,17 @@ export const EARLIEST_DUE_SQL = `SELECT id, webhook_id, paced, ${DUE_AT} FROM de
   ORDER BY next_attempt_at, id LIMIT $2`;
 
 /**
- * The lease of the deliveries picked ($1), each re-read: one no longer due (leased by a claim
- * that committed after this one read it) is left out. Each is read by its key: the due time is
- * checked as `(…) IS TRUE`, a condition no index serves, since a plan made without statistics
+ * A delivery a claim read is still due at $3: one leased by a claim that committed after this one
+ * read it is not, and is left alone. The due time is checked as `(…) IS TRUE`, a condition no
+ * index serves, so that the plan reads each delivery by its key: a plan made without statistics
  * walked deliveries_due's whole due range to check it.
  */
+const STILL_DUE = "d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz) IS TRUE";
+
+/** The lease of the deliveries picked ($1), those still due. */
 export const LEASE_SQL = `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false
   FROM unnest($1::bigint[]) AS p(id), webhooks w, events e
-  WHERE d.id = p.id AND d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz) IS TRUE AND w.id = d.webhook_id AND e.id = d.event_id
+  WHERE d.id = p.id AND ${STILL_DUE} AND w.id = d.webhook_id AND e.id = d.event_id
   RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, d.replay`;
 
 /** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
@@ -59,11 +62,8 @@ async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Prom
   if (picker.deferred.size > 0) {
     await db.query({
       name: 'claim-defer',
-      // Only those still due: one leased by another claim since this one read it keeps its lease
-      // (the due time checked as in LEASE_SQL).
       text: `UPDATE deliveries d SET next_attempt_at = to_timestamp(p.at / 1000.0), paced = true
-       FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at)
-       WHERE d.id = p.id AND d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz) IS TRUE`,
+       FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id AND ${STILL_DUE}`,
       values: [[...picker.deferred.keys()], [...picker.deferred.values()], iso(now)],
     });
   }
