@@ -297,4 +297,28 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
   CREATE INDEX api_keys_expiring ON api_keys(expires_at) WHERE expires_at IS NOT NULL;
   `,
+  // openapi.yaml owns the operational event types (OperationalEvent's `type`), as it owns the lead
+  // events: a type it adds must need no migration, so the table keeps no list of them. SQLite
+  // cannot drop a CHECK: the table is copied without it. Nothing refers to its rows, and it is
+  // small (a row per webhook disabled).
+  `
+  CREATE TABLE operational_events_unchecked (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    type TEXT NOT NULL,
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+    client_id INTEGER NOT NULL REFERENCES clients(id),
+    reason TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  INSERT INTO operational_events_unchecked (id, type, webhook_id, client_id, reason, created_at)
+    SELECT id, type, webhook_id, client_id, reason, created_at FROM operational_events;
+  -- The feed's ids go on from where they were, even past events retention deleted: a reader's
+  -- cursor (after) must not meet an id twice.
+  DELETE FROM sqlite_sequence WHERE name = 'operational_events_unchecked';
+  UPDATE sqlite_sequence SET name = 'operational_events_unchecked' WHERE name = 'operational_events';
+  DROP TABLE operational_events;
+  ALTER TABLE operational_events_unchecked RENAME TO operational_events;
+  CREATE INDEX operational_events_by_age ON operational_events(created_at);
+  CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
+  `,
 ];
