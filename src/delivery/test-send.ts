@@ -23,7 +23,8 @@ export interface TestSendResult {
 export async function sendTestEvent(target: WebhookTarget, options: SendOptions): Promise<TestSendResult> {
   const eventId = newEventId();
   const payload = JSON.stringify({ type: 'lead_create', timestamp: new Date().toISOString(), data: SAMPLE_LEAD });
-  const result = await sendWebhook({ eventId, url: target.url, secret: target.secret, payload }, options);
+  // Signed as a delivery is: during a rotation's grace period, with the previous secret too.
+  const result = await sendWebhook({ eventId, url: target.url, secret: target.secret, previousSecret: target.previousSecret, payload }, options);
   const { statusCode, error, durationMs } = result;
   return { eventId, statusCode, error, durationMs, succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300 };
 }

@@ -144,6 +144,8 @@ export interface WebhookTarget {
   id: number;
   url: string;
   secret: string;
+  /** As DeliveryJob's: a test send is signed as a delivery is. */
+  previousSecret?: { secret: string; until: number };
 }
 
 export interface NewEvent {

@@ -1,7 +1,7 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
 // the column lists both select, and how the rows become the store interface's records. What the
 // stores decide from rows is in the *-rules.ts files beside this one.
-import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, FoundKey, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary } from './store.js';
+import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, FoundKey, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary, WebhookTarget } from './store.js';
 
 export interface ClientRow {
   id: number;
@@ -109,6 +109,24 @@ export const toSummary = (row: SummaryRow): WebhookSummary => ({
   disabledReason: row.disabled_at !== null ? row.disabled_reason : null,
 });
 
+export interface TargetRow {
+  id: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+}
+
+export const TARGET_COLUMNS = 'id, url, secret, previous_secret, previous_secret_until';
+
+/** The secret a webhook signed with before its latest rotation, while it still signs too. */
+const previousSecretOf = (row: Pick<TargetRow, 'previous_secret' | 'previous_secret_until'>) =>
+  row.previous_secret !== null && row.previous_secret_until !== null
+    ? { previousSecret: { secret: row.previous_secret, until: Date.parse(row.previous_secret_until) } }
+    : {};
+
+export const toTarget = (row: TargetRow): WebhookTarget => ({ id: row.id, url: row.url, secret: row.secret, ...previousSecretOf(row) });
+
 export const toJob = (row: JobRow): DeliveryJob => ({
   deliveryId: row.id,
   eventId: row.event_id,
@@ -119,9 +137,7 @@ export const toJob = (row: JobRow): DeliveryJob => ({
   attempts: row.attempts,
   ...(row.trace_context ? { traceContext: row.trace_context } : {}),
   ...(row.replay ? { replay: true } : {}),
-  ...(row.previous_secret !== null && row.previous_secret_until !== null
-    ? { previousSecret: { secret: row.previous_secret, until: Date.parse(row.previous_secret_until) } }
-    : {}),
+  ...previousSecretOf(row),
 });
 
 export interface AttemptRow {

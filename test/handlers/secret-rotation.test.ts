@@ -87,6 +87,30 @@ t.test('during the grace period a delivery verifies with either secret; after it
   t.notOk(verifies(old, after), 'the previous secret no longer does');
 });
 
+t.test('a test send is signed as a delivery is: with both secrets during the grace period, the new one after', async (t) => {
+  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, SECRET_ROTATION_GRACE: '1500ms' });
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  const old = hook.json.secret as string;
+  const testSend = () => send(app, { method: 'POST', url: `/webhook/${hook.json.hookId}/test`, headers: { 'x-api-key': acme.apiKey } });
+
+  const rotated = await rotate(app, acme.apiKey, hook.json.hookId);
+  const fresh = rotated.json.secret as string;
+  t.match((await testSend()).json, { statusCode: 200, succeeded: true });
+  const during = receiver.received[0]!;
+  t.equal((during.headers['webhook-signature'] as string).split(' ').length, 2, 'two signatures, as a delivery carries');
+  t.ok(verifies(old, during), 'a receiver still on the previous secret accepts the test');
+  t.ok(verifies(fresh, during), 'and one on the new secret');
+
+  await sleep(Math.max(0, Date.parse(rotated.json.previousSecretExpiresAt) - Date.now()) + 50);
+  t.match((await testSend()).json, { statusCode: 200, succeeded: true });
+  const after = receiver.received[1]!;
+  t.equal((after.headers['webhook-signature'] as string).split(' ').length, 1, 'one signature after the grace period');
+  t.ok(verifies(fresh, after), 'the new secret verifies it');
+  t.notOk(verifies(old, after), 'the previous secret no longer does');
+});
+
 t.test('rotating again during a grace period keeps the newest previous secret only', async (t) => {
   const { app } = await buildTestApp(t, { ...DELIVERY_ENV, SECRET_ROTATION_GRACE: '1h' });
   const acme = await createClient(app);

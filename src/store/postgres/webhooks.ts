@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { SUMMARY_COLUMNS, toSummary, type SummaryRow } from '../rows.js';
+import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
 import { ERASE_SECRETS } from '../secret-rules.js';
-import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
+import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
 import { NEW_WORK_CHANNEL } from './events.js';
 import { idempotently } from './idempotency.js';
 import type { Queryable } from './transaction.js';
@@ -83,11 +83,11 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows[0] && toSummary(rows[0]);
     },
     async target(clientId, id) {
-      const { rows } = await pool.query<WebhookTarget>(
-        'SELECT id, url, secret FROM webhooks WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL',
+      const { rows } = await pool.query<TargetRow>(
+        `SELECT ${TARGET_COLUMNS} FROM webhooks WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL`,
         [id, clientId],
       );
-      return rows[0];
+      return rows[0] && toTarget(rows[0]);
     },
     async enable(clientId, id) {
       // Only a disabled webhook changes: its run of failures starts over with the next failure.

@@ -1,6 +1,6 @@
-import { SUMMARY_COLUMNS, toSummary, type SummaryRow } from '../rows.js';
+import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
 import { ERASE_SECRETS } from '../secret-rules.js';
-import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary, WebhookTarget } from '../store.js';
+import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary } from '../store.js';
 import type { GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
 import { idempotentRunner } from './idempotency.js';
@@ -34,8 +34,8 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const summary = db.prepare<[number, number], StoredSummary>(`
     SELECT ${SUMMARY_COLUMNS}
     FROM webhooks w WHERE w.id = ? AND w.client_id = ? AND w.deleted_at IS NULL`);
-  const target = db.prepare<[number, number], WebhookTarget>(
-    'SELECT id, url, secret FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
+  const target = db.prepare<[number, number], TargetRow>(
+    `SELECT ${TARGET_COLUMNS} FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
   );
   // An absent change (null) keeps the column. A pause raises `held` (its deliveries may be set
   // aside from now on); only the claims that release them after a resume lower it.
@@ -105,7 +105,8 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       return grouped(() => update(clientId, id, changes));
     },
     async target(clientId, id) {
-      return target.get(id, clientId);
+      const row = target.get(id, clientId);
+      return row && toTarget(row);
     },
     async enable(clientId, id) {
       return grouped(() => {
