@@ -594,7 +594,9 @@ export type paths = {
          *     answer's `apiKey` is an API key of the client that works until `expiresAt` (the link's
          *     expiry) or until `DELETE /portal-session`; admin `GET /admin/clients/{clientId}/keys`
          *     lists it with its `expiresAt`. A token is exchanged once: a second exchange, an expired
-         *     token or an unknown one is refused, and the words say which.
+         *     token or an unknown one is refused, and the words say which. A link of a client made
+         *     inactive after the link was made is refused too, and stays unused: a session whose key
+         *     would be refused is never opened.
          */
         post: operations["openPortalSession"];
         /**
@@ -2755,6 +2757,15 @@ export interface operations {
              *     `This portal link is not valid`.
              */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Client is inactive`: its client was made inactive after the link was made; the link stays unused. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -81,7 +81,8 @@ async function openLink(token: string): Promise<void> {
     await showDashboard(opened.name);
     byId('webhooks-title').focus();
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) {
+    // 401: the link was used, expired or unknown; 409: its client was made inactive.
+    if (error instanceof ApiError && (error.status === 401 || error.status === 409)) {
       warn(`${error.message}. Open the portal again from the app that sent you here, or sign in with an API key.`);
     } else onError(error);
   }

@@ -10,7 +10,12 @@ import type { Handlers } from './types.js';
 
 const DEFAULT_TTL_SECONDS = 600;
 
-const REFUSALS = { used: MESSAGES.portalLinkUsed, expired: MESSAGES.portalLinkExpired, unknown: MESSAGES.portalLinkUnknown };
+const REFUSALS = {
+  used: [401, MESSAGES.portalLinkUsed],
+  expired: [401, MESSAGES.portalLinkExpired],
+  unknown: [401, MESSAGES.portalLinkUnknown],
+  inactive: [409, MESSAGES.clientInactive],
+} as const;
 
 type PortalHandlers = Pick<Handlers, 'createPortalLink' | 'openPortalSession' | 'endPortalSession'>;
 
@@ -31,7 +36,10 @@ export function createPortalSessionHandlers(store: Store, publicUrl: string | nu
     async openPortalSession({ body }) {
       const { apiKey, stored } = generateApiKey();
       const opened = await store.portalLinks.open(hashApiKey(body.token), stored, new Date().toISOString());
-      if (opened.kind !== 'opened') throw new HttpError(401, REFUSALS[opened.kind]);
+      if (opened.kind !== 'opened') {
+        const [status, message] = REFUSALS[opened.kind];
+        throw new HttpError(status, message);
+      }
       return { status: 201, body: { name: opened.client.name, apiKey, expiresAt: opened.key.expiresAt! } };
     },
 

@@ -93,7 +93,7 @@ export interface FoundKey {
 }
 
 /** What opening a portal link did (PortalLinkRepository.open): a session's key made, or why not. */
-export type PortalLinkOpened = { kind: 'opened'; client: Client; key: ApiKeyRecord } | { kind: 'used' | 'expired' | 'unknown' };
+export type PortalLinkOpened = { kind: 'opened'; client: Client; key: ApiKeyRecord } | { kind: 'used' | 'expired' | 'unknown' | 'inactive' };
 
 export interface Webhook {
   id: number;

@@ -87,6 +87,23 @@ t.test('signing out ends the session; an ordinary key is not ended so; the admin
   t.match(after.json.keys[1], { keyId: 2, revokedAt: /^\d{4}-/ });
 });
 
+t.test('a link made before its client was deactivated is refused with 409 and stays unused', async (t) => {
+  const { app, db, acme, link, open, about } = await portalApp(t);
+  const made = await link();
+  const setActive = (active: boolean) =>
+    send(app, { method: 'PATCH', url: `/admin/clients/${acme.clientId}`, headers: admin, payload: { active } });
+  t.equal((await setActive(false)).status, 200);
+  const refused = await open(tokenOf(made.json.url));
+  t.same([refused.status, refused.json], [409, { error: 'Client is inactive' }]);
+  t.same(await db.query('SELECT used_at FROM portal_links'), [{ used_at: null }], 'the link is not used up');
+  t.same(await db.query('SELECT count(*) AS n FROM api_keys WHERE expires_at IS NOT NULL'), [{ n: 0 }], 'no session key was made');
+
+  t.equal((await setActive(true)).status, 200);
+  const opened = await open(tokenOf(made.json.url));
+  t.equal(opened.status, 201, 'reactivated before it expired, the link still opens its session');
+  t.same((await about(opened.json.apiKey)).json, { name: 'Acme Realty' });
+});
+
 t.test('what a link may not be asked for: a bad ttl, an unknown or inactive client, no admin token', async (t) => {
   const { acme, link, app } = await portalApp(t);
   for (const ttl of [0, 86_401, 1.5, '60']) {

@@ -6,10 +6,12 @@ import { whyLinkRefused } from '../../src/store/portal-link-rules.js';
 
 const NOW = '2026-11-26T10:00:00.000Z';
 
-t.test('a link opens once, before it expires', async (t) => {
-  t.equal(whyLinkRefused({ expiresAt: '2026-11-26T10:10:00.000Z', usedAt: null }, NOW), undefined, 'unused, unexpired: it opens');
+t.test('a link opens once, before it expires, while its client is active', async (t) => {
+  t.equal(whyLinkRefused({ expiresAt: '2026-11-26T10:10:00.000Z', usedAt: null, clientActive: true }, NOW), undefined, 'unused, unexpired: it opens');
   t.equal(whyLinkRefused(undefined, NOW), 'unknown', 'no such link');
-  t.equal(whyLinkRefused({ expiresAt: '2026-11-26T10:10:00.000Z', usedAt: '2026-11-26T09:59:00.000Z' }, NOW), 'used');
-  t.equal(whyLinkRefused({ expiresAt: NOW, usedAt: null }, NOW), 'expired', 'expired at its expiry time');
-  t.equal(whyLinkRefused({ expiresAt: '2026-11-26T09:00:00.000Z', usedAt: '2026-11-26T08:59:00.000Z' }, NOW), 'used', 'used and expired: used says more');
+  t.equal(whyLinkRefused({ expiresAt: '2026-11-26T10:10:00.000Z', usedAt: '2026-11-26T09:59:00.000Z', clientActive: true }, NOW), 'used');
+  t.equal(whyLinkRefused({ expiresAt: NOW, usedAt: null, clientActive: true }, NOW), 'expired', 'expired at its expiry time');
+  t.equal(whyLinkRefused({ expiresAt: '2026-11-26T10:10:00.000Z', usedAt: null, clientActive: false }, NOW), 'inactive', 'its client made inactive');
+  t.equal(whyLinkRefused({ expiresAt: NOW, usedAt: null, clientActive: false }, NOW), 'expired', 'expired and inactive: expired, as before the client changed');
+  t.equal(whyLinkRefused({ expiresAt: '2026-11-26T09:00:00.000Z', usedAt: '2026-11-26T08:59:00.000Z', clientActive: true }, NOW), 'used', 'used and expired: used says more');
 });

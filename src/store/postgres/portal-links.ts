@@ -13,12 +13,13 @@ export function createPortalLinkRepository(pool: pg.Pool): PortalLinkRepository 
     async open(tokenHash, key, now) {
       return inTransaction(pool, async (db) => {
         // Locked: of two exchanges of one token, the second waits, then finds it used.
-        const { rows } = await db.query<{ client_id: number; expires_at: string; used_at: string | null }>(
-          'SELECT client_id, expires_at, used_at FROM portal_links WHERE token_hash = $1 FOR UPDATE',
+        const { rows } = await db.query<{ client_id: number; expires_at: string; used_at: string | null; active: boolean }>(
+          `SELECT l.client_id, l.expires_at, l.used_at, c.active FROM portal_links l JOIN clients c ON c.id = l.client_id
+           WHERE l.token_hash = $1 FOR UPDATE OF l`,
           [tokenHash],
         );
         const link = rows[0];
-        const refused = whyLinkRefused(link && { expiresAt: link.expires_at, usedAt: link.used_at }, now);
+        const refused = whyLinkRefused(link && { expiresAt: link.expires_at, usedAt: link.used_at, clientActive: link.active }, now);
         if (refused) return { kind: refused };
         await db.query('UPDATE portal_links SET used_at = $1 WHERE token_hash = $2', [now, tokenHash]);
         const created = await insertKey(db, link!.client_id, { ...key, expiresAt: link!.expires_at }, now);

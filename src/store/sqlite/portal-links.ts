@@ -7,8 +7,8 @@ import { createKeyInserter } from './keys.js';
 
 export function createPortalLinkRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite): PortalLinkRepository {
   const insert = db.prepare<[string, number, string]>('INSERT INTO portal_links (token_hash, client_id, expires_at) VALUES (?, ?, ?)');
-  const find = db.prepare<[string], { client_id: number; expires_at: string; used_at: string | null }>(
-    'SELECT client_id, expires_at, used_at FROM portal_links WHERE token_hash = ?',
+  const find = db.prepare<[string], { client_id: number; expires_at: string; used_at: string | null; active: number }>(
+    'SELECT l.client_id, l.expires_at, l.used_at, c.active FROM portal_links l JOIN clients c ON c.id = l.client_id WHERE l.token_hash = ?',
   );
   const markUsed = db.prepare<[string, string]>('UPDATE portal_links SET used_at = ? WHERE token_hash = ?');
   const client = db.prepare<[number], ClientRow>('SELECT id, name, created_at FROM clients WHERE id = ?');
@@ -22,7 +22,7 @@ export function createPortalLinkRepository(db: Db, synced: SyncedWrite, grouped:
 
   const open = db.transaction((tokenHash: string, key: NewApiKey, now: string): PortalLinkOpened => {
     const link = find.get(tokenHash);
-    const refused = whyLinkRefused(link && { expiresAt: link.expires_at, usedAt: link.used_at }, now);
+    const refused = whyLinkRefused(link && { expiresAt: link.expires_at, usedAt: link.used_at, clientActive: Boolean(link.active) }, now);
     if (refused) return { kind: refused };
     markUsed.run(now, tokenHash);
     const created = insertKey(link!.client_id, { ...key, expiresAt: link!.expires_at }, now);
