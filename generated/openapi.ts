@@ -1326,10 +1326,13 @@ export type components = {
             };
         };
         /**
-         * @description The database does not answer (PostgreSQL unreachable, say). Nothing was done, or a write's
-         *     outcome is unknown: it was not acknowledged. The service recovers by itself when the
-         *     database is back; retry later. The `x-ratelimit-*` headers come with it when the API
-         *     key was checked before the database went away.
+         * @description The database does not answer (PostgreSQL unreachable, say). A write's outcome is unknown:
+         *     PostgreSQL may have committed it just before its answer was lost (a fact of any database).
+         *     Retry after `retry-after` with the same `Idempotency-Key`: a write that was kept answers
+         *     as it first did, and nothing is made twice; without a key, a retry may make a second
+         *     event or webhook. The service recovers by itself when the database is back. The
+         *     `x-ratelimit-*` headers come with it when the API key was checked before the database
+         *     went away.
          */
         Unavailable: {
             headers: {

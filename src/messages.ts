@@ -47,7 +47,7 @@ export const MESSAGES = {
   invalidSince: 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z',
   futureSince: 'Invalid data: since must not be in the future',
   notReady: 'Not ready: the database does not answer',
-  databaseUnavailable: 'Service unavailable: the database does not answer',
+  databaseUnavailable: 'Service unavailable: the database does not answer; a write may have been kept, so retry with the same Idempotency-Key',
   publishingDisabled: 'Publishing is disabled: the server has no PUBLISHER_TOKEN',
   invalidPublisherToken: 'Invalid publisher token',
   adminDisabled: 'The admin API is disabled: the server has no ADMIN_TOKEN',

@@ -4,11 +4,13 @@ import type { Test } from 'tap';
 
 /**
  * A TCP proxy on loopback in front of a server (PostgreSQL), to take it away from a process and
- * give it back: `cut` drops every connection and refuses new ones until `restore`.
+ * give it back: `cut` drops every connection and refuses new ones until `restore`;
+ * `loseAnswerTo` lets one request through and drops its connection before the answer comes back.
  */
 export async function startTcpProxy(t: Test, target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   let up = true;
+  let lose: { matches: (sent: Buffer) => boolean; lost: () => void } | undefined;
   const server = createServer((client) => {
     if (!up) {
       client.destroy();
@@ -26,8 +28,20 @@ export async function startTcpProxy(t: Test, target: { host: string; port: numbe
       socket.on('error', close);
       socket.on('close', close);
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
+    // Forwarded by hand, not piped, so that one request's answer can be held back.
+    let answerLost = false;
+    client.on('data', (chunk: Buffer) => {
+      if (lose?.matches(chunk)) {
+        answerLost = true;
+        lose.lost();
+        lose = undefined;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (answerLost) close();
+      else client.write(chunk);
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -43,6 +57,15 @@ export async function startTcpProxy(t: Test, target: { host: string; port: numbe
     },
     restore() {
       up = true;
+    },
+    /**
+     * The next request whose bytes `matches` reaches the server, which runs it; its connection is
+     * then dropped when the answer starts, and the answer never arrives. Resolves when it was sent.
+     */
+    loseAnswerTo(matches: (sent: Buffer) => boolean): Promise<void> {
+      return new Promise((lost) => {
+        lose = { matches, lost };
+      });
     },
   };
 }

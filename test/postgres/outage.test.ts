@@ -6,7 +6,9 @@ import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 usePostgres();
 
-const UNAVAILABLE = { error: 'Service unavailable: the database does not answer' };
+const UNAVAILABLE = {
+  error: 'Service unavailable: the database does not answer; a write may have been kept, so retry with the same Idempotency-Key',
+};
 
 t.test('while the database is away the API answers 503, nothing acknowledged is lost, and it recovers by itself', async (t) => {
   const db = await postgresDatabase(t);
