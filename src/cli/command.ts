@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Store } from '../store/store.js';
 
 /** What a command prints: `json` with --json, `text` otherwise. */
@@ -8,7 +9,9 @@ export type Output = { json: unknown; text: string };
 export interface CommandContext {
   data?: string;
   ttl?: string;
+  idempotencyKey?: string;
   config: Config;
+  secrets: SecretBox;
 }
 
 export type Command = (store: Store, args: string[], context: CommandContext) => Promise<Output>;
@@ -16,7 +19,7 @@ export type Command = (store: Store, args: string[], context: CommandContext) =>
 /** Bad arguments: exit 2. */
 export class UsageError extends Error {}
 
-/** Refused (no such client or key, an inactive client...): exit 1. */
+/** Refused (no such client or key, an inactive client, a key used for another request...): exit 1. */
 export class RefusedError extends Error {}
 
 /** A command's id argument: a positive integer written in decimal digits, or a usage error. */

@@ -33,3 +33,9 @@ export function refusedBody(operationId: string, body: Json): string | undefined
   return inputErrorMessage(operationId, 'body', body, issue as never) ?? `Invalid data: body${issue.instancePath} ${issue.message}`;
 }
 
+/** Whether the API would take `key` as an Idempotency-Key (its schema in openapi.yaml). */
+export function takesIdempotencyKey(key: string): boolean {
+  spec ??= loadSpec();
+  const parameter = (spec.components as { parameters: Record<string, { schema: unknown }> }).parameters.IdempotencyKey!;
+  return (validatorCompiler({ schema: parameter.schema as Json, httpPart: 'body', method: 'POST', url: '' }) as Validate)(key);
+}

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { addKey, createAccount } from '../secrets/accounts.js';
+import { createSecretBox } from '../secrets/webhook-secrets.js';
 import { loadConfig } from '../config.js';
 import { EVENT_NAMES } from '../../generated/spec-lists.js';
 import { HttpError } from '../messages.js';
@@ -7,7 +8,7 @@ import { openStore } from '../store/open-store.js';
 import { ADMIN_COMMANDS } from './admin-commands.js';
 import type { CliIo } from './cli-io.js';
 import { positiveInt, RefusedError, UsageError, type Command } from './command.js';
-import { emitEvent } from './event-command.js';
+import { emitEvent, PublishFailedError } from './event-command.js';
 import { runMoveCommand } from './move-command.js';
 
 export const USAGE = `Usage: leadhooks <command> [--json]
@@ -30,9 +31,11 @@ Commands:
   key create <clientId>       add an API key to a client (rotation: create, then revoke the old)
   key list [clientId]         list keys by prefix and creation time (never the key itself)
   key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
-  event emit <clientId> <type> --data '<json>'
+  event emit <clientId> <type> --data '<json>' [--idempotency-key <key>]
                               publish a lead event (${EVENT_NAMES.join(' or ')}) to the
-                              client's subscribed webhooks; a running worker delivers it
+                              client's subscribed webhooks; a running worker delivers it.
+                              Always under an Idempotency-Key (a new random one unless given):
+                              run again with the same key, it publishes nothing new
   migrate-to-postgres --from <sqlite file> --to <postgres url>
                               copy a SQLite database (clients, keys, webhooks with their ids,
                               events, deliveries and their attempts) into an empty PostgreSQL
@@ -41,6 +44,7 @@ Commands:
 Options:
   --json                      machine-readable output
   --data <json>               the lead, a JSON object (event emit)
+  --idempotency-key <key>     1 to 255 visible ASCII characters (event emit)
   --ttl <seconds>             how long a portal link and its session last (portal-link create)
   --from <file>, --to <url>   the SQLite file and the PostgreSQL database (migrate-to-postgres)
   -h, --help                  this text
@@ -125,6 +129,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         data: { type: 'string' },
+        'idempotency-key': { type: 'string' },
         ttl: { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
@@ -152,14 +157,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   const store = await openStore(config);
   try {
-    const context = { data: values.data, ttl: values.ttl, config };
+    const context = { data: values.data, ttl: values.ttl, idempotencyKey: values['idempotency-key'], config, secrets: createSecretBox(config.secretEncryptionKey) };
     const output = await command(store, args, context);
     io.out(values.json ? JSON.stringify(output.json) : output.text);
     return 0;
   } catch (error) {
     // The admin API's refusals, from its handlers: bad input is a usage error, the rest (404, 409) refusals.
     const usage = error instanceof UsageError || (error instanceof HttpError && error.statusCode === 400);
-    if (!(usage || error instanceof RefusedError || (error instanceof HttpError && error.statusCode < 500))) throw error;
+    if (!(usage || error instanceof RefusedError || error instanceof PublishFailedError || (error instanceof HttpError && error.statusCode < 500))) throw error;
     io.err(values.json ? JSON.stringify({ error: error.message }) : `leadhooks: ${error.message}`);
     return usage ? 2 : 1;
   } finally {

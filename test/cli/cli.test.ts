@@ -3,7 +3,8 @@ import t, { type Test } from 'tap';
 import { hashApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { buildTestApp, send, tempDir } from '../helpers/app.js';
-import { sqliteDatabase, storeKind, testDatabase } from '../helpers/stores.js';
+import { beforeFirstQuery, onlyOn, sqliteDatabase, storeKind, testDatabase } from '../helpers/stores.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 function cli(env: Record<string, string>) {
   return async (...argv: string[]) => {
@@ -221,4 +222,53 @@ t.test('an unknown command says which word it did not know, then the usage', asy
     const [line, blank, usage] = res.err.split('\n');
     t.same([line, blank, usage], [first, '', 'Usage: leadhooks <command> [--json]'], argv.join(' ') || '(nothing)');
   }
+});
+
+t.test('event emit publishes once per Idempotency-Key, a new one per run unless given', async (t) => {
+  const db = await testDatabase(t);
+  const run = cli(db.env);
+  await run('client', 'create', 'Acme', '--json');
+  const emit = (...more: string[]) => run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}', ...more);
+
+  const first = await emit('--idempotency-key', 'lead-7-created', '--json');
+  t.equal(first.code, 0);
+  const again = await emit('--idempotency-key', 'lead-7-created', '--json');
+  t.same(JSON.parse(again.out), { ...JSON.parse(first.out), replayed: true }, 'the same key: the first event again');
+  const text = await emit('--idempotency-key', 'lead-7-created');
+  t.equal(text.out, `Already published under this Idempotency-Key: lead_create event ${JSON.parse(first.out).eventId} to 0 webhook(s); nothing new was published.`);
+  t.same(await db.query('SELECT id FROM events'), [{ id: JSON.parse(first.out).eventId }], 'one event');
+
+  const other = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":8}', '--idempotency-key', 'lead-7-created', '--json');
+  t.same([other.code, JSON.parse(other.err)], [1, { error: 'Idempotency-Key already used for a different request' }]);
+  const bad = await emit('--idempotency-key', 'two words');
+  t.same([bad.code, bad.err], [2, 'leadhooks: Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters']);
+
+  t.equal((await emit()).code, 0);
+  t.equal((await emit()).code, 0);
+  t.same(await db.query('SELECT COUNT(*) AS n FROM events'), [{ n: 3 }], 'without --idempotency-key, each run is a new event');
+  t.same(await db.query("SELECT COUNT(*) AS n FROM idempotency_keys WHERE scope = 'cli'"), [{ n: 3 }], 'each under a key of its own');
+});
+
+t.test('event emit cut off from its database says the key that retries it safely', onlyOn('postgres'), async (t) => {
+  const db = await testDatabase(t);
+  const direct = new URL(db.env.DATABASE_URL!);
+  const proxy = await startTcpProxy(t, { host: direct.hostname, port: Number(direct.port || 5432) });
+  const through = new URL(direct);
+  through.port = String(proxy.port);
+  const run = cli({ DATABASE_URL: through.toString(), DATABASE_CONNECT_TIMEOUT: '1s' });
+  await run('client', 'create', 'Acme', '--json');
+
+  beforeFirstQuery(t, ({ text }) => /INSERT INTO events/i.test(text), async () => proxy.cut());
+  const failed = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}');
+  t.equal(failed.code, 1);
+  const [, key] = /run the same command again with --idempotency-key (\S+)$/.exec(failed.err) ?? [];
+  t.match(failed.err, /^leadhooks: the database does not answer: the event may have been published all the same/);
+  t.ok(key, 'the failure names the key');
+
+  proxy.restore();
+  const retried = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}', '--idempotency-key', key!, '--json');
+  t.equal(retried.code, 0);
+  const again = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}', '--idempotency-key', key!, '--json');
+  t.same(JSON.parse(again.out), { ...JSON.parse(retried.out), replayed: true });
+  t.same(await db.query('SELECT COUNT(*) AS n FROM events'), [{ n: 1 }], 'published once');
 });
