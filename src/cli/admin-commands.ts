@@ -13,9 +13,12 @@ import { refusedBody } from './operation-input.js';
 
 type Account = { clientId: number; name: string; active: boolean };
 
+let log: pino.Logger | undefined;
+
 /** What a handler may be handed besides its params and body: a log (warnings to stderr) and an address. */
 function request<K extends 'updateAccount' | 'createPortalLink'>(params: OperationRequest<K>['params'], body: OperationRequest<K>['body'], address: string) {
-  return { params, body, query: {}, log: pino({ level: 'warn' }, pino.destination(2)), http: { protocol: 'http', host: address } } as unknown as OperationRequest<K>;
+  log ??= pino({ level: 'warn' }, pino.destination(2));
+  return { params, body, query: {}, log, http: { protocol: 'http', host: address } } as unknown as OperationRequest<K>;
 }
 
 /** `body`, once the API's validator has taken it (and filled in the schema's defaults). */

@@ -112,13 +112,13 @@ function unknownCommand(group: string | undefined, action: string | undefined): 
   const actions = Object.keys(COMMANDS)
     .filter((name) => name.startsWith(`${group} `))
     .map((name) => name.slice(group.length + 1));
-  if (SINGLE_WORD.includes(group)) return `unknown word "${action}" after ${group}`;
+  if (SINGLE_WORD.includes(group) && action !== undefined) return `unknown word "${action}" after ${group}`;
   if (actions.length === 0) return `unknown command "${group}"`;
   if (action === undefined) return `${group} needs one of: ${actions.join(', ')}`;
   return `unknown command "${group} ${action}": "${action}" is not one of ${actions.join(', ')}`;
 }
 
-/** Runs one command; resolves to the process exit code (0 done, 1 not found, 2 usage). */
+/** Runs one command; resolves to the process exit code (0 done, 1 refused or failed, 2 usage). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let parsed;
   try {
