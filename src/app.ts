@@ -14,7 +14,7 @@ import { operationsPlugin } from './routes/operations.js';
 import { loadSpec } from './spec.js';
 import { createSecretBox, sealSecretsAtRest } from './secrets/webhook-secrets.js';
 import { openStore } from './store/open-store.js';
-import { stopTracing, traceRequests } from './tracing.js';
+import { logTracingFailures, stopTracing, traceRequests } from './tracing.js';
 
 export interface AppOptions {
   /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
@@ -68,6 +68,7 @@ async function buildCore(config: Config, options: AppOptions, delivers: boolean)
   await app.register(storePlugin, { store }); // app.store; closes last
   await app.register(errorHandlingPlugin); // every error in the contract's shape; before any route (see there)
   await traceRequests(app); // a span per request, when tracing is configured (src/tracing.ts)
+  logTracingFailures(app.log); // a failed trace export is logged, at most once a minute
   app.addHook('onClose', stopTracing); // exports the spans still buffered
   await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
   await app.register(deliveryPlugin, { store, config: { ...config, deliveryWorker: delivers }, secrets }); // delivery worker and retention pruner

@@ -33,7 +33,7 @@ function resolvePointer(spec: Json, ref: string): unknown {
 }
 
 /** A copy of `schema` with every `$ref` replaced by its target (kept beside its siblings with allOf). */
-function inline(spec: Json, schema: unknown, followed: readonly string[] = []): unknown {
+export function inline(spec: Json, schema: unknown, followed: readonly string[] = []): unknown {
   if (Array.isArray(schema)) return schema.map((item) => inline(spec, item, followed));
   if (!isObject(schema)) return schema;
   const { $ref, ...rest } = schema;

@@ -1,4 +1,4 @@
-import { context, propagation, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 import type { FastifyInstance } from 'fastify';
 import { USER_AGENT } from './package-info.js';
@@ -15,6 +15,51 @@ import { USER_AGENT } from './package-info.js';
 const SCOPE = 'leadhooks';
 let sdk: NodeSDK | undefined;
 
+// A trace exporter that fails (its endpoint unreachable, refusing, too slow) never changes what a
+// command or a request comes to: traces are a view of the work, not part of it. Its failures are
+// told instead, at most once a minute with how many there were (not once per span or batch): on
+// stderr (the CLI), or in the log of the server or worker once its app hands it over.
+const FAILURE_REPORT_INTERVAL_MS = 60_000;
+
+interface ExportFailure {
+  endpoint: string | undefined;
+  reason: string;
+  /** The failures the exporter reported since the last line, this one included. */
+  failures: number;
+}
+
+let reportFailure = ({ endpoint, reason, failures }: ExportFailure) =>
+  console.error(`leadhooks: trace export to ${endpoint} failed: ${reason} (${failures} failure(s) since the last such line; one a minute at most)`);
+let lastReportAt = -Infinity;
+let failuresSinceReport = 0;
+
+/** The words of what the SDK reports: an exception comes flattened into JSON, with its message. */
+function reasonOf(report: unknown): string {
+  if (report instanceof Error) return report.message;
+  try {
+    const flattened: unknown = JSON.parse(String(report));
+    if (typeof flattened === 'object' && flattened !== null && 'message' in flattened) return String(flattened.message);
+  } catch {
+    // plain words already
+  }
+  return String(report);
+}
+
+function exportFailed(report: unknown): void {
+  failuresSinceReport += 1;
+  const now = Date.now();
+  if (now - lastReportAt < FAILURE_REPORT_INTERVAL_MS) return;
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  reportFailure({ endpoint, reason: reasonOf(report), failures: failuresSinceReport });
+  lastReportAt = now;
+  failuresSinceReport = 0;
+}
+
+/** From now on, failed exports are told in `log` (the server's or the worker's). */
+export function logTracingFailures(log: { warn(details: object, message: string): void }): void {
+  reportFailure = (failure) => log.warn(failure, 'trace export failed');
+}
+
 export const tracingConfigured = (env: NodeJS.ProcessEnv = process.env): boolean =>
   Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== 'true';
 
@@ -28,12 +73,19 @@ export async function startTracing(): Promise<void> {
   const { NodeSDK } = await import('@opentelemetry/sdk-node');
   sdk = new NodeSDK({ instrumentations: [] });
   sdk.start();
+  // The SDK tells a failed export (and spans dropped meanwhile) to its diagnostic logger, which
+  // says nothing unless OTEL_LOG_LEVEL asks for its own console output.
+  if (!process.env.OTEL_LOG_LEVEL) {
+    const ignore = () => {};
+    diag.setLogger({ error: exportFailed, warn: exportFailed, info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN);
+  }
 }
 
+/** Exports what is left; a failure to export is told, never thrown (see exportFailed). */
 export async function stopTracing(): Promise<void> {
   const running = sdk;
   sdk = undefined;
-  await running?.shutdown();
+  await running?.shutdown().catch(exportFailed);
 }
 
 /** A span per request, registered before the routes so that it covers them all. */

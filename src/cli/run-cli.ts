@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { addKey, createAccount } from '../secrets/accounts.js';
+import { createSecretBox } from '../secrets/webhook-secrets.js';
 import { loadConfig } from '../config.js';
-import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
+import { EVENT_NAMES } from '../../generated/spec-lists.js';
+import { HttpError } from '../messages.js';
 import { openStore } from '../store/open-store.js';
-import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';
-import { publishEvent } from '../delivery/publish-event.js';
-import type { Store } from '../store/store.js';
+import { ADMIN_COMMANDS } from './admin-commands.js';
 import type { CliIo } from './cli-io.js';
+import { positiveInt, RefusedError, UsageError, type Command } from './command.js';
+import { emitEvent, PublishFailedError } from './event-command.js';
 import { runMoveCommand } from './move-command.js';
 
 export const USAGE = `Usage: leadhooks <command> [--json]
@@ -16,12 +18,24 @@ Commands:
   worker                      run the delivery worker alone, beside servers with DELIVERY_WORKER=off
   client create <name>        create a client (account) and its first API key
   client list                 list clients with their active keys and webhooks
+  client rename <clientId> <name>
+                              rename a client
+  client deactivate <clientId>
+                              deactivate a client: its keys are refused, its webhooks receive
+                              nothing until it is reactivated; its data stays
+  client reactivate <clientId>
+                              make a deactivated client active again
+  portal-link create <clientId> [--ttl <seconds>]
+                              a link that opens the client portal as this client, once,
+                              within --ttl seconds (600 by default, at most 86400)
   key create <clientId>       add an API key to a client (rotation: create, then revoke the old)
   key list [clientId]         list keys by prefix and creation time (never the key itself)
   key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
-  event emit <clientId> <type> --data '<json>'
+  event emit <clientId> <type> --data '<json>' [--idempotency-key <key>]
                               publish a lead event (${EVENT_NAMES.join(' or ')}) to the
-                              client's subscribed webhooks; a running worker delivers it
+                              client's subscribed webhooks; a running worker delivers it.
+                              Always under an Idempotency-Key (a new random one unless given):
+                              run again with the same key, it publishes nothing new
   migrate-to-postgres --from <sqlite file> --to <postgres url>
                               copy a SQLite database (clients, keys, webhooks with their ids,
                               events, deliveries and their attempts) into an empty PostgreSQL
@@ -30,22 +44,13 @@ Commands:
 Options:
   --json                      machine-readable output
   --data <json>               the lead, a JSON object (event emit)
+  --idempotency-key <key>     1 to 255 visible ASCII characters (event emit)
+  --ttl <seconds>             how long a portal link and its session last (portal-link create)
   --from <file>, --to <url>   the SQLite file and the PostgreSQL database (migrate-to-postgres)
   -h, --help                  this text
 
 The database is the server's: PostgreSQL at DATABASE_URL when it is set, otherwise the SQLite
 file DATABASE_PATH (default ./data/leadhooks.db).`;
-
-class UsageError extends Error {}
-class NotFoundError extends Error {}
-
-type Output = { json: unknown; text: string };
-type Command = (store: Store, args: string[], options: { data?: string }) => Promise<Output>;
-
-function positiveInt(value: string | undefined, what: string): number {
-  if (!value || !/^[1-9]\d*$/.test(value)) throw new UsageError(`${what} must be a positive integer`);
-  return Number(value);
-}
 
 const COMMANDS: Record<string, Command> = {
   async 'client create'(store, [name]) {
@@ -70,7 +75,7 @@ const COMMANDS: Record<string, Command> = {
   async 'key create'(store, [id]) {
     const clientId = positiveInt(id, 'clientId');
     const added = await addKey(store, clientId);
-    if (!added) throw new NotFoundError(`no client ${clientId}`);
+    if (!added) throw new RefusedError(`no client ${clientId}`);
     const { key, apiKey } = added;
     return {
       json: { apiKey, keyId: key.id, prefix: key.prefix, clientId },
@@ -91,30 +96,29 @@ const COMMANDS: Record<string, Command> = {
   async 'key revoke'(store, [idOrPrefix]) {
     if (!idOrPrefix) throw new UsageError('key revoke needs a key prefix or id');
     const key = await store.keys.revoke(idOrPrefix);
-    if (!key) throw new NotFoundError(`no active key matches ${idOrPrefix} (or the prefix matches several: use the id)`);
+    if (!key) throw new RefusedError(`no active key matches ${idOrPrefix} (or the prefix matches several: use the id)`);
     return { json: { revoked: key }, text: `Revoked key ${key.id} (${key.prefix}) of client ${key.clientId}.` };
   },
-  async 'event emit'(store, [id, type], { data }) {
-    const clientId = positiveInt(id, 'clientId');
-    if (!EVENT_NAMES.includes(type as EventName)) throw new UsageError(`type must be one of ${EVENT_NAMES.join(', ')}`);
-    if (nestsTooDeep(data ?? '')) throw new UsageError(`--data may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`);
-    let lead: unknown;
-    try {
-      lead = JSON.parse(data ?? '');
-    } catch {
-      throw new UsageError("--data must be a JSON object, such as --data '{\"id\": 1}'");
-    }
-    if (typeof lead !== 'object' || lead === null || Array.isArray(lead)) throw new UsageError('--data must be a JSON object');
-    const accepted = await publishEvent(store, { clientId, type: type as EventName, data: lead as Record<string, unknown> });
-    if (!accepted) throw new NotFoundError(`no client ${clientId}`);
-    return {
-      json: accepted,
-      text: `Published ${type} event ${accepted.eventId} to ${accepted.deliveries} webhook(s).`,
-    };
-  },
+  'event emit': emitEvent,
+  ...ADMIN_COMMANDS,
 };
 
-/** Runs one command; resolves to the process exit code (0 done, 1 not found, 2 usage). */
+/** The commands of one word, which run-cli does not dispatch through COMMANDS. */
+const SINGLE_WORD = ['serve', 'worker', 'migrate-to-postgres'];
+
+/** Why no command matched, said before the usage: the first word it does not know. */
+function unknownCommand(group: string | undefined, action: string | undefined): string {
+  if (group === undefined) return 'no command given';
+  const actions = Object.keys(COMMANDS)
+    .filter((name) => name.startsWith(`${group} `))
+    .map((name) => name.slice(group.length + 1));
+  if (SINGLE_WORD.includes(group) && action !== undefined) return `unknown word "${action}" after ${group}`;
+  if (actions.length === 0) return `unknown command "${group}"`;
+  if (action === undefined) return `${group} needs one of: ${actions.join(', ')}`;
+  return `unknown command "${group} ${action}": "${action}" is not one of ${actions.join(', ')}`;
+}
+
+/** Runs one command; resolves to the process exit code (0 done, 1 refused or failed, 2 usage). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let parsed;
   try {
@@ -125,6 +129,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         data: { type: 'string' },
+        'idempotency-key': { type: 'string' },
+        ttl: { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
       },
@@ -139,20 +145,28 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return runMoveCommand({ from: values.from, to: values.to, json: values.json }, io);
   }
   const command = COMMANDS[`${group} ${action}`];
-  if (values.help || !command) {
-    (values.help ? io.out : io.err)(USAGE);
-    return values.help ? 0 : 2;
+  if (values.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  if (!command) {
+    io.err(`leadhooks: ${unknownCommand(group, action)}\n\n${USAGE}`);
+    return 2;
   }
 
-  const store = await openStore(loadConfig(io.env));
+  const config = loadConfig(io.env);
+  const store = await openStore(config);
   try {
-    const output = await command(store, args, { data: values.data });
+    const context = { data: values.data, ttl: values.ttl, idempotencyKey: values['idempotency-key'], config, secrets: createSecretBox(config.secretEncryptionKey) };
+    const output = await command(store, args, context);
     io.out(values.json ? JSON.stringify(output.json) : output.text);
     return 0;
   } catch (error) {
-    if (!(error instanceof UsageError || error instanceof NotFoundError)) throw error;
+    // The admin API's refusals, from its handlers: bad input is a usage error, the rest (404, 409) refusals.
+    const usage = error instanceof UsageError || (error instanceof HttpError && error.statusCode === 400);
+    if (!(usage || error instanceof RefusedError || error instanceof PublishFailedError || (error instanceof HttpError && error.statusCode < 500))) throw error;
     io.err(values.json ? JSON.stringify({ error: error.message }) : `leadhooks: ${error.message}`);
-    return error instanceof UsageError ? 2 : 1;
+    return usage ? 2 : 1;
   } finally {
     await store.close();
   }

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { hashApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
-import { tempDir } from '../helpers/app.js';
-import { sqliteDatabase, storeKind, testDatabase } from '../helpers/stores.js';
+import { buildTestApp, send, tempDir } from '../helpers/app.js';
+import { beforeFirstQuery, onlyOn, sqliteDatabase, storeKind, testDatabase } from '../helpers/stores.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 function cli(env: Record<string, string>) {
   return async (...argv: string[]) => {
@@ -126,4 +127,148 @@ t.test('key list and client list print readable text', async (t) => {
   const { apiKey } = JSON.parse((await run('client', 'create', 'Acme', '--json')).out);
   t.match((await run('client', 'list')).out, /^1\tAcme\tkeys: 1\twebhooks: 0\tcreated \d{4}-/);
   t.match((await run('key', 'list')).out, new RegExp(`^1\\t${apiKey.slice(0, 11)}\\tclient 1\\tcreated \\S+\\tactive$`));
+});
+
+const ADMIN_TOKEN = 'cli-test-admin-token-0123456789';
+
+/** The CLI, and the server's app with the admin API, on one database. */
+async function cliAndAdminApi(t: Test, env: Record<string, string> = {}) {
+  const db = await testDatabase(t);
+  const { app } = await buildTestApp(t, { ...db.env, ADMIN_TOKEN, ...env });
+  const admin = (method: 'GET' | 'PATCH' | 'POST', url: string, payload?: Record<string, unknown>) =>
+    send(app, { method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload === undefined ? {} : { payload }) });
+  return { db, app, admin, run: cli({ ...db.env, ...env }) };
+}
+
+t.test('client rename, deactivate and reactivate do what PATCH /admin/clients/{id} does', async (t) => {
+  const { app, admin, run } = await cliAndAdminApi(t);
+  const { apiKey } = JSON.parse((await run('client', 'create', 'Acme', '--json')).out);
+  const about = async () => (await send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': apiKey } })).status;
+
+  const renamed = await run('client', 'rename', '1', 'Acme Realty');
+  t.same([renamed.code, renamed.out], [0, 'Renamed client 1 to "Acme Realty".']);
+  t.match((await admin('GET', '/admin/clients/1')).json, { clientId: 1, name: 'Acme Realty', active: true });
+
+  const deactivated = await run('client', 'deactivate', '1', '--json');
+  t.equal(deactivated.code, 0);
+  t.same(JSON.parse(deactivated.out), (await admin('GET', '/admin/clients/1')).json, "the admin API's Account, inactive");
+  t.match(JSON.parse(deactivated.out), { active: false });
+  t.equal(await about(), 401, 'the key of an inactive client is refused');
+
+  const reactivated = await run('client', 'reactivate', '1');
+  t.same([reactivated.code, reactivated.out], [0, 'Client 1 "Acme Realty" is active again: its keys work, and its waiting deliveries go out.']);
+  t.match((await admin('GET', '/admin/clients/1')).json, { active: true });
+  t.equal(await about(), 200, 'the key works again');
+});
+
+t.test('portal-link create makes a link that opens a session of the client, once', async (t) => {
+  const { admin, run, db } = await cliAndAdminApi(t, { PUBLIC_URL: 'https://hooks.example.com' });
+  await run('client', 'create', 'Acme', '--json');
+  const before = Date.now();
+  const made = await run('portal-link', 'create', '1', '--ttl', '120', '--json');
+  t.equal(made.code, 0);
+  const link = JSON.parse(made.out);
+  t.match(link, { url: /^https:\/\/hooks\.example\.com\/portal#link=lhp_/, expiresAt: String });
+  t.ok(Math.abs(Date.parse(link.expiresAt) - before - 120_000) < 10_000, 'expires in --ttl seconds');
+  const token = link.url.split('#link=')[1];
+  const opened = await admin('POST', '/portal-session', { token });
+  t.same([opened.status, opened.json.name], [201, 'Acme'], 'the link opens a session of the client');
+  t.equal((await admin('POST', '/portal-session', { token })).status, 401, 'once');
+
+  const text = await run('portal-link', 'create', '1');
+  t.match(text.out, /^Portal link for client 1, usable once until \S+:\nhttps:\/\/hooks\.example\.com\/portal#link=lhp_\S+$/);
+  t.same(await db.query('SELECT COUNT(*) AS n FROM portal_links'), [{ n: 2 }]);
+});
+
+t.test("the admin commands refuse what the admin API refuses, in the API's words", async (t) => {
+  const { admin, run, db } = await cliAndAdminApi(t);
+  await run('client', 'create', 'Acme', '--json');
+  await run('client', 'create', 'Globex', '--json');
+  await run('client', 'deactivate', '2');
+  const cases: [string[], string, string, Record<string, unknown>, number][] = [
+    [['client', 'rename', '1', '   '], 'PATCH', '/admin/clients/1', { name: '   ' }, 2],
+    [['client', 'rename', '1', 'x'.repeat(201)], 'PATCH', '/admin/clients/1', { name: 'x'.repeat(201) }, 2],
+    [['client', 'rename', '9', 'X'], 'PATCH', '/admin/clients/9', { name: 'X' }, 1],
+    [['client', 'deactivate', '9'], 'PATCH', '/admin/clients/9', { active: false }, 1],
+    [['client', 'reactivate', '9'], 'PATCH', '/admin/clients/9', { active: true }, 1],
+    [['portal-link', 'create', '1', '--ttl', '86401'], 'POST', '/admin/clients/1/portal-sessions', { ttl: 86401 }, 2],
+    [['portal-link', 'create', '1', '--ttl', '0'], 'POST', '/admin/clients/1/portal-sessions', { ttl: 0 }, 2],
+    [['portal-link', 'create', '1', '--ttl', '1.5'], 'POST', '/admin/clients/1/portal-sessions', { ttl: '1.5' }, 2],
+    [['portal-link', 'create', '9'], 'POST', '/admin/clients/9/portal-sessions', {}, 1],
+    [['portal-link', 'create', '2'], 'POST', '/admin/clients/2/portal-sessions', {}, 1],
+  ];
+  for (const [argv, method, url, body, code] of cases) {
+    const api = await admin(method as 'PATCH' | 'POST', url, body);
+    t.ok(api.status >= 400 && api.status < 500, `${method} ${url} ${JSON.stringify(body)}: ${api.status}`);
+    const res = await run(...argv, '--json');
+    t.same([res.code, JSON.parse(res.err)], [code, api.json], argv.join(' '));
+  }
+  t.equal((await run('client', 'deactivate', '1', '2')).code, 0, 'extra words after the id are ignored, as for the other commands');
+  t.same(await db.query('SELECT COUNT(*) AS n FROM portal_links'), [{ n: 0 }], 'no link was made');
+  t.match((await run('client', 'rename', '1')).err, /^leadhooks: client rename needs a client id and one name/);
+  t.match((await run('client', 'deactivate', 'one')).err, /^leadhooks: clientId must be a positive integer/);
+});
+
+t.test('an unknown command says which word it did not know, then the usage', async (t) => {
+  const run = cli((await testDatabase(t)).env);
+  for (const [argv, first] of [
+    [['client', 'frobnicate', '3'], 'leadhooks: unknown command "client frobnicate": "frobnicate" is not one of create, list, rename, deactivate, reactivate'],
+    [['frobnicate'], 'leadhooks: unknown command "frobnicate"'],
+    [['client'], 'leadhooks: client needs one of: create, list, rename, deactivate, reactivate'],
+    [[], 'leadhooks: no command given'],
+  ] as const) {
+    const res = await run(...argv);
+    t.equal(res.code, 2);
+    const [line, blank, usage] = res.err.split('\n');
+    t.same([line, blank, usage], [first, '', 'Usage: leadhooks <command> [--json]'], argv.join(' ') || '(nothing)');
+  }
+});
+
+t.test('event emit publishes once per Idempotency-Key, a new one per run unless given', async (t) => {
+  const db = await testDatabase(t);
+  const run = cli(db.env);
+  await run('client', 'create', 'Acme', '--json');
+  const emit = (...more: string[]) => run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}', ...more);
+
+  const first = await emit('--idempotency-key', 'lead-7-created', '--json');
+  t.equal(first.code, 0);
+  const again = await emit('--idempotency-key', 'lead-7-created', '--json');
+  t.same(JSON.parse(again.out), { ...JSON.parse(first.out), replayed: true }, 'the same key: the first event again');
+  const text = await emit('--idempotency-key', 'lead-7-created');
+  t.equal(text.out, `Already published under this Idempotency-Key: lead_create event ${JSON.parse(first.out).eventId} to 0 webhook(s); nothing new was published.`);
+  t.same(await db.query('SELECT id FROM events'), [{ id: JSON.parse(first.out).eventId }], 'one event');
+
+  const other = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":8}', '--idempotency-key', 'lead-7-created', '--json');
+  t.same([other.code, JSON.parse(other.err)], [1, { error: 'Idempotency-Key already used for a different request' }]);
+  const bad = await emit('--idempotency-key', 'two words');
+  t.same([bad.code, bad.err], [2, 'leadhooks: Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters']);
+
+  t.equal((await emit()).code, 0);
+  t.equal((await emit()).code, 0);
+  t.same(await db.query('SELECT COUNT(*) AS n FROM events'), [{ n: 3 }], 'without --idempotency-key, each run is a new event');
+  t.same(await db.query("SELECT COUNT(*) AS n FROM idempotency_keys WHERE scope = 'cli'"), [{ n: 3 }], 'each under a key of its own');
+});
+
+t.test('event emit cut off from its database says the key that retries it safely', onlyOn('postgres'), async (t) => {
+  const db = await testDatabase(t);
+  const direct = new URL(db.env.DATABASE_URL!);
+  const proxy = await startTcpProxy(t, { host: direct.hostname, port: Number(direct.port || 5432) });
+  const through = new URL(direct);
+  through.port = String(proxy.port);
+  const run = cli({ DATABASE_URL: through.toString(), DATABASE_CONNECT_TIMEOUT: '1s' });
+  await run('client', 'create', 'Acme', '--json');
+
+  beforeFirstQuery(t, ({ text }) => /INSERT INTO events/i.test(text), async () => proxy.cut());
+  const failed = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}');
+  t.equal(failed.code, 1);
+  const [, key] = /run the same command again with --idempotency-key (\S+)$/.exec(failed.err) ?? [];
+  t.match(failed.err, /^leadhooks: the database does not answer: the event may have been published all the same/);
+  t.ok(key, 'the failure names the key');
+
+  proxy.restore();
+  const retried = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}', '--idempotency-key', key!, '--json');
+  t.equal(retried.code, 0);
+  const again = await run('event', 'emit', '1', 'lead_create', '--data', '{"id":7}', '--idempotency-key', key!, '--json');
+  t.same(JSON.parse(again.out), { ...JSON.parse(retried.out), replayed: true });
+  t.same(await db.query('SELECT COUNT(*) AS n FROM events'), [{ n: 1 }], 'published once');
 });

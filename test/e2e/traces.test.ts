@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { cliCreateClient } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
@@ -93,5 +96,62 @@ t.test('a publish and each of its attempts share a trace, across processes and a
   t.ok(otlp.spans.some((s) => attribute(s, 'http.route') === '/webhook' || attribute(s, 'url.path') === '/webhook'), 'POST /webhook has its span too');
   t.same([...otlp.paths], ['POST /v1/traces application/json'], 'OTLP/HTTP with JSON bodies, as OTEL_EXPORTER_OTLP_PROTOCOL asks');
   await worker.stop();
+  await server.stop();
+});
+
+// A trace exporter that fails changes nothing of what a command or a request comes to.
+
+/** A port where nothing listens: connections to it are refused. */
+async function refusedEndpoint(): Promise<string> {
+  const server = createTcpServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+t.test('event emit with an unreachable trace endpoint publishes once and exits 0', async (t) => {
+  const db = await testDatabase(t);
+  const { clientId } = await cliCreateClient(db.env);
+  const env = { PATH: process.env.PATH!, ...db.env, OTEL_EXPORTER_OTLP_ENDPOINT: await refusedEndpoint(), OTEL_EXPORTER_OTLP_TIMEOUT: '500' };
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', CLI, 'event', 'emit', String(clientId), 'lead_create', '--data', '{"id":1}'], { env });
+  // execFile rejects on a non-zero exit: getting here is exit 0.
+  t.match(stdout, /^Published lead_create event evt_[0-9a-f]+ to 0 webhook\(s\)\.\n$/);
+  t.match(stderr, /^leadhooks: trace export to http:\/\/127\.0\.0\.1:\d+ failed: .*ECONNREFUSED/m, 'the failed export is told on stderr');
+  t.same(await db.query('SELECT type FROM events'), [{ type: 'lead_create' }], 'published once');
+});
+
+t.test('a server whose trace exports fail serves, and logs the failure once a minute at most', async (t) => {
+  // An OTLP endpoint that drops every connection, counting them: each is a failed export.
+  let connections = 0;
+  const dropper = createTcpServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  }).listen(0, '127.0.0.1');
+  await once(dropper, 'listening');
+  t.teardown(() => dropper.close());
+  const db = await testDatabase(t);
+  const { apiKey } = await cliCreateClient(db.env);
+  const server = await startServer(t, {
+    ...db.env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(dropper.address() as AddressInfo).port}`,
+    OTEL_BSP_SCHEDULE_DELAY: '20', // a batch every moment, so that many exports fail
+    OTEL_EXPORTER_OTLP_TIMEOUT: '200',
+  });
+  const failureLines = () => server.stdout.filter((line) => line.includes('"msg":"trace export failed"'));
+  // Requests until several exports have failed, each one answered as if traces were fine.
+  const statuses = new Set<number>();
+  while (connections < 5) {
+    const answer = await fetch(`${server.url}/about`, { headers: { 'x-api-key': apiKey } });
+    statuses.add(answer.status);
+    await answer.arrayBuffer();
+  }
+  t.same([...statuses], [200], 'every request answered 200');
+  await eventually(() => failureLines().length > 0 || undefined);
+  const [line] = failureLines();
+  t.match(JSON.parse(line!), { level: 40, msg: 'trace export failed', endpoint: /^http:\/\/127\.0\.0\.1:/, failures: 1, reason: String });
+  t.equal(failureLines().length, 1, `one line for ${connections} failed exports`);
   await server.stop();
 });

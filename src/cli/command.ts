@@ -1,0 +1,29 @@
+import type { Config } from '../config.js';
+import type { SecretBox } from '../secrets/webhook-secrets.js';
+import type { Store } from '../store/store.js';
+
+/** What a command prints: `json` with --json, `text` otherwise. */
+export type Output = { json: unknown; text: string };
+
+/** What a command gets besides its positional arguments: its options, and what the process built once. */
+export interface CommandContext {
+  data?: string;
+  ttl?: string;
+  idempotencyKey?: string;
+  config: Config;
+  secrets: SecretBox;
+}
+
+export type Command = (store: Store, args: string[], context: CommandContext) => Promise<Output>;
+
+/** Bad arguments: exit 2. */
+export class UsageError extends Error {}
+
+/** Refused (no such client or key, an inactive client, a key used for another request...): exit 1. */
+export class RefusedError extends Error {}
+
+/** A command's id argument: a positive integer written in decimal digits, or a usage error. */
+export function positiveInt(value: string | undefined, what: string): number {
+  if (!value || !/^[1-9]\d*$/.test(value)) throw new UsageError(`${what} must be a positive integer`);
+  return Number(value);
+}

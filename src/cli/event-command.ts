@@ -1,0 +1,60 @@
+import { hash, randomUUID } from 'node:crypto';
+import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';
+import { publishEventOnce } from '../delivery/publish-event.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
+import { errorBody, MESSAGES } from '../messages.js';
+import type { StoredResponse } from '../store/store.js';
+import { positiveInt, RefusedError, UsageError, type Command } from './command.js';
+import { takesIdempotencyKey } from './operation-input.js';
+
+// `leadhooks event emit`: publishes as POST /events does, always under an Idempotency-Key
+// (docs/api.md, "Retrying writes safely"), --idempotency-key or a new random one. A database
+// that stops answering may have committed the event all the same (the answer, not the commit,
+// was lost); the failure then says the key, and the same command with it publishes at most once.
+
+/** The CLI's keys are its own: they never meet the publisher's keys of POST /events. */
+const SCOPE = 'cli';
+
+type Published = { eventId: string; deliveries: number };
+
+export class PublishFailedError extends Error {}
+
+export const emitEvent: Command = async (store, [id, type], { data, idempotencyKey, secrets }) => {
+  const clientId = positiveInt(id, 'clientId');
+  if (!EVENT_NAMES.includes(type as EventName)) throw new UsageError(`type must be one of ${EVENT_NAMES.join(', ')}`);
+  if (nestsTooDeep(data ?? '')) throw new UsageError(`--data may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`);
+  let lead: unknown;
+  try {
+    lead = JSON.parse(data ?? '');
+  } catch {
+    throw new UsageError("--data must be a JSON object, such as --data '{\"id\": 1}'");
+  }
+  if (typeof lead !== 'object' || lead === null || Array.isArray(lead)) throw new UsageError('--data must be a JSON object');
+  if (idempotencyKey !== undefined && !takesIdempotencyKey(idempotencyKey)) throw new UsageError(MESSAGES.invalidIdempotencyKey);
+  const key = idempotencyKey ?? randomUUID();
+  const input = { clientId, type: type as EventName, data: lead as Record<string, unknown> };
+
+  // What is kept under the key is what the API keeps: the answer's status and body, sealed at rest.
+  const respond = (result: Published | undefined): StoredResponse =>
+    result ? { status: 202, body: secrets.seal(JSON.stringify(result)) } : { status: 404, body: secrets.seal(JSON.stringify(errorBody(MESSAGES.clientNotFound))) };
+  let made;
+  try {
+    made = await publishEventOnce(store, input, { scope: SCOPE, key, requestHash: hash('sha256', JSON.stringify([clientId, type, lead])), respond });
+  } catch (error) {
+    throw new PublishFailedError(
+      `${(error as Error).message}: the event may have been published all the same; to publish it at most once, run the same command again with --idempotency-key ${key}`,
+      { cause: error },
+    );
+  }
+  if (made.kind === 'mismatch') throw new RefusedError(MESSAGES.idempotencyKeyReused);
+  if (made.kind === 'in-progress') throw new RefusedError(MESSAGES.idempotencyKeyInUse);
+  const replayed = made.kind === 'replay';
+  const published = made.kind === 'replay' ? (JSON.parse(secrets.open(made.response.body)) as Published | { error: string }) : made.value;
+  if (!published || 'error' in published) throw new RefusedError(`no client ${clientId}`);
+  return {
+    json: replayed ? { ...published, replayed } : published,
+    text: replayed
+      ? `Already published under this Idempotency-Key: ${type} event ${published.eventId} to ${published.deliveries} webhook(s); nothing new was published.`
+      : `Published ${type} event ${published.eventId} to ${published.deliveries} webhook(s).`,
+  };
+};
