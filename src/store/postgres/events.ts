@@ -3,7 +3,7 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 import { idempotently } from './idempotency.js';
 import { inTransaction, type Queryable } from './transaction.js';
 
-/** The channel a publication with deliveries notifies, so that idle workers look at once. */
+/** The channel a publication with deliveries notifies, after its commit, so that idle workers look at once. */
 export const NEW_WORK_CHANNEL = 'leadhooks_new_work';
 
 // The client's listing, newest first by seq (the order of writing): events_by_client and
@@ -17,9 +17,9 @@ export const EVENT_LIST_SQL = {
 };
 
 /**
- * One statement, so one transaction: the event, one pending delivery per active webhook of the
- * client subscribed to its type (none for a disabled one), and (when there are deliveries) a
- * notification that PostgreSQL sends to the listening workers when it commits.
+ * One statement, so one transaction: the event, and one pending delivery per active webhook of
+ * the client subscribed to its type (none for a disabled one). The workers are told after the
+ * commit, not in the transaction (engine/notifier.ts says why).
  */
 async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: number } | undefined> {
   const { rows } = await db.query<{ events: number; deliveries: number }>(
@@ -33,21 +33,25 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
        JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
        RETURNING 1
      )
-     SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries,
-       (SELECT count(pg_notify('${NEW_WORK_CHANNEL}', '')) FROM (SELECT 1 FROM delivery LIMIT 1) AS any_delivery) AS notified`,
+     SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries`,
     [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null],
   );
   const row = rows[0]!;
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
 }
 
-export function createEventRepository(pool: pg.Pool): EventRepository {
+/** `newWork`: called once a publication that made deliveries has committed. */
+export function createEventRepository(pool: pg.Pool, newWork: () => void): EventRepository {
   return {
     async publish(event) {
-      return publish(pool, event);
+      const published = await publish(pool, event);
+      if (published?.deliveries) newWork();
+      return published;
     },
     async publishOnce(event, key) {
-      return idempotently(pool, key, (db) => publish(db, event));
+      const keyed = await idempotently(pool, key, (db) => publish(db, event));
+      if (keyed.kind === 'done' && keyed.value?.deliveries) newWork();
+      return keyed;
     },
 
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {

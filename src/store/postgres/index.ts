@@ -5,6 +5,7 @@ import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { connectionCheck, createPool, type PostgresConfig } from './engine/connect.js';
 import { createListener } from './engine/listener.js';
+import { createNotifier } from './engine/notifier.js';
 import { migrate } from './engine/migrate.js';
 import { reportUnavailable } from './engine/unavailable.js';
 import { createEventRepository, NEW_WORK_CHANNEL } from './events.js';
@@ -30,6 +31,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     throw error;
   }
   const listener = createListener(config);
+  const notifier = createNotifier(config, NEW_WORK_CHANNEL);
   const keyChanges = createKeyChanges(pool, listener, config.databaseConnectTimeout);
   const usage = withKeyUsage(withKeyCache(reportUnavailable(createKeyRepository(pool, keyChanges)), keyChanges));
   let closed = false;
@@ -38,14 +40,14 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
     keys: usage.keys,
     portalLinks: reportUnavailable(createPortalLinkRepository(pool)),
     webhooks: reportUnavailable(createWebhookRepository(pool)),
-    events: reportUnavailable(createEventRepository(pool)),
+    events: reportUnavailable(createEventRepository(pool, notifier.notify)),
     deliveries: reportUnavailable(createDeliveryRepository(pool)),
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     secrets: reportUnavailable(createSecretRepository(pool)),
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
-    // A publication notifies (events.ts); so does the session listening again after a loss,
-    // since publications made in between notified no one. Workers poll as well, so a lost
-    // notification delays a delivery by one poll interval at most.
+    // A publication notifies once committed (events.ts); so does the session listening again
+    // after a loss, since publications made in between notified no one. Workers poll as well, so
+    // a lost notification delays a delivery by one poll interval at most.
     onNewWork: (wake) => listener.subscribe(NEW_WORK_CHANNEL, { notice: wake, listening: wake }),
     async ping() {
       await pool.query('SELECT 1');
@@ -55,6 +57,7 @@ export async function createPostgresStore(config: PostgresConfig): Promise<Store
       closed = true;
       await usage.close();
       keyChanges.close();
+      await notifier.close();
       await listener.close();
       await pool.end();
     },
