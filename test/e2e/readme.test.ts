@@ -1,14 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { tempDir } from '../helpers/app.js';
 import { CLIENT_SECTION, consumerFolder, readmeConsumerSteps } from '../helpers/consumer-build.js';
 import { ReaderShell, type Printed } from '../helpers/reader-shell.js';
-import { consoleSteps, sectionBlocks, type Block } from '../helpers/readme.js';
+import { consoleSteps, sectionBlocks, sectionLines, type Block } from '../helpers/readme.js';
 import { sleep } from '../helpers/receiver.js';
 import { postgresDatabase, sqliteDatabase, TEST_DATABASE_URL, POSTGRES_HOW_TO } from '../helpers/stores.js';
 
@@ -299,4 +299,19 @@ t.test("the docs' walkthroughs, run as written, one after the other", async (t) 
     if (title === CLIENT_SECTION) await shell.run(`cd ${ROOT}`);
     if (title !== MOVE_SECTION) await attachedElsewhere(title);
   }
+});
+
+t.test("the quick start's start time is the one the bench measured", async (t) => {
+  // A start takes what the machine gives it: the README quotes no time of its own, only the
+  // bench's start-up measure (its "start to listening" row in BENCHMARKS.md), if any.
+  let fenced = false;
+  const prose = sectionLines('Quick start').filter((line) => {
+    if (line.startsWith('```')) fenced = !fenced;
+    return !fenced && !line.startsWith('```');
+  });
+  const quoted = prose.join('\n').match(/\b\d+(?:[.,]\d+)? ?(?:ms|s)\b/g) ?? [];
+  const benchmarks = readFileSync(join(ROOT, 'BENCHMARKS.md'), 'utf8');
+  const measured = benchmarks.split('\n').filter((line) => line.includes('start to listening')).join('\n');
+  t.ok(measured !== '', 'BENCHMARKS.md has the start-up measure');
+  for (const time of quoted) t.ok(measured.includes(time), `the README's "${time}" is a start time the bench measured`);
 });
