@@ -17,8 +17,8 @@ export interface Block {
   intro: string;
 }
 
-/** The fenced blocks of one `## ` or `### ` section (of whichever document has it), its subsections included. */
-export function sectionBlocks(title: string): Block[] {
+/** The lines of one `## ` or `### ` section (of whichever document has it), its subsections included. */
+export function sectionLines(title: string): string[] {
   const pattern = new RegExp(`\\n(#{2,3}) ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`);
   const README = FILES.find((text) => pattern.test(text));
   const heading = README === undefined ? null : pattern.exec(README);
@@ -27,7 +27,12 @@ export function sectionBlocks(title: string): Block[] {
   const next = new RegExp(`\\n#{2,${heading[1]!.length}} `, 'g');
   next.lastIndex = heading.index + 1;
   const end = next.exec(README)?.index;
-  const lines = README.slice(heading.index, end).split('\n');
+  return README.slice(heading.index, end).split('\n');
+}
+
+/** The fenced blocks of one `## ` or `### ` section (of whichever document has it), its subsections included. */
+export function sectionBlocks(title: string): Block[] {
+  const lines = sectionLines(title);
   const blocks: Block[] = [];
   let intro = '';
   for (let i = 0; i < lines.length; i++) {
