@@ -115,6 +115,14 @@ export interface EventRepository {
   /** `publish`, made once per Idempotency-Key (IdempotentWrite). */
   publishOnce(event: NewEvent, key: IdempotentWrite<{ deliveries: number } | undefined>): Promise<Keyed<{ deliveries: number } | undefined>>;
   /**
+   * `publish` for each event, all in one transaction, in their order (a listing shows the last
+   * as the newest): each one's deliveries, or undefined for an event of a client that does not
+   * exist, which stores nothing.
+   */
+  publishBatch(events: NewEvent[]): Promise<({ deliveries: number } | undefined)[]>;
+  /** `publishBatch`, made once per Idempotency-Key (IdempotentWrite). */
+  publishBatchOnce(events: NewEvent[], key: IdempotentWrite<({ deliveries: number } | undefined)[]>): Promise<Keyed<({ deliveries: number } | undefined)[]>>;
+  /**
    * Up to `limit` of the client's events written before the one numbered `before` (all, without
    * it), of type `type` only when given, newest first. Read through an index, whatever the
    * number of events.

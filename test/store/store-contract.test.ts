@@ -160,6 +160,42 @@ t.test('events.publish stores the event and one pending delivery per subscribed,
   t.same(await store.deliveries.pendingStats(), { count: 2, oldestCreatedAt: T0 });
 });
 
+t.test('events.publishBatch stores every event with its deliveries in one go, in order; an unknown client stores nothing', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const creates = await store.webhooks.create(hook(acme.client.id, ['lead_create']), 10);
+  const both = await store.webhooks.create(hook(acme.client.id, ['lead_update', 'lead_create']), 10);
+  const disabled = await store.webhooks.create(hook(bolt.client.id, ['lead_create']), 10);
+  await db.query('UPDATE webhooks SET disabled_at = ? WHERE id = ?', [at(0), disabled!.id]);
+  t.same(await store.events.publishBatch([]), [], 'an empty batch stores nothing');
+  const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  const event = (id: string, clientId: number, type: 'lead_create' | 'lead_update', i: number) => ({ id, clientId, type, payload: `{"i":${i}}`, createdAt: at(i), traceContext: i === 2 ? TRACE : undefined });
+  const published = await store.events.publishBatch([
+    event('evt_1', acme.client.id, 'lead_create', 0),
+    event('evt_2', 42, 'lead_create', 1),
+    event('evt_3', acme.client.id, 'lead_update', 2),
+    event('evt_4', bolt.client.id, 'lead_create', 3),
+    event('evt_5', acme.client.id, 'lead_create', 4),
+  ]);
+  t.same(published, [{ deliveries: 2 }, undefined, { deliveries: 1 }, { deliveries: 0 }, { deliveries: 2 }], "each event's own answer, in order");
+  t.same((await store.events.list(acme.client.id, { limit: 10 })).map((e) => e.id), ['evt_5', 'evt_3', 'evt_1'], 'listed in the order given, the last the newest');
+  t.same(await db.query('SELECT id, payload, trace_context FROM events WHERE id IN (?, ?) ORDER BY id', ['evt_1', 'evt_3']), [{ id: 'evt_1', payload: '{"i":0}', trace_context: null }, { id: 'evt_3', payload: '{"i":2}', trace_context: TRACE }]);
+  t.same(
+    await db.query('SELECT event_id, webhook_id FROM deliveries ORDER BY event_id, webhook_id'),
+    [
+      { event_id: 'evt_1', webhook_id: creates!.id },
+      { event_id: 'evt_1', webhook_id: both!.id },
+      { event_id: 'evt_3', webhook_id: both!.id },
+      { event_id: 'evt_5', webhook_id: creates!.id },
+      { event_id: 'evt_5', webhook_id: both!.id },
+    ],
+    'a delivery per subscribed active webhook, none for the disabled one',
+  );
+  await t.rejects(store.events.publishBatch([event('evt_6', acme.client.id, 'lead_create', 5), event('evt_1', acme.client.id, 'lead_create', 6)]), 'an id already stored fails the batch');
+  t.same(await db.query('SELECT count(*) AS n FROM events'), [{ n: 4 }], 'and nothing of it is kept');
+});
+
 t.test("events.list reads one client's events newest first, of one type or all, before a cursor", async (t) => {
   const { store } = await openTestStore(t);
   const acme = await withClient(store);

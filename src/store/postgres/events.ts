@@ -41,6 +41,39 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
 }
 
 /** `newWork`: called once a publication that made deliveries has committed. */
+/**
+ * `publish` for many events in one statement: the events arrive as arrays, one per column, and
+ * are written in their order (WITH ORDINALITY), so their seq follows it.
+ */
+async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliveries: number } | undefined)[]> {
+  if (events.length === 0) return [];
+  const column = <K extends keyof NewEvent>(key: K) => events.map((event) => event[key] ?? null);
+  const { rows } = await db.query<{ stored: boolean; deliveries: number }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[])
+         WITH ORDINALITY AS i(id, client_id, type, payload, created_at, trace_context, n)
+     ), event AS (
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context)
+       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context FROM input i
+       WHERE EXISTS (SELECT 1 FROM clients c WHERE c.id = i.client_id) ORDER BY i.n
+       RETURNING id, client_id, type, created_at
+     ), delivery AS (
+       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
+       SELECT e.id, w.id, 'pending', e.created_at, e.created_at FROM event e
+       JOIN webhooks w ON w.client_id = e.client_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND e.type = ANY (w.events)
+       RETURNING event_id
+     )
+     SELECT e.id IS NOT NULL AS stored, coalesce(d.n, 0) AS deliveries FROM input i
+     LEFT JOIN event e ON e.id = i.id
+     LEFT JOIN (SELECT event_id, count(*) AS n FROM delivery GROUP BY event_id) d ON d.event_id = i.id
+     ORDER BY i.n`,
+    [column('id'), column('clientId'), column('type'), column('payload'), column('createdAt'), column('traceContext')],
+  );
+  return rows.map((row) => (row.stored ? { deliveries: row.deliveries } : undefined));
+}
+
+const anyDeliveries = (published: ({ deliveries: number } | undefined)[]) => published.some((event) => event?.deliveries);
+
 export function createEventRepository(pool: pg.Pool, newWork: () => void): EventRepository {
   return {
     async publish(event) {
@@ -51,6 +84,16 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
     async publishOnce(event, key) {
       const keyed = await idempotently(pool, key, (db) => publish(db, event));
       if (keyed.kind === 'done' && keyed.value?.deliveries) newWork();
+      return keyed;
+    },
+    async publishBatch(events) {
+      const published = await publishBatch(pool, events);
+      if (anyDeliveries(published)) newWork();
+      return published;
+    },
+    async publishBatchOnce(events, key) {
+      const keyed = await idempotently(pool, key, (db) => publishBatch(db, events));
+      if (keyed.kind === 'done' && anyDeliveries(keyed.value)) newWork();
       return keyed;
     },
 

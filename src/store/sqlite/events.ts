@@ -74,6 +74,12 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
     async publishOnce(event, key) {
       return grouped(() => idempotent.run(key, () => publish(event)));
     },
+    async publishBatch(events) {
+      return grouped(() => events.map(publish));
+    },
+    async publishBatchOnce(events, key) {
+      return grouped(() => idempotent.run(key, () => events.map(publish)));
+    },
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);
     },
