@@ -396,6 +396,38 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish up to 1,000 lead events at once
+         * @description For imports and syncs: what `POST /events` does for each item of `events`, in one
+         *     request and one transaction, with the publisher token (`PUBLISHER_TOKEN`).
+         *
+         *     All or nothing. The batch is checked as a whole first: an item that `POST /events` would
+         *     refuse refuses the batch (`400`, naming the item, `events[3].type ...`), and nothing is
+         *     stored. A valid batch is stored in one transaction, every event with its deliveries, in
+         *     the order given (a listing shows the last as the newest), before the 202 leaves; a
+         *     failure stores none of it. The answer holds one result per item, in the same order:
+         *     `{"eventId", "deliveries"}`, or `{"error": "Client not found"}` for an item whose
+         *     `clientId` names no client, which stored nothing (the others are stored all the same).
+         *
+         *     With an `Idempotency-Key`, a retry of the same batch within 24 hours gets this answer
+         *     again and stores nothing more. The body may be up to `PUBLISHER_BATCH_BODY_LIMIT`.
+         */
+        post: operations["publishEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/types": {
         parameters: {
             query?: never;
@@ -1097,6 +1129,13 @@ export type components = {
             clientId: number;
             type: components["schemas"]["EventName"];
             data: components["schemas"]["Lead"];
+        };
+        PublishEventBatch: {
+            events: components["schemas"]["PublishEvent"][];
+        };
+        EventBatchAccepted: {
+            /** @description One result per item of the request's `events`, in the same order. */
+            results: (components["schemas"]["EventAccepted"] | components["schemas"]["Error"])[];
         };
         EventAccepted: {
             /** @example evt_2hXKoT3mYbQ9vR1cLs8wPe */
@@ -2368,6 +2407,105 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    publishEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key the caller chooses for this request, to retry it safely: a retry with the same key
+                 *     and the same body within 24 hours gets the first answer again and changes nothing. Keys
+                 *     are the calling client's own (the publisher's, for `POST /events`). A UUID will do.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishEventBatch"];
+            };
+        };
+        responses: {
+            /**
+             * @description Accepted and stored: one result per item of `events`, in order. With
+             *     `idempotent-replayed: true`, the answer given to an earlier request with the same
+             *     `Idempotency-Key`: nothing new was stored.
+             */
+            202: {
+                headers: {
+                    /** @description `true` on the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise. */
+                    "idempotent-replayed"?: components["schemas"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventBatchAccepted"];
+                };
+            };
+            /**
+             * @description `Missing data` when the body is absent, not a JSON object, or `events` is absent,
+             *     `null` or empty; `Invalid data: ...` when `events` is not an array of 1 to 1000
+             *     items, when an item is not what `POST /events` takes (the message names the item:
+             *     `Invalid data: events[3].type must be one of lead_create, lead_update`), or when the
+             *     `Idempotency-Key` header is malformed. Nothing is stored.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The bearer token is missing or wrong, or publishing is disabled (no `PUBLISHER_TOKEN`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than `PUBLISHER_BATCH_BODY_LIMIT`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent with a content type other than JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was used, within the last 24 hours, for another body. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -29,6 +29,7 @@ export const OPERATION_SECURITY = {
   getReadiness: null,
   listEvents: "apiKey",
   publishEvent: "publisherToken",
+  publishEvents: "publisherToken",
   listEventTypes: null,
   listOperationalEvents: "publisherToken",
   createAccount: "adminToken",

@@ -32,6 +32,7 @@ export interface Config {
   publicUrl: string | null;
   /** Largest POST /events body, in bytes. */
   publisherBodyLimit: number;
+  publisherBatchBodyLimit: number;
   /** Whether the server process runs the delivery worker too. */
   deliveryWorker: boolean;
   /** Delays between delivery attempts, in milliseconds; attempts = length + 1. */
@@ -279,6 +280,12 @@ export const SETTINGS = {
     parse: parseSize,
     expected: 'a size with a unit, such as 256kb or 1mb',
   },
+  // A batch (POST /events/batch) holds up to 1,000 events: 4 MB is 4 KB a lead.
+  PUBLISHER_BATCH_BODY_LIMIT: {
+    default: '4mb',
+    parse: parseSize,
+    expected: 'a size with a unit, such as 4mb',
+  },
   DELIVERY_WORKER: { default: 'on', parse: parseBoolean, expected: 'on or off' },
   DELIVERY_RETRY_SCHEDULE: {
     default: '5s,5m,30m,2h,5h,10h,10h',
@@ -356,6 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: read(env, 'ADMIN_TOKEN'),
     publicUrl: read(env, 'PUBLIC_URL'),
     publisherBodyLimit: read(env, 'PUBLISHER_BODY_LIMIT'),
+    publisherBatchBodyLimit: read(env, 'PUBLISHER_BATCH_BODY_LIMIT'),
     deliveryWorker: read(env, 'DELIVERY_WORKER'),
     retrySchedule: read(env, 'DELIVERY_RETRY_SCHEDULE'),
     deliveryTimeout: read(env, 'DELIVERY_TIMEOUT'),

@@ -170,6 +170,18 @@ const eventBody = jsonBody(['clientId', 'type', 'data'], {
   data: () => 'data must be a JSON object',
 });
 
+/**
+ * A batch of events: each item is checked as `eventBody` checks one, and named in the words
+ * (`events[3].type must be ...`, `events[3] must have clientId, type and data`).
+ */
+const eventBatchBody: InputMessage = (body, issue) => {
+  if (!isJsonObject(body) || isAbsent(body.events)) return MESSAGES.missingData;
+  const [field, index, ...inside] = (issue?.instancePath ?? '').split('/').slice(1);
+  if (field !== 'events' || index === undefined || !Array.isArray(body.events)) return `${INVALID}events must be an array of 1 to 1000 events`;
+  const item = eventBody(body.events[Number(index)], issue && { ...issue, instancePath: inside.map((part) => `/${part}`).join('') });
+  return item === MESSAGES.missingData ? `${INVALID}events[${index}] must have clientId, type and data` : `${INVALID}events[${index}].${item.slice(INVALID.length)}`;
+};
+
 const undefinedHookId: InputMessage = () => MESSAGES.undefinedHookId;
 
 const deliveryParams: InputMessage = (_params, issue) =>
@@ -201,6 +213,7 @@ const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, In
   recoverWebhookDeliveries: { params: undefinedHookId, body: recoverBody },
   rotateWebhookSecret: { params: undefinedHookId, headers: idempotencyKeyHeader },
   publishEvent: { body: eventBody, headers: idempotencyKeyHeader },
+  publishEvents: { body: eventBatchBody, headers: idempotencyKeyHeader },
   listEvents: { querystring: eventsQuery },
   listOperationalEvents: { querystring: pageQuery },
 };

@@ -98,12 +98,19 @@ export async function traceRequests(app: FastifyInstance): Promise<void> {
 }
 
 /**
- * Runs `publish` in a span of its own; `publish` gets the span's context as a W3C traceparent
- * to keep with the event (undefined when tracing is off).
+ * Runs `publish` in a span of its own, of one event or of a batch; `publish` gets the span's
+ * context as a W3C traceparent to keep with the events (undefined when tracing is off).
  */
-export async function tracePublish<T>(type: string, clientId: number, publish: (traceContext: string | undefined) => Promise<T>): Promise<T> {
+export async function tracePublish<T>(
+  what: { type: string; clientId: number } | { batch: number },
+  publish: (traceContext: string | undefined) => Promise<T>,
+): Promise<T> {
   if (!sdk) return publish(undefined);
-  return trace.getTracer(SCOPE, USER_AGENT).startActiveSpan(`publish ${type}`, { attributes: { 'leadhooks.event.type': type, 'leadhooks.client.id': clientId } }, async (span) => {
+  const [name, attributes] =
+    'batch' in what
+      ? ['publish batch', { 'leadhooks.batch.size': what.batch }]
+      : [`publish ${what.type}`, { 'leadhooks.event.type': what.type, 'leadhooks.client.id': what.clientId }];
+  return trace.getTracer(SCOPE, USER_AGENT).startActiveSpan(name, { attributes }, async (span) => {
     const carrier: Record<string, string> = {};
     propagation.inject(context.active(), carrier);
     try {

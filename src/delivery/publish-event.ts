@@ -5,6 +5,7 @@ import { tracePublish } from '../tracing.js';
 
 type Lead = { clientId: number; type: EventName; data: Record<string, unknown> };
 type Published = { eventId: string; deliveries: number } | undefined;
+type Stored = { deliveries: number } | undefined;
 
 /** A new event id, also each delivery's `webhook-id`: `evt_` and 128 random bits in hex. */
 export const newEventId = (): string => `evt_${pooledRandomBytes(16).toString('hex')}`;
@@ -17,15 +18,15 @@ function newEvent(input: Lead, traceContext: string | undefined): NewEvent {
   return { id, clientId: input.clientId, type: input.type, payload, createdAt, ...(traceContext ? { traceContext } : {}) };
 }
 
-const published = (event: NewEvent, stored: { deliveries: number } | undefined): Published =>
-  stored && { eventId: event.id, deliveries: stored.deliveries };
+const published = (event: NewEvent, stored: Stored): Published => stored && { eventId: event.id, deliveries: stored.deliveries };
+const publishedAll = (events: NewEvent[], stored: Stored[]): Published[] => events.map((event, i) => published(event, stored[i]));
 
 /**
  * Stores a lead event with one delivery per subscribed webhook (the outbox), for the API and the
  * CLI alike. Undefined when the client does not exist.
  */
 export async function publishEvent(store: Store, input: Lead): Promise<Published> {
-  return tracePublish(input.type, input.clientId, async (traceContext) => {
+  return tracePublish(input, async (traceContext) => {
     const event = newEvent(input, traceContext);
     return published(event, await store.events.publish(event));
   });
@@ -33,9 +34,29 @@ export async function publishEvent(store: Store, input: Lead): Promise<Published
 
 /** `publishEvent`, made once per Idempotency-Key (IdempotentWrite). */
 export async function publishEventOnce(store: Store, input: Lead, key: IdempotentWrite<Published>): Promise<Keyed<Published>> {
-  return tracePublish(input.type, input.clientId, async (traceContext) => {
+  return tracePublish(input, async (traceContext) => {
     const event = newEvent(input, traceContext);
     const made = await store.events.publishOnce(event, { ...key, respond: (stored) => key.respond(published(event, stored)) });
     return made.kind === 'done' ? { kind: 'done', value: published(event, made.value) } : made;
+  });
+}
+
+/**
+ * `publishEvent` for each lead, all in one transaction (POST /events/batch): each one's answer,
+ * in order, undefined for a lead of a client that does not exist.
+ */
+export async function publishEvents(store: Store, inputs: Lead[]): Promise<Published[]> {
+  return tracePublish({ batch: inputs.length }, async (traceContext) => {
+    const events = inputs.map((input) => newEvent(input, traceContext));
+    return publishedAll(events, await store.events.publishBatch(events));
+  });
+}
+
+/** `publishEvents`, made once per Idempotency-Key (IdempotentWrite). */
+export async function publishEventsOnce(store: Store, inputs: Lead[], key: IdempotentWrite<Published[]>): Promise<Keyed<Published[]>> {
+  return tracePublish({ batch: inputs.length }, async (traceContext) => {
+    const events = inputs.map((input) => newEvent(input, traceContext));
+    const made = await store.events.publishBatchOnce(events, { ...key, respond: (stored) => key.respond(publishedAll(events, stored)) });
+    return made.kind === 'done' ? { kind: 'done', value: publishedAll(events, made.value) } : made;
   });
 }

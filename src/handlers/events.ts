@@ -1,7 +1,7 @@
 import type { components } from '../../generated/openapi.js';
-import { publishEvent, publishEventOnce } from '../delivery/publish-event.js';
+import { publishEvent, publishEventOnce, publishEvents, publishEventsOnce } from '../delivery/publish-event.js';
 import type { EventTypeEntry } from '../event-catalogue.js';
-import { HttpError, MESSAGES } from '../messages.js';
+import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers, Success } from './types.js';
 
@@ -11,13 +11,19 @@ function accepted(event: { eventId: string; deliveries: number } | undefined): S
   return { status: 202, body: event };
 }
 
+/** The answer to a batch: 202 with each event's id, or `Client not found` in its place. */
+const acceptedBatch = (events: ({ eventId: string; deliveries: number } | undefined)[]): Success<'publishEvents'> => ({
+  status: 202,
+  body: { results: events.map((event) => event ?? errorBody(MESSAGES.clientNotFound)) },
+});
+
 type Delivered = components['schemas']['LeadEvent'];
 
 export function createEventHandlers(
   store: Store,
   onPublished: () => void,
   catalogue: readonly EventTypeEntry[],
-): Pick<Handlers, 'publishEvent' | 'listEvents' | 'listEventTypes'> {
+): Pick<Handlers, 'publishEvent' | 'publishEvents' | 'listEvents' | 'listEventTypes'> {
   return {
     async publishEvent({ body, idempotency }) {
       const input = { clientId: body.clientId, type: body.type, data: body.data };
@@ -27,6 +33,17 @@ export function createEventHandlers(
       };
       if (!idempotency) return answer(await publishEvent(store, input));
       const made = await publishEventOnce(store, input, idempotency.keep(accepted));
+      return made.kind === 'done' ? answer(made.value) : made;
+    },
+
+    async publishEvents({ body, idempotency }) {
+      const inputs = body.events.map(({ clientId, type, data }) => ({ clientId, type, data }));
+      const answer = (events: ({ eventId: string; deliveries: number } | undefined)[]) => {
+        if (events.some((event) => event && event.deliveries > 0)) onPublished();
+        return acceptedBatch(events);
+      };
+      if (!idempotency) return answer(await publishEvents(store, inputs));
+      const made = await publishEventsOnce(store, inputs, idempotency.keep(acceptedBatch));
       return made.kind === 'done' ? answer(made.value) : made;
     },
 

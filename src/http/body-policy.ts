@@ -42,11 +42,11 @@ export const jsonBodyPlugin = fp(
 /**
  * An operation's route, as glue made it, given its share of the policy: its JSON schema checks
  * the body whatever the content type says (glue keys body schemas by content type, so a body
- * sent without one would skip validation), and POST /events takes bodies up to
- * PUBLISHER_BODY_LIMIT instead of BODY_LIMIT.
+ * sent without one would skip validation), and POST /events and POST /events/batch take bodies
+ * up to PUBLISHER_BODY_LIMIT and PUBLISHER_BATCH_BODY_LIMIT instead of BODY_LIMIT.
  */
-export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit'>): (route: RouteOptions, operationId: string) => void {
-  const bodyLimits: Record<string, number> = { publishEvent: config.publisherBodyLimit };
+export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit' | 'publisherBatchBodyLimit'>): (route: RouteOptions, operationId: string) => void {
+  const bodyLimits: Record<string, number> = { publishEvent: config.publisherBodyLimit, publishEvents: config.publisherBatchBodyLimit };
   return (route, operationId) => {
     const body = (route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined)?.body;
     if (body?.content?.['application/json']) route.schema!.body = body.content['application/json'].schema;
