@@ -1,0 +1,26 @@
+// The process that serves the API, started by src/server.ts once Node passed its check: reads
+// configuration, listens, and closes cleanly on SIGINT/SIGTERM (in-flight requests finish, then
+// the database closes).
+import { buildApp } from '../app.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { closeOnSignal } from '../http/close-on-signal.js';
+import { describeStore } from '../store/open-store.js';
+import { startTracing } from '../tracing.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  await startTracing();
+  const app = await buildApp(config);
+  closeOnSignal(app, config.deliveryTimeout);
+  const address = await app.listen({ port: config.port, host: config.host });
+  app.log.info({ address, ...describeStore(config) }, 'leadhooks is ready');
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`leadhooks: configuration error: ${error.message}`);
+  } else {
+    console.error('leadhooks: failed to start:', error);
+  }
+  process.exit(1);
+});
