@@ -60,7 +60,7 @@ async function buildCore(config: Config, options: AppOptions, delivers: boolean)
   const secrets = createSecretBox(config.secretEncryptionKey);
   const store = await openStore(config);
   try {
-    await sealSecretsAtRest(store, secrets);
+    await sealSecretsAtRest(store, secrets, app.log);
   } catch (error) {
     await store.close();
     throw error;

@@ -2,9 +2,10 @@
 // configuration, listens, and closes cleanly on SIGINT/SIGTERM (in-flight requests finish, then
 // the database closes).
 import { buildApp } from '../app.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
 import { closeOnSignal } from '../http/close-on-signal.js';
 import { describeStore } from '../store/open-store.js';
+import { startFailureMessage } from './start-failure.js';
 import { startTracing } from '../tracing.js';
 
 async function main(): Promise<void> {
@@ -17,10 +18,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(`leadhooks: configuration error: ${error.message}`);
-  } else {
-    console.error('leadhooks: failed to start:', error);
-  }
+  console.error(startFailureMessage(error, 'PORT'));
   process.exit(1);
 });

@@ -3,9 +3,10 @@
 // API. Same configuration as the server; it serves its metrics and health checks on METRICS_PORT,
 // and closes cleanly on SIGINT/SIGTERM (attempts in flight finish, then the database closes).
 import { buildWorkerApp } from '../app.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
 import { closeOnSignal } from '../http/close-on-signal.js';
 import { describeStore } from '../store/open-store.js';
+import { startFailureMessage } from './start-failure.js';
 import { startTracing } from '../tracing.js';
 
 async function main(): Promise<void> {
@@ -22,6 +23,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `leadhooks: configuration error: ${error.message}` : error);
+  console.error(startFailureMessage(error, 'METRICS_PORT'));
   process.exit(1);
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { assertMatchesSpec } from '../helpers/contract.js';
 import { cliCreateClient, tempDir } from '../helpers/app.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { failedStart, startServer } from '../helpers/server-process.js';
 import { onlyOn, testDatabase } from '../helpers/stores.js';
 
@@ -27,6 +28,13 @@ t.test('a bad configuration value stops start-up with a message naming the varia
   const res2 = await failedStart({ LOG_LEVEL: 'chatty', DATABASE_PATH: join(dir, 'db') });
   t.equal(res2.code, 1);
   t.match(res2.stderr, 'LOG_LEVEL="chatty" is not valid');
+});
+
+t.test('a PORT another process listens on stops start-up with one line naming the setting', onlyOn('sqlite'), async (t) => {
+  const taken = await startReceiver(t);
+  const res = await failedStart({ PORT: String(taken.port), DATABASE_PATH: join(tempDir(t), 'db') });
+  t.equal(res.code, 1);
+  t.equal(res.stderr.trim(), `leadhooks: cannot listen on 127.0.0.1:${taken.port}: another process uses that address; set PORT to a free port`);
 });
 
 t.test('a DATABASE_URL that is not PostgreSQL, or names a server that does not answer, stops start-up naming it', onlyOn('sqlite'), async (t) => {
