@@ -6,12 +6,16 @@ import { loadConfig } from '../config.js';
 import { closeOnSignal } from '../http/close-on-signal.js';
 import { describeStore } from '../store/open-store.js';
 import { startFailureMessage } from './start-failure.js';
+import { whileDatabaseAway } from './while-database-away.js';
 import { startTracing } from '../tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   await startTracing();
-  const app = await buildApp(config);
+  // While a PostgreSQL that does not answer is waited for, the health checks answer on this port.
+  const away = whileDatabaseAway(config, config.port);
+  const app = await buildApp(config, { whileDatabaseAway: away.start });
+  await away.close();
   closeOnSignal(app, config.deliveryTimeout);
   const address = await app.listen({ port: config.port, host: config.host });
   app.log.info({ address, ...describeStore(config) }, 'leadhooks is ready');
