@@ -19,6 +19,11 @@ import { logTracingFailures, stopTracing, traceRequests } from './tracing.js';
 export interface AppOptions {
   /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
   logStream?: DestinationStream;
+  /**
+   * Called at each try that finds PostgreSQL away at start, while the store waits for it
+   * (DATABASE_WAIT): the server and the worker answer their health checks meanwhile.
+   */
+  whileDatabaseAway?: () => Promise<void>;
 }
 
 /**
@@ -58,9 +63,14 @@ export async function buildWorkerApp(config: Config, options: AppOptions = {}): 
 async function buildCore(config: Config, options: AppOptions, delivers: boolean) {
   const app = Fastify(fastifyOptions(config, options.logStream));
   const secrets = createSecretBox(config.secretEncryptionKey);
-  const store = await openStore(config);
+  const store = await openStore(config, {
+    async onMiss({ attempt, retryInMs, reason }) {
+      app.log.warn({ attempt, retryInMs, reason }, 'the database does not answer: waiting for it (DATABASE_WAIT)');
+      await options.whileDatabaseAway?.();
+    },
+  });
   try {
-    await sealSecretsAtRest(store, secrets);
+    await sealSecretsAtRest(store, secrets, app.log);
   } catch (error) {
     await store.close();
     throw error;

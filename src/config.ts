@@ -19,6 +19,8 @@ export interface Config {
   databaseConnectTimeout: number;
   /** How long one PostgreSQL statement may run before the server cancels it, in milliseconds. */
   databaseStatementTimeout: number;
+  /** How long a server or worker starting waits for a PostgreSQL that does not answer, in milliseconds (0: not at all). */
+  databaseWait: number;
   logLevel: LogLevel;
   /** Largest request body the client API accepts, in bytes. */
   bodyLimit: number;
@@ -244,6 +246,7 @@ export const SETTINGS = {
   },
   DATABASE_POOL_SIZE: { default: '10', parse: parseCount, expected: 'a whole number from 1' },
   DATABASE_CONNECT_TIMEOUT: { default: '5s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 5s' },
+  DATABASE_WAIT: { default: '5m', parse: parseDuration, expected: 'a duration with a unit, such as 5m (0s: do not wait)' },
   DATABASE_STATEMENT_TIMEOUT: {
     default: '30s',
     parse: parsePositiveDuration,
@@ -356,6 +359,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: read(env, 'DATABASE_POOL_SIZE'),
     databaseConnectTimeout: read(env, 'DATABASE_CONNECT_TIMEOUT'),
     databaseStatementTimeout: read(env, 'DATABASE_STATEMENT_TIMEOUT'),
+    databaseWait: read(env, 'DATABASE_WAIT'),
     logLevel: read(env, 'LOG_LEVEL'),
     bodyLimit: read(env, 'BODY_LIMIT'),
     requestTimeout: read(env, 'REQUEST_TIMEOUT'),

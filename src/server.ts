@@ -1,28 +1,9 @@
 #!/usr/bin/env node
-// The process that serves the API: reads configuration, listens, and closes cleanly on
-// SIGINT/SIGTERM (in-flight requests finish, then the database closes).
-import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { closeOnSignal } from './http/close-on-signal.js';
+// The server's entry point (`npm start`, `leadhooks serve`): the Node check, then the server
+// itself (src/start/server.ts). The check must run before any dependency loads, and ESM runs a
+// module's static imports before its first line: undici, among them, dies on import under Node 20
+// with a TypeError that says nothing of the version. So the server is imported only once it passed.
 import { exitOnUnsupportedNode } from './node-version.js';
-import { describeStore } from './store/open-store.js';
-import { startTracing } from './tracing.js';
 
-async function main(): Promise<void> {
-  exitOnUnsupportedNode();
-  const config = loadConfig();
-  await startTracing();
-  const app = await buildApp(config);
-  closeOnSignal(app, config.deliveryTimeout);
-  const address = await app.listen({ port: config.port, host: config.host });
-  app.log.info({ address, ...describeStore(config) }, 'leadhooks is ready');
-}
-
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(`leadhooks: configuration error: ${error.message}`);
-  } else {
-    console.error('leadhooks: failed to start:', error);
-  }
-  process.exit(1);
-});
+exitOnUnsupportedNode();
+await import('./start/server.js');

@@ -1,30 +1,8 @@
 #!/usr/bin/env node
-// The delivery worker alone, without the API: run it beside servers started with
-// DELIVERY_WORKER=off to scale delivery apart from the API. Same configuration as the server;
-// it serves its metrics and health checks on METRICS_PORT, and closes cleanly on SIGINT/SIGTERM
-// (attempts in flight finish, then the database closes).
-import { buildWorkerApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { closeOnSignal } from './http/close-on-signal.js';
+// The delivery worker's entry point (`npm run worker`, `leadhooks worker`): the Node check, then
+// the worker itself (src/start/worker.ts), imported only once the check passed, as src/server.ts
+// explains.
 import { exitOnUnsupportedNode } from './node-version.js';
-import { describeStore } from './store/open-store.js';
-import { startTracing } from './tracing.js';
 
-async function main(): Promise<void> {
-  exitOnUnsupportedNode();
-  const config = loadConfig();
-  await startTracing();
-  const app = await buildWorkerApp(config);
-  closeOnSignal(app, config.deliveryTimeout);
-  const address = await app.listen({ port: config.metricsPort, host: config.host }).catch(async (error: unknown) => {
-    // Delivery started as the app became ready: let the attempts already made be recorded.
-    await app.close();
-    throw error;
-  });
-  app.log.info({ address, ...describeStore(config), concurrency: config.deliveryConcurrency }, 'delivery worker is running');
-}
-
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `leadhooks: configuration error: ${error.message}` : error);
-  process.exit(1);
-});
+exitOnUnsupportedNode();
+await import('./start/worker.js');

@@ -12,6 +12,7 @@ t.test('defaults', async (t) => {
     databasePoolSize: 10,
     databaseConnectTimeout: 5_000,
     databaseStatementTimeout: 30_000,
+    databaseWait: 300_000,
     logLevel: 'info',
     bodyLimit: 16 * 1024,
     requestTimeout: 30_000,
@@ -47,6 +48,7 @@ t.test('values are read and converted', async (t) => {
     DATABASE_POOL_SIZE: '25',
     DATABASE_CONNECT_TIMEOUT: '2s',
     DATABASE_STATEMENT_TIMEOUT: '10s',
+    DATABASE_WAIT: '90s',
     LOG_LEVEL: 'debug',
     BODY_LIMIT: '1mb',
     REQUEST_TIMEOUT: '10s',
@@ -79,6 +81,7 @@ t.test('values are read and converted', async (t) => {
     databasePoolSize: 25,
     databaseConnectTimeout: 2_000,
     databaseStatementTimeout: 10_000,
+    databaseWait: 90_000,
     logLevel: 'debug',
     bodyLimit: 1024 * 1024,
     requestTimeout: 10_000,
@@ -108,6 +111,7 @@ t.test('values are read and converted', async (t) => {
   t.equal(loadConfig({ WEBHOOK_DISABLE_AFTER: 'OFF' }).webhookDisableAfter, null);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty value counts as unset');
   t.same(loadConfig({ DELIVERY_RETRY_SCHEDULE: '0ms' }).retrySchedule, [0]);
+  t.equal(loadConfig({ DATABASE_WAIT: '0s' }).databaseWait, 0, '0s: a start does not wait for the database');
 });
 
 t.test('a bad value stops start-up with a message naming the variable', async (t) => {
@@ -119,6 +123,7 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     DATABASE_POOL_SIZE: '0',
     DATABASE_CONNECT_TIMEOUT: '5',
     DATABASE_STATEMENT_TIMEOUT: '0ms',
+    DATABASE_WAIT: '5',
     LOG_LEVEL: 'loud',
     BODY_LIMIT: '16',
     REQUEST_TIMEOUT: '30',

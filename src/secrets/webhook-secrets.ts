@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../config.js';
 import { pooledRandomBytes } from '../random-bytes.js';
 import type { SealCursor, Store } from '../store/store.js';
@@ -64,9 +65,11 @@ const CHECK_TEXT = 'leadhooks secrets at rest';
  * secret (rows written before the key was set) in short transactions of SEAL_BATCH rows. The
  * store says from one row whether anything was ever sealed and whether that sealing was
  * finished, so a start reads no table through unless a key is new to the database (or a start
- * that was sealing stopped half-way). Returns how many values it sealed.
+ * that was sealing stopped half-way). Returns how many values it sealed. It says so in the log
+ * when it begins and ends: the operator sees why this start takes longer, and that the database
+ * can no longer be opened without the key.
  */
-export async function sealSecretsAtRest(store: Store, box: SecretBox): Promise<number> {
+export async function sealSecretsAtRest(store: Store, box: SecretBox, log?: Pick<FastifyBaseLogger, 'info'>): Promise<number> {
   const sealing = await store.secrets.sealing();
   if (sealing !== undefined) {
     if (!box.sealing) throw new ConfigError('SECRET_ENCRYPTION_KEY is not set, but the stored webhook secrets are encrypted: set the key they were encrypted with');
@@ -81,6 +84,9 @@ export async function sealSecretsAtRest(store: Store, box: SecretBox): Promise<n
   // Recorded before the first value is sealed: from here on a start without the key is refused.
   const check = sealing?.check ?? box.seal(CHECK_TEXT);
   if (sealing === undefined) await store.secrets.recordSealing(check, false);
+  log?.info(
+    sealing === undefined ? 'SECRET_ENCRYPTION_KEY is new to this database: encrypting the stored webhook secrets' : 'resuming the encryption of the stored webhook secrets',
+  );
   let sealed = 0;
   let after: SealCursor | null = { webhookId: 0 };
   while (after !== null) {
@@ -89,5 +95,6 @@ export async function sealSecretsAtRest(store: Store, box: SecretBox): Promise<n
     after = batch.next;
   }
   await store.secrets.recordSealing(check, true);
+  log?.info({ sealed }, 'stored webhook secrets encrypted: from now on this database needs SECRET_ENCRYPTION_KEY');
   return sealed;
 }

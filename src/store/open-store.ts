@@ -1,9 +1,12 @@
 import { maskDatabaseUrl, type Config } from '../config.js';
+import type { DatabaseWait } from './postgres/engine/wait-until-reachable.js';
 import type { Store } from './store.js';
+
+export type { DatabaseWait };
 
 export type StoreConfig = Pick<
   Config,
-  'databasePath' | 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeout' | 'databaseStatementTimeout'
+  'databasePath' | 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeout' | 'databaseStatementTimeout' | 'databaseWait'
 >;
 
 /**
@@ -13,11 +16,14 @@ export type StoreConfig = Pick<
  *
  * Only the store that runs is loaded: a server on SQLite never loads the PostgreSQL driver (about
  * 10 MB of its resident memory), and one on PostgreSQL never opens better-sqlite3.
+ *
+ * With `wait` (the server and the worker), a PostgreSQL that does not answer is waited for, up to
+ * DATABASE_WAIT, each miss reported to `wait`; without it (the CLI), it fails at once.
  */
-export async function openStore(config: StoreConfig): Promise<Store> {
+export async function openStore(config: StoreConfig, wait?: DatabaseWait): Promise<Store> {
   if (config.databaseUrl !== null) {
     const { createPostgresStore } = await import('./postgres/index.js');
-    return createPostgresStore({ ...config, databaseUrl: config.databaseUrl });
+    return createPostgresStore({ ...config, databaseUrl: config.databaseUrl }, wait);
   }
   const { createSqliteStore } = await import('./sqlite/index.js');
   return createSqliteStore(config.databasePath);

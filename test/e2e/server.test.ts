@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { assertMatchesSpec } from '../helpers/contract.js';
 import { cliCreateClient, tempDir } from '../helpers/app.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { failedStart, startServer } from '../helpers/server-process.js';
 import { onlyOn, testDatabase } from '../helpers/stores.js';
 
@@ -29,19 +30,27 @@ t.test('a bad configuration value stops start-up with a message naming the varia
   t.match(res2.stderr, 'LOG_LEVEL="chatty" is not valid');
 });
 
-t.test('a DATABASE_URL that is not PostgreSQL, or names a server that does not answer, stops start-up naming it', onlyOn('sqlite'), async (t) => {
+t.test('a PORT another process listens on stops start-up with one line naming the setting', onlyOn('sqlite'), async (t) => {
+  const taken = await startReceiver(t);
+  const res = await failedStart({ PORT: String(taken.port), DATABASE_PATH: join(tempDir(t), 'db') });
+  t.equal(res.code, 1);
+  t.equal(res.stderr.trim(), `leadhooks: cannot listen on 127.0.0.1:${taken.port}: another process uses that address; set PORT to a free port`);
+});
+
+t.test('a DATABASE_URL that is not PostgreSQL stops start-up naming it; one whose server does not answer, once DATABASE_WAIT is over', onlyOn('sqlite'), async (t) => {
   const mysql = await failedStart({ DATABASE_URL: 'mysql://root:hunter2hunter2@127.0.0.1/leadhooks' });
   t.equal(mysql.code, 1);
   t.equal(
     mysql.stderr.trim(),
     'leadhooks: configuration error: DATABASE_URL="mysql://root:***@127.0.0.1/leadhooks" is not valid: expected a PostgreSQL URL, such as postgres://user:password@host:5432/leadhooks (unset: SQLite at DATABASE_PATH)',
   );
-  // Port 1 on loopback: nothing listens there, the connection is refused at once.
-  const unreachable = await failedStart({ DATABASE_URL: 'postgres://leadhooks:hunter2hunter2@127.0.0.1:1/leadhooks' });
+  // Port 1 on loopback: nothing listens there, the connection is refused at once. That is an
+  // outage, waited for (test/postgres/start-while-down.test.ts), up to DATABASE_WAIT.
+  const unreachable = await failedStart({ DATABASE_URL: 'postgres://leadhooks:hunter2hunter2@127.0.0.1:1/leadhooks', DATABASE_WAIT: '1s', PORT: '0' });
   t.equal(unreachable.code, 1);
   t.equal(
     unreachable.stderr.trim(),
-    'leadhooks: configuration error: DATABASE_URL="postgres://leadhooks:***@127.0.0.1:1/leadhooks" is not usable: cannot connect to PostgreSQL (connect ECONNREFUSED 127.0.0.1:1)',
+    'leadhooks: DATABASE_URL="postgres://leadhooks:***@127.0.0.1:1/leadhooks" does not answer: cannot connect to PostgreSQL (connect ECONNREFUSED 127.0.0.1:1); gave up after waiting 1 second (DATABASE_WAIT)',
     'one line, no stack trace, no password',
   );
 });

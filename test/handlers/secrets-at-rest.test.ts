@@ -66,7 +66,18 @@ t.test('plain secrets written before the key was set are sealed at start, once; 
   t.ok(plain.every((value) => value.includes('whsec_')), 'without a key, stored as they are');
   await first.app.close();
 
-  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  const lines: string[] = [];
+  const logStream = { write: (line: string) => void lines.push(line) };
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ...first.db.env, SECRET_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'info' }, { logStream });
+  const said = (from: number) => lines.slice(from).map((line) => JSON.parse(line) as { msg: string; sealed?: number }).filter((entry) => /secrets/.test(entry.msg));
+  t.same(
+    said(0).map(({ msg, sealed }) => ({ msg, sealed })),
+    [
+      { msg: 'SECRET_ENCRYPTION_KEY is new to this database: encrypting the stored webhook secrets', sealed: undefined },
+      { msg: 'stored webhook secrets encrypted: from now on this database needs SECRET_ENCRYPTION_KEY', sealed: 3 },
+    ],
+    'the first start with the key says that it encrypts, and how many rows it did (the webhook, two kept answers)',
+  );
   const sealed = await rawSecrets(db);
   t.equal(sealed.length, 4);
   t.ok(sealed.every((value) => value.startsWith('enc:v1:') && !value.includes('whsec_')), 'every one sealed at start');
@@ -79,8 +90,10 @@ t.test('plain secrets written before the key was set are sealed at start, once; 
   t.equal(replay.text, rotated.text, 'a kept answer sealed at start is replayed in the clear');
   await app.close();
 
-  const again = await buildTestApp(t, { ...DELIVERY_ENV, ...first.db.env, SECRET_ENCRYPTION_KEY: KEY });
+  const before = lines.length;
+  const again = await buildTestApp(t, { ...DELIVERY_ENV, ...first.db.env, SECRET_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'info' }, { logStream });
   t.same(await rawSecrets(again.db), sealed, 'a second start changes nothing: sealing is idempotent');
+  t.same(said(before), [], 'and says nothing of it');
 });
 
 t.test('a wrong or missing key for sealed secrets stops start-up with a one-line configuration error', async (t) => {

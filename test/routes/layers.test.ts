@@ -7,7 +7,7 @@ import t from 'tap';
 // layer below it, never from one above it or from another folder of its own layer (the entry
 // points, at the top, and the shared leaves, at the bottom, may use each other).
 const LAYERS: string[][] = [
-  ['server.ts', 'worker.ts', 'cli.ts', 'cli', 'app.ts'],
+  ['server.ts', 'worker.ts', 'cli.ts', 'start', 'cli', 'app.ts'],
   ['routes'],
   ['http', 'plugins'],
   ['handlers'],

@@ -1,13 +1,15 @@
+import type { Config } from '../../config.js';
 import { withKeyCache } from '../key-cache.js';
 import { withKeyUsage } from '../key-usage.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from './clients.js';
 import { createDeliveryRepository } from './deliveries.js';
-import { connectionCheck, createPool, type PostgresConfig } from './engine/connect.js';
+import { connectionCheck, createPool, firstConnection, type PostgresConfig } from './engine/connect.js';
 import { createListener } from './engine/listener.js';
 import { createNotifier } from './engine/notifier.js';
 import { migrate } from './engine/migrate.js';
 import { reportUnavailable } from './engine/unavailable.js';
+import { untilReachable, type DatabaseWait } from './engine/wait-until-reachable.js';
 import { createEventRepository, NEW_WORK_CHANNEL } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
 import { createKeyChanges } from './key-changes.js';
@@ -19,10 +21,11 @@ import { createWebhookRepository } from './webhooks.js';
 
 /**
  * The store on PostgreSQL, for several API processes and delivery workers on one database.
- * Opening it connects (an unusable DATABASE_URL is a configuration error) and migrates the schema.
+ * Opening it connects (an unusable DATABASE_URL is a configuration error; with `wait`, one that
+ * does not answer is waited for, up to DATABASE_WAIT) and migrates the schema.
  */
-export async function createPostgresStore(config: PostgresConfig): Promise<Store> {
-  const { raiseSynchronousCommit } = await connectionCheck(config);
+export async function createPostgresStore(config: PostgresConfig & Pick<Config, 'databaseWait'>, wait?: DatabaseWait): Promise<Store> {
+  const { raiseSynchronousCommit } = wait === undefined ? await connectionCheck(config) : await untilReachable(() => firstConnection(config), config.databaseWait, wait);
   const pool = createPool(config, raiseSynchronousCommit);
   try {
     await migrate(pool);

@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { ConfigError, redactDatabaseUrl, type Config } from '../../../config.js';
+import { StoreUnavailableError } from '../../store.js';
+import { isUnavailable } from './unavailable.js';
 
 export type PostgresConfig = Pick<
   Config,
@@ -51,12 +53,14 @@ function withSessionSetting(databaseUrl: string, setting: string): string {
 }
 
 /**
- * Opens a first connection, so that an unusable DATABASE_URL stops start-up with a clear
- * message, and reads the durability the server gives a commit: true when synchronous_commit is
- * off or local, which leadhooks does not accept for its own sessions. A stronger remote_write or
- * remote_apply (synchronous standbys) is kept as it is.
+ * Opens a first connection and reads the durability the server gives a commit: true when
+ * synchronous_commit is off or local, which leadhooks does not accept for its own sessions. A
+ * stronger remote_write or remote_apply (synchronous standbys) is kept as it is. A server that
+ * does not answer (refused, timed out, starting up) is an outage, StoreUnavailableError, that a
+ * start may wait out (wait-until-reachable.ts); one that answers and refuses (a wrong password, a
+ * missing database) is a configuration error, and stops start-up at once.
  */
-export async function connectionCheck(config: PostgresConfig): Promise<{ raiseSynchronousCommit: boolean }> {
+export async function firstConnection(config: PostgresConfig): Promise<{ raiseSynchronousCommit: boolean }> {
   const client = new pg.Client({
     connectionString: config.databaseUrl,
     connectionTimeoutMillis: config.databaseConnectTimeout,
@@ -69,10 +73,25 @@ export async function connectionCheck(config: PostgresConfig): Promise<{ raiseSy
     return { raiseSynchronousCommit: rows[0]?.level === 'off' || rows[0]?.level === 'local' };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new ConfigError(
-      `DATABASE_URL=${redactDatabaseUrl(config.databaseUrl)} is not usable: cannot connect to PostgreSQL (${reason || 'connection failed'})`,
-    );
+    const problem = `cannot connect to PostgreSQL (${reason || 'connection failed'})`;
+    if (isUnavailable(error)) {
+      throw new StoreUnavailableError(`DATABASE_URL=${redactDatabaseUrl(config.databaseUrl)} does not answer: ${problem}`, { cause: error });
+    }
+    throw new ConfigError(`DATABASE_URL=${redactDatabaseUrl(config.databaseUrl)} is not usable: ${problem}`);
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/**
+ * firstConnection for a command run once (the CLI, a move to PostgreSQL): a database that does
+ * not answer is reported as unusable, as a wrong setting is, since nothing will wait for it.
+ */
+export async function connectionCheck(config: PostgresConfig): Promise<{ raiseSynchronousCommit: boolean }> {
+  try {
+    return await firstConnection(config);
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    throw new ConfigError(error.message.replace(' does not answer: ', ' is not usable: '));
   }
 }

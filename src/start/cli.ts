@@ -1,0 +1,29 @@
+// The `leadhooks` command once src/cli.ts found the Node supported: `serve` and `worker` start
+// those processes, every other command goes to src/cli/run-cli.ts.
+import { runCli } from '../cli/run-cli.js';
+import { ConfigError } from '../config.js';
+import { startTracing, stopTracing } from '../tracing.js';
+
+const [command] = process.argv.slice(2);
+// Each process module starts itself on import.
+if (command === 'serve') await import('./server.js');
+else if (command === 'worker') await import('./worker.js');
+else {
+  // Traced like the server: `event emit` publishes.
+  await startTracing();
+  await runCli(process.argv.slice(2), {
+    env: process.env,
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  })
+    .then(
+      (code) => {
+        process.exitCode = code;
+      },
+      (error: unknown) => {
+        console.error(error instanceof ConfigError ? `leadhooks: configuration error: ${error.message}` : error);
+        process.exitCode = 1;
+      },
+    )
+    .finally(stopTracing);
+}
