@@ -10,6 +10,10 @@ export interface CommandContext {
   data?: string;
   ttl?: string;
   idempotencyKey?: string;
+  /** event emit --file: the JSON-lines file of events to publish. */
+  file?: string;
+  /** Where a long command says how far it got (stderr). */
+  progress?: (line: string) => void;
   config: Config;
   secrets: SecretBox;
 }
@@ -21,6 +25,9 @@ export class UsageError extends Error {}
 
 /** Refused (no such client or key, an inactive client, a key used for another request...): exit 1. */
 export class RefusedError extends Error {}
+
+/** A publication whose outcome is unknown (the database stopped answering): exit 1, with the key that retries it safely. */
+export class PublishFailedError extends Error {}
 
 /** A command's id argument: a positive integer written in decimal digits, or a usage error. */
 export function positiveInt(value: string | undefined, what: string): number {

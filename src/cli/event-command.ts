@@ -4,7 +4,8 @@ import { publishEventOnce } from '../delivery/publish-event.js';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { errorBody, MESSAGES } from '../messages.js';
 import type { StoredResponse } from '../store/store.js';
-import { positiveInt, RefusedError, UsageError, type Command } from './command.js';
+import { positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
+import { emitFile } from './emit-file.js';
 import { takesIdempotencyKey } from './operation-input.js';
 
 // `leadhooks event emit`: publishes as POST /events does, always under an Idempotency-Key
@@ -17,9 +18,13 @@ const SCOPE = 'cli';
 
 type Published = { eventId: string; deliveries: number };
 
-export class PublishFailedError extends Error {}
-
-export const emitEvent: Command = async (store, [id, type], { data, idempotencyKey, secrets }) => {
+export const emitEvent: Command = async (store, [id, type, ...rest], context) => {
+  const { data, idempotencyKey, secrets, file } = context;
+  if (file !== undefined) {
+    if (id !== undefined || data !== undefined) throw new UsageError('event emit --file takes no clientId, type or --data: each line of the file is one event');
+    return emitFile(store, file, context);
+  }
+  if (rest.length > 0) throw new UsageError('event emit takes a clientId and a type');
   const clientId = positiveInt(id, 'clientId');
   if (!EVENT_NAMES.includes(type as EventName)) throw new UsageError(`type must be one of ${EVENT_NAMES.join(', ')}`);
   if (nestsTooDeep(data ?? '')) throw new UsageError(`--data may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`);

@@ -7,8 +7,8 @@ import { HttpError } from '../messages.js';
 import { openStore } from '../store/open-store.js';
 import { ADMIN_COMMANDS } from './admin-commands.js';
 import type { CliIo } from './cli-io.js';
-import { positiveInt, RefusedError, UsageError, type Command } from './command.js';
-import { emitEvent, PublishFailedError } from './event-command.js';
+import { positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
+import { emitEvent } from './event-command.js';
 import { runMoveCommand } from './move-command.js';
 
 export const USAGE = `Usage: leadhooks <command> [--json]
@@ -36,6 +36,10 @@ Commands:
                               client's subscribed webhooks; a running worker delivers it.
                               Always under an Idempotency-Key (a new random one unless given):
                               run again with the same key, it publishes nothing new
+  event emit --file <events.jsonl> [--idempotency-key <key>]
+                              publish every event of a file, one JSON object per line as
+                              POST /events takes it, 1000 a transaction, with a progress line;
+                              the file is checked whole first
   migrate-to-postgres --from <sqlite file> --to <postgres url>
                               copy a SQLite database (clients, keys, webhooks with their ids,
                               events, deliveries and their attempts) into an empty PostgreSQL
@@ -45,6 +49,7 @@ Options:
   --json                      machine-readable output
   --data <json>               the lead, a JSON object (event emit)
   --idempotency-key <key>     1 to 255 visible ASCII characters (event emit)
+  --file <events.jsonl>       the events to publish, one JSON object per line (event emit)
   --ttl <seconds>             how long a portal link and its session last (portal-link create)
   --from <file>, --to <url>   the SQLite file and the PostgreSQL database (migrate-to-postgres)
   -h, --help                  this text
@@ -130,6 +135,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         help: { type: 'boolean', short: 'h', default: false },
         data: { type: 'string' },
         'idempotency-key': { type: 'string' },
+        file: { type: 'string' },
         ttl: { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
@@ -157,7 +163,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   const store = await openStore(config);
   try {
-    const context = { data: values.data, ttl: values.ttl, idempotencyKey: values['idempotency-key'], config, secrets: createSecretBox(config.secretEncryptionKey) };
+    const context = {
+      data: values.data,
+      ttl: values.ttl,
+      idempotencyKey: values['idempotency-key'],
+      file: values.file,
+      progress: (line: string) => io.err(`leadhooks: ${line}`),
+      config,
+      secrets: createSecretBox(config.secretEncryptionKey),
+    };
     const output = await command(store, args, context);
     io.out(values.json ? JSON.stringify(output.json) : output.text);
     return 0;

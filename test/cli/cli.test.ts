@@ -249,6 +249,43 @@ t.test('event emit publishes once per Idempotency-Key, a new one per run unless 
   t.same(await db.query("SELECT COUNT(*) AS n FROM idempotency_keys WHERE scope = 'cli'"), [{ n: 3 }], 'each under a key of its own');
 });
 
+t.test('event emit --file publishes a JSON-lines file, 1000 events a batch, with progress, once per key', async (t) => {
+  const db = await testDatabase(t);
+  const run = cli(db.env);
+  await run('client', 'create', 'Acme', '--json');
+  const { writeFileSync } = await import('node:fs');
+  const lines = Array.from({ length: 2500 }, (_, i) => JSON.stringify({ clientId: 1, type: i % 2 ? 'lead_update' : 'lead_create', data: { id: i } }));
+  const file = join(tempDir(t), 'leads.jsonl');
+  writeFileSync(file, `${lines.join('\n')}\n\n`);
+
+  const first = await run('event', 'emit', '--file', file, '--idempotency-key', 'import-1', '--json');
+  t.same([first.code, JSON.parse(first.out)], [0, { events: 2500, deliveries: 0, idempotencyKey: 'import-1' }]);
+  t.same(
+    first.err.split('\n'),
+    ['leadhooks: published 1000 of 2500 events (40%)', 'leadhooks: published 2000 of 2500 events (80%)', 'leadhooks: published 2500 of 2500 events (100%)'],
+    'a progress line per batch',
+  );
+  t.same(await db.query('SELECT count(*) AS n FROM events'), [{ n: 2500 }]);
+  t.same(await db.query("SELECT count(*) AS n FROM idempotency_keys WHERE scope = 'cli'"), [{ n: 3 }], 'a key per batch');
+  const again = await run('event', 'emit', '--file', file, '--idempotency-key', 'import-1');
+  t.same([again.code, again.out], [0, `Published 2500 events from ${file} to 0 deliveries (Idempotency-Key import-1).`]);
+  t.same(await db.query('SELECT count(*) AS n FROM events'), [{ n: 2500 }], 'run again with its key, it publishes nothing twice');
+
+  writeFileSync(file, `${lines[0]}\n{"clientId": 1, "type": "lead_delete", "data": {}}\n`);
+  const bad = await run('event', 'emit', '--file', file);
+  t.same([bad.code, bad.err], [2, `leadhooks: ${file}, line 2: Invalid data: type must be one of lead_create, lead_update`]);
+  writeFileSync(file, `${lines[0]}\nnot json\n`);
+  t.match((await run('event', 'emit', '--file', file)).err, `${file}, line 2: not JSON`);
+  t.same(await db.query('SELECT count(*) AS n FROM events'), [{ n: 2500 }], 'a bad line publishes nothing of the file');
+
+  writeFileSync(file, `${lines[0]}\n${JSON.stringify({ clientId: 99, type: 'lead_create', data: {} })}\n`);
+  const unknown = await run('event', 'emit', '--file', file);
+  t.same([unknown.code, unknown.err.split('\n').pop()], [1, `leadhooks: 1 events published; no client for the event of line 2 of ${file}, which published nothing`]);
+  t.same((await run('event', 'emit', '1', 'lead_create', '--file', file)).code, 2, '--file takes no clientId');
+  const missing = join(tempDir(t), 'none.jsonl');
+  t.same((await run('event', 'emit', '--file', missing)).err, `leadhooks: --file ${missing}: ENOENT`);
+});
+
 t.test('event emit cut off from its database says the key that retries it safely', onlyOn('postgres'), async (t) => {
   const db = await testDatabase(t);
   const direct = new URL(db.env.DATABASE_URL!);
