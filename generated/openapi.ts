@@ -867,7 +867,10 @@ export type components = {
         /**
          * Format: http-url
          * @description Absolute http or https URL that deliveries are POSTed to. Format `http-url`: the
-         *     pattern checks the shape, and the URL must parse (WHATWG URL) with a host.
+         *     pattern checks the shape, and the URL must parse (WHATWG URL) with a host and without
+         *     user information: `https://user:password@host/` is refused
+         *     (`Invalid data: url must not contain a user name or password`), for a URL is stored,
+         *     listed and logged as it is. A receiver knows a delivery is genuine by its signature.
          * @example https://hooks.zapier.com/hooks/standard/123/abc/
          */
         WebhookUrl: string;

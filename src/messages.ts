@@ -61,6 +61,7 @@ export const MESSAGES = {
   missingData: 'Missing data',
   undefinedHookId: 'Webhook ID is undefined',
   invalidUrl: 'Invalid data: url must be an absolute http or https URL',
+  urlWithCredentials: 'Invalid data: url must not contain a user name or password',
   tooDeep: `Invalid data: JSON may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`,
   invalidIdempotencyKey: 'Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters',
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
@@ -115,13 +116,14 @@ const isJsonObject = (value: unknown): value is Record<string, unknown> =>
 /** `/events/1` → ['events', '1'] */
 const fieldOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1) as [string?, string?];
 
-type Describers = Record<string, (issue: Issue, index?: string) => string>;
+type Describers = Record<string, (issue: Issue, index: string | undefined, value: unknown) => string>;
 
 /** `Invalid data: ` and what the describer of the first issue's field says of it. */
-function invalid(describe: Describers, issue: Issue): string {
+function invalid(describe: Describers, issue: Issue, data?: unknown): string {
   const [field, index] = fieldOf(issue);
   const describer = field === undefined ? undefined : describe[field];
-  return INVALID + (describer ? describer(issue, index) : `${field ?? 'body'} ${issue?.message ?? 'is not valid'}`);
+  const value = field === undefined || !isJsonObject(data) ? undefined : data[field];
+  return INVALID + (describer ? describer(issue, index, value) : `${field ?? 'body'} ${issue?.message ?? 'is not valid'}`);
 }
 
 /**
@@ -131,7 +133,7 @@ function invalid(describe: Describers, issue: Issue): string {
 function jsonBody(required: string[], describe: Describers): InputMessage {
   return (body, issue) => {
     if (!isJsonObject(body) || required.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
-    return invalid(describe, issue);
+    return invalid(describe, issue, body);
   };
 }
 
@@ -145,12 +147,22 @@ function jsonChanges(fields: string[], describe: Describers): InputMessage {
     if (!isJsonObject(body)) return MESSAGES.missingData;
     const present = fields.filter((field) => body[field] !== undefined);
     if (present.length === 0 || present.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
-    return invalid(describe, issue);
+    return invalid(describe, issue, body);
   };
 }
 
+/** Whether a URL carries user information (`http://user:password@host/`), which a webhook's URL may not. */
+export function hasCredentials(url: unknown): boolean {
+  if (typeof url !== 'string' || !URL.canParse(url)) return false;
+  const { username, password } = new URL(url);
+  return username !== '' || password !== '';
+}
+
 const webhookFields: Describers = {
-  url: (issue) => (issue?.keyword === 'maxLength' ? 'url must be at most 2048 characters' : MESSAGES.invalidUrl.slice(INVALID.length)),
+  url: (issue, _index, value) => {
+    if (issue?.keyword === 'maxLength') return 'url must be at most 2048 characters';
+    return (hasCredentials(value) ? MESSAGES.urlWithCredentials : MESSAGES.invalidUrl).slice(INVALID.length);
+  },
   events: (issue, index) => {
     if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
     if (issue?.keyword === 'maxItems') return `events must hold at most ${issue.params.limit} names`;

@@ -5,7 +5,7 @@ import type { FastifySchemaCompiler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { nestsTooDeep } from '../json-depth.js';
-import { HttpError, MESSAGES } from '../messages.js';
+import { hasCredentials, HttpError, MESSAGES } from '../messages.js';
 
 // What an operation takes as input: JSON only (other types are refused with 415), checked against
 // the operation's schemas in openapi.yaml whatever the content type says, nothing coerced, within
@@ -66,12 +66,14 @@ const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: 
 
 /**
  * `format: http-url` (a webhook's URL): the schema's pattern checks the shape; the WHATWG URL
- * parser, which delivery uses too, decides whether there is a host.
+ * parser, which delivery uses too, decides whether there is a host, and whether there is user
+ * information (`user:password@`), which is refused: a URL is stored, listed and logged as it is,
+ * so it is no place for a credential.
  */
 function isHttpUrl(url: string): boolean {
   try {
     const parsed = new URL(url);
-    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '' && !hasCredentials(url);
   } catch {
     return false;
   }
