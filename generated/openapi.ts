@@ -734,6 +734,7 @@ export type components = {
         AccountCreate: {
             name: components["schemas"]["AccountName"];
         };
+        /** @description What to change; at least one of `name` and `active`. */
         AccountUpdate: {
             name?: components["schemas"]["AccountName"];
             /** @description False deactivates the client; true activates it again. */
@@ -1228,7 +1229,11 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `Invalid data: ...`: a parameter or the body does not match this description. */
+        /**
+         * @description `Missing data`: a body is needed and there is none, it is not a JSON object, or a required
+         *     field is absent or empty. `Invalid data: ...`: a parameter or a field does not match this
+         *     description, named with what it must be (see "Errors" above).
+         */
         AdminInvalid: {
             headers: {
                 [name: string]: unknown;
@@ -2515,6 +2520,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description The `Idempotency-Key` was used with another body. */
             422: {
                 headers: {
@@ -2584,6 +2591,8 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2640,6 +2649,8 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2676,6 +2687,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2718,6 +2731,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2765,6 +2780,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -2801,6 +2818,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

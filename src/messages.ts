@@ -62,6 +62,7 @@ export const MESSAGES = {
   undefinedHookId: 'Webhook ID is undefined',
   invalidUrl: 'Invalid data: url must be an absolute http or https URL',
   urlWithCredentials: 'Invalid data: url must not contain a user name or password',
+  noBody: 'Invalid data: this operation takes no body',
   tooDeep: `Invalid data: JSON may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`,
   invalidIdempotencyKey: 'Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters',
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
@@ -200,6 +201,30 @@ const pageQuery: InputMessage = (_query, issue) => {
 const eventsQuery: InputMessage = (query, issue) =>
   fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : pageQuery(query, issue);
 
+// The admin operations' input, in the same words as the client operations'.
+const accountFields: Describers = {
+  name: () => 'name must be 1 to 200 characters, not only spaces',
+  active: () => 'active must be true or false',
+};
+const accountBody = jsonBody(['name'], accountFields);
+const accountChanges = jsonChanges(['name', 'active'], accountFields);
+const portalLinkBody = jsonBody([], { ttl: () => 'ttl must be a whole number of seconds from 1 to 86400' });
+const portalSessionBody = jsonBody(['token'], { token: () => 'token must be 1 to 200 characters' });
+
+/** Ids in a path (`clientId`, `keyId`): each a positive integer. */
+const idParams: InputMessage = (_params, issue) => `${INVALID}${fieldOf(issue)[0] ?? 'id'} must be a positive integer`;
+
+/** An operation that declares no request body takes none (src/http/body-policy.ts). */
+const noBody: InputMessage = () => MESSAGES.noBody;
+
+// What an operation without words of its own for a part of its requests says of it.
+const DEFAULT_INPUT_MESSAGES: Record<RequestPart, InputMessage> = {
+  body: noBody,
+  params: idParams,
+  querystring: pageQuery,
+  headers: idempotencyKeyHeader,
+};
+
 const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, InputMessage>>>> = {
   createWebhook: { body: webhookBody, headers: idempotencyKeyHeader },
   getWebhook: { params: undefinedHookId },
@@ -215,11 +240,15 @@ const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, In
   publishEvent: { body: eventBody, headers: idempotencyKeyHeader },
   listEvents: { querystring: eventsQuery },
   listOperationalEvents: { querystring: pageQuery },
+  createAccount: { body: accountBody },
+  updateAccount: { body: accountChanges },
+  createPortalLink: { body: portalLinkBody },
+  openPortalSession: { body: portalSessionBody },
 };
 
 /**
  * The contract's message for bad input in one part of a request to an operation (a body that
- * could not be parsed comes with no issue); undefined when the operation has none of its own.
+ * could not be parsed comes with no issue); undefined outside the operations.
  */
 export function inputErrorMessage(
   operationId: string | undefined,
@@ -227,6 +256,7 @@ export function inputErrorMessage(
   data: unknown,
   issue?: FastifySchemaValidationError,
 ): string | undefined {
-  if (!operationId || !part) return undefined;
-  return INPUT_MESSAGES[operationId as OperationId]?.[part as RequestPart]?.(data, issue);
+  if (!operationId || !part || !Object.hasOwn(DEFAULT_INPUT_MESSAGES, part)) return undefined;
+  const messages = INPUT_MESSAGES[operationId as OperationId]?.[part as RequestPart] ?? DEFAULT_INPUT_MESSAGES[part as RequestPart];
+  return messages(data, issue);
 }
