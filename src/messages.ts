@@ -119,6 +119,16 @@ const fieldOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1
 
 type Describers = Record<string, (issue: Issue, index: string | undefined, value: unknown) => string>;
 
+/**
+ * The keyword of the issue src/http/body-policy.ts raises for text that no store keeps as it was
+ * sent: U+0000, which PostgreSQL refuses in text and SQLite would keep, and a lone UTF-16
+ * surrogate, which neither can write as UTF-8 (each store would keep U+FFFD instead).
+ */
+export const UNSTORABLE_TEXT = 'unstorableText';
+
+/** `/form/name` → `form.name` */
+const pathOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1).join('.');
+
 /** `Invalid data: ` and what the describer of the first issue's field says of it. */
 function invalid(describe: Describers, issue: Issue, data?: unknown): string {
   const [field, index] = fieldOf(issue);
@@ -257,6 +267,7 @@ export function inputErrorMessage(
   issue?: FastifySchemaValidationError,
 ): string | undefined {
   if (!operationId || !part || !Object.hasOwn(DEFAULT_INPUT_MESSAGES, part)) return undefined;
+  if (issue?.keyword === UNSTORABLE_TEXT) return `${INVALID}${pathOf(issue)} must not contain U+0000 or a lone surrogate`;
   const messages = INPUT_MESSAGES[operationId as OperationId]?.[part as RequestPart] ?? DEFAULT_INPUT_MESSAGES[part as RequestPart];
   return messages(data, issue);
 }

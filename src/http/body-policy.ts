@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { nestsTooDeep } from '../json-depth.js';
 import { hasCredentials, HttpError, MESSAGES } from '../messages.js';
+import { withStorableText, type Schema } from './storable-text.js';
 
 // What an operation takes as input: JSON only (other types are refused with 415), checked against
 // the operation's schemas in openapi.yaml whatever the content type says, nothing coerced, within
@@ -146,7 +147,7 @@ function lowerCaseHeaderNames(schema: ObjectSchema & { required?: string[] }): O
 
 /** The app's validator compiler: each operation's body, parameters and headers, as openapi.yaml declares them. */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  if (httpPart === 'body') return ajv.compile(schema);
+  if (httpPart === 'body') return withStorableText(schema as Schema, ajv.compile(schema));
   const parameters = httpPart === 'headers' ? lowerCaseHeaderNames(schema as ObjectSchema) : (schema as ObjectSchema);
-  return withIntegerParameters(parameters, ajv.compile(parameters));
+  return withStorableText(parameters as Schema, withIntegerParameters(parameters, ajv.compile(parameters)));
 };

@@ -247,3 +247,23 @@ t.test('an admin operation without a body takes none: any body but a JSON object
   t.equal(await keys(), 5);
   t.notMatch(JSON.stringify(await db.query('SELECT * FROM api_keys')), /ignored/, 'the field is nowhere in the database');
 });
+
+t.test('a name with U+0000 or a lone surrogate is refused with 400 naming it, on every store; nothing is stored', async (t) => {
+  const { app, db, call } = await adminApp(t);
+  const acme = await createClient(app);
+  const message = { error: 'Invalid data: name must not contain U+0000 or a lone surrogate' };
+  const before = await db.query('SELECT * FROM clients ORDER BY id');
+  for (const name of ['a\u0000b', '\u0000', 'a\ud800b', 'a\udfffb', 'end\udbff']) {
+    const created = await call('POST', '/admin/clients', { name });
+    t.same([created.status, created.json], [400, message], `POST ${JSON.stringify(name)}`);
+    const renamed = await call('PATCH', `/admin/clients/${acme.clientId}`, { name });
+    t.same([renamed.status, renamed.json], [400, message], `PATCH ${JSON.stringify(name)}`);
+  }
+  // The same bytes as JSON escapes, as a client would send them.
+  const escaped = await send(app, { method: 'POST', url: '/admin/clients', headers: { ...admin, 'content-type': 'application/json' }, payload: '{"name":"a\\u0000b"}' });
+  t.same([escaped.status, escaped.json], [400, message], 'an escaped U+0000');
+  t.same(await db.query('SELECT * FROM clients ORDER BY id'), before, 'nothing was stored or changed');
+  const pair = await call('POST', '/admin/clients', { name: 'Acme \ud83d\ude00' });
+  t.same([pair.status, pair.json.name], [201, 'Acme \ud83d\ude00'], 'a surrogate pair (an emoji) is text like any other');
+  t.same(await db.query('SELECT name FROM clients WHERE id = ?', [pair.json.clientId]), [{ name: 'Acme \ud83d\ude00' }], 'and is stored as sent');
+});

@@ -3,8 +3,8 @@ import { loadSpec } from '../../src/spec.js';
 import { buildTestApp, createClient, createWebhook, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 
 // What src/http/body-policy.ts checks of a request's input beyond what each operation's own tests
-// show: integers within Number's safe range, date-times that are RFC 3339 and that Date reads, and
-// no body for an operation that declares none.
+// show: integers within Number's safe range, date-times that are RFC 3339 and that Date reads, no
+// body for an operation that declares none, and no text that a store would not keep as sent.
 
 type Schema = { $ref?: string; type?: string | string[]; minimum?: number; maximum?: number; [keyword: string]: unknown };
 type Operation = { parameters?: Schema[]; requestBody?: Schema & { content?: Record<string, { schema: Schema }> } };
@@ -155,6 +155,15 @@ function specOperations(spec: Record<string, any>): { operations: SpecOperation[
   return { operations, resolve };
 }
 
+/** The text fields a body schema describes, as paths into the body (`events.0`: an array's item). */
+function textFields(schema: Schema, resolve: (node: Schema) => Schema, at: string[] = []): string[][] {
+  const resolved = resolve(schema);
+  if ([resolved.type].flat().includes('string')) return [at];
+  const properties = Object.entries((resolved.properties ?? {}) as Record<string, Schema>);
+  const items = resolved.items ? textFields(resolved.items as Schema, resolve, [...at, '0']) : [];
+  return [...properties.flatMap(([name, property]) => textFields(property, resolve, [...at, name])), ...items];
+}
+
 async function everyOperationApp(t: Parameters<typeof buildTestApp>[0]) {
   const { app, db } = await buildTestApp(t, { PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, ADMIN_TOKEN });
   const acme = await createClient(app);
@@ -231,4 +240,32 @@ t.test('a body that is not UTF-8 is no JSON body: Missing data where one is need
   const res = await send(app, { method: 'POST', url: '/admin/clients', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload });
   t.same([res.status, res.json], [400, { error: 'Missing data' }]);
   t.equal(await state(), before, 'nothing was made');
+});
+
+t.test('every text field of every body refuses U+0000 and lone surrogates with 400 naming it, and nothing is stored', async (t) => {
+  const { app, spec, target, validBodies, state } = await everyOperationApp(t);
+  const { operations, resolve } = specOperations(spec);
+  const withBody = operations.filter((operation) => operation.body);
+  t.same(withBody.map((operation) => operation.operationId).filter((id) => !validBodies[id]), [], 'a valid body for every operation that takes one');
+  const before = await state();
+  let fields = 0;
+  for (const operation of withBody) {
+    const { url, headers } = target(operation);
+    for (const field of textFields(operation.body!, resolve)) {
+      fields++;
+      for (const bad of ['\u0000', '\ud800', '\udfff', 'x\udbff']) {
+        const body = structuredClone(validBodies[operation.operationId]!) as Record<string, any>;
+        const [name, index] = field as [string, string?];
+        body[name] = index === undefined ? `${body[name] ?? 'x'}${bad}` : [`${body[name]?.[0] ?? 'x'}${bad}`];
+        const res = await send(app, { method: operation.method as 'POST', url, headers, payload: body });
+        const named = index === undefined ? name : `${name}[${index}]`;
+        t.equal(res.status, 400, `${operation.operationId}, ${field.join('.')} with ${JSON.stringify(bad)}`);
+        t.match(res.json?.error, new RegExp(`^Invalid data: ${named.replace(/[[\]]/g, '\\$&')} `), `named: ${res.json?.error}`);
+      }
+    }
+  }
+  t.ok(fields >= 9, `${fields} text fields`);
+  const listed = await send(app, { method: 'GET', url: '/events?type=lead_create%00', headers: target(operations.find((o) => o.operationId === 'listEvents')!).headers });
+  t.same([listed.status, listed.json], [400, { error: 'Invalid data: type must be one of lead_create, lead_update' }], 'a query parameter too');
+  t.equal(await state(), before, 'nothing was stored or changed, on this store as on the other');
 });
