@@ -768,6 +768,7 @@ export type components = {
         AccountCreate: {
             name: components["schemas"]["AccountName"];
         };
+        /** @description What to change; at least one of `name` and `active`. */
         AccountUpdate: {
             name?: components["schemas"]["AccountName"];
             /** @description False deactivates the client; true activates it again. */
@@ -901,7 +902,10 @@ export type components = {
         /**
          * Format: http-url
          * @description Absolute http or https URL that deliveries are POSTed to. Format `http-url`: the
-         *     pattern checks the shape, and the URL must parse (WHATWG URL) with a host.
+         *     pattern checks the shape, and the URL must parse (WHATWG URL) with a host and without
+         *     user information: `https://user:password@host/` is refused
+         *     (`Invalid data: url must not contain a user name or password`), for a URL is stored,
+         *     listed and logged as it is. A receiver knows a delivery is genuine by its signature.
          * @example https://hooks.zapier.com/hooks/standard/123/abc/
          */
         WebhookUrl: string;
@@ -1266,7 +1270,11 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `Invalid data: ...`: a parameter or the body does not match this description. */
+        /**
+         * @description `Missing data`: a body is needed and there is none, it is not a JSON object, or a required
+         *     field is absent or empty. `Invalid data: ...`: a parameter or a field does not match this
+         *     description, named with what it must be (see "Errors" above).
+         */
         AdminInvalid: {
             headers: {
                 [name: string]: unknown;
@@ -2655,6 +2663,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description The `Idempotency-Key` was used with another body. */
             422: {
                 headers: {
@@ -2724,6 +2734,8 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2780,6 +2792,8 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2816,6 +2830,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2858,6 +2874,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2914,6 +2932,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -2950,6 +2970,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

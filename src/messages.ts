@@ -61,6 +61,8 @@ export const MESSAGES = {
   missingData: 'Missing data',
   undefinedHookId: 'Webhook ID is undefined',
   invalidUrl: 'Invalid data: url must be an absolute http or https URL',
+  urlWithCredentials: 'Invalid data: url must not contain a user name or password',
+  noBody: 'Invalid data: this operation takes no body',
   tooDeep: `Invalid data: JSON may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`,
   invalidIdempotencyKey: 'Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters',
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
@@ -115,13 +117,24 @@ const isJsonObject = (value: unknown): value is Record<string, unknown> =>
 /** `/events/1` → ['events', '1'] */
 const fieldOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1) as [string?, string?];
 
-type Describers = Record<string, (issue: Issue, index?: string) => string>;
+type Describers = Record<string, (issue: Issue, index: string | undefined, value: unknown) => string>;
+
+/**
+ * The keyword of the issue src/http/body-policy.ts raises for text that no store keeps as it was
+ * sent: U+0000, which PostgreSQL refuses in text and SQLite would keep, and a lone UTF-16
+ * surrogate, which neither can write as UTF-8 (each store would keep U+FFFD instead).
+ */
+export const UNSTORABLE_TEXT = 'unstorableText';
+
+/** `/form/name` → `form.name` */
+const pathOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1).join('.');
 
 /** `Invalid data: ` and what the describer of the first issue's field says of it. */
-function invalid(describe: Describers, issue: Issue): string {
+function invalid(describe: Describers, issue: Issue, data?: unknown): string {
   const [field, index] = fieldOf(issue);
   const describer = field === undefined ? undefined : describe[field];
-  return INVALID + (describer ? describer(issue, index) : `${field ?? 'body'} ${issue?.message ?? 'is not valid'}`);
+  const value = field === undefined || !isJsonObject(data) ? undefined : data[field];
+  return INVALID + (describer ? describer(issue, index, value) : `${field ?? 'body'} ${issue?.message ?? 'is not valid'}`);
 }
 
 /**
@@ -131,7 +144,7 @@ function invalid(describe: Describers, issue: Issue): string {
 function jsonBody(required: string[], describe: Describers): InputMessage {
   return (body, issue) => {
     if (!isJsonObject(body) || required.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
-    return invalid(describe, issue);
+    return invalid(describe, issue, body);
   };
 }
 
@@ -145,12 +158,22 @@ function jsonChanges(fields: string[], describe: Describers): InputMessage {
     if (!isJsonObject(body)) return MESSAGES.missingData;
     const present = fields.filter((field) => body[field] !== undefined);
     if (present.length === 0 || present.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
-    return invalid(describe, issue);
+    return invalid(describe, issue, body);
   };
 }
 
+/** Whether a URL carries user information (`http://user:password@host/`), which a webhook's URL may not. */
+export function hasCredentials(url: unknown): boolean {
+  if (typeof url !== 'string' || !URL.canParse(url)) return false;
+  const { username, password } = new URL(url);
+  return username !== '' || password !== '';
+}
+
 const webhookFields: Describers = {
-  url: (issue) => (issue?.keyword === 'maxLength' ? 'url must be at most 2048 characters' : MESSAGES.invalidUrl.slice(INVALID.length)),
+  url: (issue, _index, value) => {
+    if (issue?.keyword === 'maxLength') return 'url must be at most 2048 characters';
+    return (hasCredentials(value) ? MESSAGES.urlWithCredentials : MESSAGES.invalidUrl).slice(INVALID.length);
+  },
   events: (issue, index) => {
     if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
     if (issue?.keyword === 'maxItems') return `events must hold at most ${issue.params.limit} names`;
@@ -200,6 +223,30 @@ const pageQuery: InputMessage = (_query, issue) => {
 const eventsQuery: InputMessage = (query, issue) =>
   fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : pageQuery(query, issue);
 
+// The admin operations' input, in the same words as the client operations'.
+const accountFields: Describers = {
+  name: () => 'name must be 1 to 200 characters, not only spaces',
+  active: () => 'active must be true or false',
+};
+const accountBody = jsonBody(['name'], accountFields);
+const accountChanges = jsonChanges(['name', 'active'], accountFields);
+const portalLinkBody = jsonBody([], { ttl: () => 'ttl must be a whole number of seconds from 1 to 86400' });
+const portalSessionBody = jsonBody(['token'], { token: () => 'token must be 1 to 200 characters' });
+
+/** Ids in a path (`clientId`, `keyId`): each a positive integer. */
+const idParams: InputMessage = (_params, issue) => `${INVALID}${fieldOf(issue)[0] ?? 'id'} must be a positive integer`;
+
+/** An operation that declares no request body takes none (src/http/body-policy.ts). */
+const noBody: InputMessage = () => MESSAGES.noBody;
+
+// What an operation without words of its own for a part of its requests says of it.
+const DEFAULT_INPUT_MESSAGES: Record<RequestPart, InputMessage> = {
+  body: noBody,
+  params: idParams,
+  querystring: pageQuery,
+  headers: idempotencyKeyHeader,
+};
+
 const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, InputMessage>>>> = {
   createWebhook: { body: webhookBody, headers: idempotencyKeyHeader },
   getWebhook: { params: undefinedHookId },
@@ -216,11 +263,15 @@ const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, In
   publishEvents: { body: eventBatchBody, headers: idempotencyKeyHeader },
   listEvents: { querystring: eventsQuery },
   listOperationalEvents: { querystring: pageQuery },
+  createAccount: { body: accountBody },
+  updateAccount: { body: accountChanges },
+  createPortalLink: { body: portalLinkBody },
+  openPortalSession: { body: portalSessionBody },
 };
 
 /**
  * The contract's message for bad input in one part of a request to an operation (a body that
- * could not be parsed comes with no issue); undefined when the operation has none of its own.
+ * could not be parsed comes with no issue); undefined outside the operations.
  */
 export function inputErrorMessage(
   operationId: string | undefined,
@@ -228,6 +279,8 @@ export function inputErrorMessage(
   data: unknown,
   issue?: FastifySchemaValidationError,
 ): string | undefined {
-  if (!operationId || !part) return undefined;
-  return INPUT_MESSAGES[operationId as OperationId]?.[part as RequestPart]?.(data, issue);
+  if (!operationId || !part || !Object.hasOwn(DEFAULT_INPUT_MESSAGES, part)) return undefined;
+  if (issue?.keyword === UNSTORABLE_TEXT) return `${INVALID}${pathOf(issue)} must not contain U+0000 or a lone surrogate`;
+  const messages = INPUT_MESSAGES[operationId as OperationId]?.[part as RequestPart] ?? DEFAULT_INPUT_MESSAGES[part as RequestPart];
+  return messages(data, issue);
 }

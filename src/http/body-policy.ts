@@ -1,11 +1,12 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Options, ValidateFunction } from 'ajv';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import type { FastifySchemaCompiler, RouteOptions } from 'fastify';
+import type { FastifySchemaCompiler, preHandlerHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { nestsTooDeep } from '../json-depth.js';
-import { HttpError, MESSAGES } from '../messages.js';
+import { hasCredentials, HttpError, MESSAGES } from '../messages.js';
+import { withStorableText, type Schema } from './storable-text.js';
 
 // What an operation takes as input: JSON only (other types are refused with 415), checked against
 // the operation's schemas in openapi.yaml whatever the content type says, nothing coerced, within
@@ -22,15 +23,23 @@ import { HttpError, MESSAGES } from '../messages.js';
  * `data` is only written out again. An empty body sent as JSON is no body (HTTP clients often
  * label a bodiless DELETE so), not a parse error; the operation then says whether it needed one.
  * A body nested deeper than MAX_JSON_DEPTH is refused before it is parsed (src/json-depth.ts
- * says why).
+ * says why). JSON is UTF-8 (RFC 8259, section 8.1): bytes that are not are a body that is not
+ * JSON, where decoding them as Fastify does would put U+FFFD in their place unseen.
  */
 export const jsonBodyPlugin = fp(
   async (app) => {
     app.removeContentTypeParser('text/plain');
     const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
+    // ignoreBOM keeps a byte order mark in the text, where JSON.parse refuses it, as before.
+    const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      const text = body as string;
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      let text: string;
+      try {
+        text = utf8.decode(body as Buffer);
+      } catch {
+        return done(Object.assign(new Error('the body is not UTF-8'), { statusCode: 400 }), undefined);
+      }
       if (text === '') return done(null, undefined);
       if (nestsTooDeep(text)) return done(new HttpError(400, MESSAGES.tooDeep), undefined);
       parseJson(request, text, done);
@@ -40,16 +49,30 @@ export const jsonBodyPlugin = fp(
 );
 
 /**
+ * An operation that declares no request body takes none. Some HTTP clients send `{}`, or the
+ * fields of their own bookkeeping, with every request: a JSON object is let through and its fields
+ * ignored, as unknown fields are everywhere else; any other body (`[]`, `"x"`, `1`, `null`) is
+ * refused. Run once the path's parameters are checked, so a bad id is answered first.
+ */
+const refuseBody: preHandlerHookHandler = (request, _reply, done) => {
+  const body = request.body;
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) return done(new HttpError(400, MESSAGES.noBody));
+  done();
+};
+
+/**
  * An operation's route, as glue made it, given its share of the policy: its JSON schema checks
  * the body whatever the content type says (glue keys body schemas by content type, so a body
- * sent without one would skip validation), and POST /events and POST /events/batch take bodies
- * up to PUBLISHER_BODY_LIMIT and PUBLISHER_BATCH_BODY_LIMIT instead of BODY_LIMIT.
+ * sent without one would skip validation), an operation without one takes no body, and POST
+ * /events and POST /events/batch take bodies up to PUBLISHER_BODY_LIMIT and
+ * PUBLISHER_BATCH_BODY_LIMIT instead of BODY_LIMIT.
  */
 export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit' | 'publisherBatchBodyLimit'>): (route: RouteOptions, operationId: string) => void {
   const bodyLimits: Record<string, number> = { publishEvent: config.publisherBodyLimit, publishEvents: config.publisherBatchBodyLimit };
   return (route, operationId) => {
     const body = (route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined)?.body;
     if (body?.content?.['application/json']) route.schema!.body = body.content['application/json'].schema;
+    else route.preHandler = [...[route.preHandler ?? []].flat(), refuseBody];
     route.bodyLimit = bodyLimits[operationId] ?? route.bodyLimit;
   };
 }
@@ -66,12 +89,14 @@ const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: 
 
 /**
  * `format: http-url` (a webhook's URL): the schema's pattern checks the shape; the WHATWG URL
- * parser, which delivery uses too, decides whether there is a host.
+ * parser, which delivery uses too, decides whether there is a host, and whether there is user
+ * information (`user:password@`), which is refused: a URL is stored, listed and logged as it is,
+ * so it is no place for a credential.
  */
 function isHttpUrl(url: string): boolean {
   try {
     const parsed = new URL(url);
-    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '' && !hasCredentials(url);
   } catch {
     return false;
   }
@@ -123,7 +148,7 @@ function lowerCaseHeaderNames(schema: ObjectSchema & { required?: string[] }): O
 
 /** The app's validator compiler: each operation's body, parameters and headers, as openapi.yaml declares them. */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  if (httpPart === 'body') return ajv.compile(schema);
+  if (httpPart === 'body') return withStorableText(schema as Schema, ajv.compile(schema));
   const parameters = httpPart === 'headers' ? lowerCaseHeaderNames(schema as ObjectSchema) : (schema as ObjectSchema);
-  return withIntegerParameters(parameters, ajv.compile(parameters));
+  return withStorableText(parameters as Schema, withIntegerParameters(parameters, ajv.compile(parameters)));
 };

@@ -175,3 +175,95 @@ t.test('keys: added, listed without the key, revoked at once; only the client\'s
   const after = await call('GET', `/admin/clients/${acme.clientId}/keys`);
   t.match(after.json.keys[1], { keyId: 3, revokedAt: /^\d{4}-/ });
 });
+
+t.test('bad input to the admin API gets the words of the client API: Missing data, or Invalid data naming the field', async (t) => {
+  const { app, db, call } = await adminApp(t);
+  const acme = await createClient(app);
+  const id = acme.clientId;
+  const cases: Array<[string, 'GET' | 'POST' | 'PATCH' | 'DELETE', string, unknown, string]> = [
+    ['no name', 'POST', '/admin/clients', {}, 'Missing data'],
+    ['a null name', 'POST', '/admin/clients', { name: null }, 'Missing data'],
+    ['an empty name', 'POST', '/admin/clients', { name: '' }, 'Missing data'],
+    ['not an object', 'POST', '/admin/clients', ['Acme'], 'Missing data'],
+    ['a blank name', 'POST', '/admin/clients', { name: '   ' }, 'Invalid data: name must be 1 to 200 characters, not only spaces'],
+    ['a long name', 'POST', '/admin/clients', { name: 'x'.repeat(201) }, 'Invalid data: name must be 1 to 200 characters, not only spaces'],
+    ['a number for a name', 'POST', '/admin/clients', { name: 7 }, 'Invalid data: name must be 1 to 200 characters, not only spaces'],
+    ['nothing to change', 'PATCH', `/admin/clients/${id}`, {}, 'Missing data'],
+    ['unknown fields only', 'PATCH', `/admin/clients/${id}`, { enabled: false }, 'Missing data'],
+    ['active not a boolean', 'PATCH', `/admin/clients/${id}`, { active: 'no' }, 'Invalid data: active must be true or false'],
+    ['a blank new name', 'PATCH', `/admin/clients/${id}`, { name: ' ' }, 'Invalid data: name must be 1 to 200 characters, not only spaces'],
+    ['a clientId that is no number', 'GET', '/admin/clients/abc', undefined, 'Invalid data: clientId must be a positive integer'],
+    ['a clientId of 0', 'PATCH', '/admin/clients/0', { active: true }, 'Invalid data: clientId must be a positive integer'],
+    ['a keyId that is no number', 'DELETE', `/admin/clients/${id}/keys/x`, undefined, 'Invalid data: keyId must be a positive integer'],
+    ['a limit of 0', 'GET', '/admin/clients?limit=0', undefined, 'Invalid data: limit must be an integer from 1 to 100'],
+    ['a limit of 101', 'GET', '/admin/clients?limit=101', undefined, 'Invalid data: limit must be an integer from 1 to 100'],
+    ['an after of 0', 'GET', '/admin/clients?after=0', undefined, 'Invalid data: after must be a positive integer'],
+    ['a ttl over a day', 'POST', `/admin/clients/${id}/portal-sessions`, { ttl: 86401 }, 'Invalid data: ttl must be a whole number of seconds from 1 to 86400'],
+    ['a ttl as text', 'POST', `/admin/clients/${id}/portal-sessions`, { ttl: '60' }, 'Invalid data: ttl must be a whole number of seconds from 1 to 86400'],
+    ['a link body not an object', 'POST', `/admin/clients/${id}/portal-sessions`, [], 'Missing data'],
+  ];
+  const before = await db.query('SELECT * FROM clients ORDER BY id');
+  for (const [name, method, url, payload, message] of cases) {
+    const res = await call(method, url, payload);
+    t.same([res.status, res.json], [400, { error: message }], name);
+  }
+  for (const [name, payload, message] of [
+    ['no token', {}, 'Missing data'],
+    ['a long token', { token: 'x'.repeat(201) }, 'Invalid data: token must be 1 to 200 characters'],
+  ] as const) {
+    const res = await send(app, { method: 'POST', url: '/portal-session', payload });
+    t.same([res.status, res.json], [400, { error: message }], `POST /portal-session, ${name}`);
+  }
+  t.same(await db.query('SELECT * FROM clients ORDER BY id'), before, 'nothing changed');
+});
+
+t.test('an admin operation without a body takes none: any body but a JSON object is refused, and nothing is made', async (t) => {
+  const { app, db, call } = await adminApp(t);
+  const acme = await createClient(app);
+  const keys = async () => (await db.query('SELECT id FROM api_keys ORDER BY id')).length;
+  const json = { ...admin, 'content-type': 'application/json' };
+  const bodies: Array<[string, string | Buffer]> = [
+    ['an array', '[]'],
+    ['a string', '"x"'],
+    ['a number', '1'],
+    ['null', 'null'],
+    ['JSON that is not UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])],
+    ['malformed JSON', '{"a":'],
+  ];
+  for (const [name, payload] of bodies) {
+    const added = await send(app, { method: 'POST', url: `/admin/clients/${acme.clientId}/keys`, headers: json, payload });
+    t.same([added.status, added.json], [400, { error: 'Invalid data: this operation takes no body' }], `POST .../keys with ${name}`);
+    const revoked = await send(app, { method: 'DELETE', url: `/admin/clients/${acme.clientId}/keys/1`, headers: json, payload });
+    t.same([revoked.status, revoked.json], [400, { error: 'Invalid data: this operation takes no body' }], `DELETE .../keys/1 with ${name}`);
+  }
+  t.equal(await keys(), 1, 'no key was made, and none revoked');
+  t.equal((await send(app, { method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } })).status, 200);
+
+  // No body, an empty one, or a JSON object whose fields are ignored: as HTTP clients send them.
+  t.equal((await call('POST', `/admin/clients/${acme.clientId}/keys`)).status, 201, 'no body');
+  t.equal((await send(app, { method: 'POST', url: `/admin/clients/${acme.clientId}/keys`, headers: json, payload: '' })).status, 201, 'an empty body');
+  t.equal((await call('POST', `/admin/clients/${acme.clientId}/keys`, {})).status, 201, '{}');
+  t.equal((await call('POST', `/admin/clients/${acme.clientId}/keys`, { note: 'ignored' })).status, 201, 'an object with fields');
+  t.equal(await keys(), 5);
+  t.notMatch(JSON.stringify(await db.query('SELECT * FROM api_keys')), /ignored/, 'the field is nowhere in the database');
+});
+
+t.test('a name with U+0000 or a lone surrogate is refused with 400 naming it, on every store; nothing is stored', async (t) => {
+  const { app, db, call } = await adminApp(t);
+  const acme = await createClient(app);
+  const message = { error: 'Invalid data: name must not contain U+0000 or a lone surrogate' };
+  const before = await db.query('SELECT * FROM clients ORDER BY id');
+  for (const name of ['a\u0000b', '\u0000', 'a\ud800b', 'a\udfffb', 'end\udbff']) {
+    const created = await call('POST', '/admin/clients', { name });
+    t.same([created.status, created.json], [400, message], `POST ${JSON.stringify(name)}`);
+    const renamed = await call('PATCH', `/admin/clients/${acme.clientId}`, { name });
+    t.same([renamed.status, renamed.json], [400, message], `PATCH ${JSON.stringify(name)}`);
+  }
+  // The same bytes as JSON escapes, as a client would send them.
+  const escaped = await send(app, { method: 'POST', url: '/admin/clients', headers: { ...admin, 'content-type': 'application/json' }, payload: '{"name":"a\\u0000b"}' });
+  t.same([escaped.status, escaped.json], [400, message], 'an escaped U+0000');
+  t.same(await db.query('SELECT * FROM clients ORDER BY id'), before, 'nothing was stored or changed');
+  const pair = await call('POST', '/admin/clients', { name: 'Acme \ud83d\ude00' });
+  t.same([pair.status, pair.json.name], [201, 'Acme \ud83d\ude00'], 'a surrogate pair (an emoji) is text like any other');
+  t.same(await db.query('SELECT name FROM clients WHERE id = ?', [pair.json.clientId]), [{ name: 'Acme \ud83d\ude00' }], 'and is stored as sent');
+});

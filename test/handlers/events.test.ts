@@ -142,3 +142,30 @@ t.test('a lead is delivered exactly as published, keys named __proto__ and const
   t.equal(reused.status, 422, 'the Idempotency-Key fingerprint covers those keys too: another __proto__ is another request');
   t.equal((await send(app, { method: 'POST', url: '/events', headers, payload: body })).headers['idempotent-replayed'], 'true');
 });
+
+t.test('a lead with U+0000 or lone surrogates is kept and delivered as published, as JSON escapes, on every store', async (t) => {
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  const data = '{"name":"a\\u0000b","note\\u0000":"x","cut":"\\ud83d","tail":"\\ude00!","pair":"\\ud83d\\ude00"}';
+  const res = await send(app, {
+    method: 'POST',
+    url: '/events',
+    headers: { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}`, 'content-type': 'application/json' },
+    payload: `{"clientId":${acme.clientId},"type":"lead_create","data":${data}}`,
+  });
+  t.equal(res.status, 202);
+  const [stored] = await db.query<{ payload: string }>('SELECT payload FROM events');
+  // JSON.stringify writes U+0000 and a lone surrogate as escapes, and a pair as the character itself.
+  const written = data.replace('\\ud83d\\ude00', '\ud83d\ude00');
+  t.ok(stored!.payload.endsWith(`,"data":${written}}`), `stored as escapes: ${stored!.payload}`);
+
+  await receiver.waitFor(1);
+  const [delivered] = receiver.received;
+  t.ok(delivered!.body.endsWith(`,"data":${written}}`), 'the receiver got the same escapes');
+  t.same(JSON.parse(delivered!.body).data, JSON.parse(data), 'which read as the lead published');
+  t.ok(verifies(hook.json.secret, delivered!), 'and its signature verifies');
+  const listed = await send(app, { method: 'GET', url: '/events', headers: { 'x-api-key': acme.apiKey } });
+  t.same(listed.json.events[0].data, JSON.parse(data), 'GET /events lists it as published');
+});

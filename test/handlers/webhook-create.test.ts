@@ -154,6 +154,18 @@ t.test('POST /webhook with invalid data answers 400 Invalid data: naming what is
   t.equal(ok.status, 201, 'a url of exactly 2048 characters is accepted');
 });
 
+t.test('POST /webhook refuses a url with a user name or password, which would be stored and shown in clear', async (t) => {
+  const { app, db } = await sharedApp();
+  const acme = await createClient(app);
+  for (const url of ['http://user:pw@hooks.example.com/path', 'https://user@hooks.example.com/', 'https://:pw@hooks.example.com/', 'HTTPS://u:p@[::1]:8443/x']) {
+    const res = await createWebhook(app, acme.apiKey, { url, events: ['lead_create'] });
+    t.same([res.status, res.json], [400, { error: 'Invalid data: url must not contain a user name or password' }], url);
+  }
+  t.same(await db.query('SELECT id FROM webhooks WHERE client_id = ?', [acme.clientId]), [], 'nothing was stored');
+  const plain = await createWebhook(app, acme.apiKey, { url: 'https://hooks.example.com/path?user=pw', events: ['lead_create'] });
+  t.equal(plain.status, 201, 'the same host without user information is taken');
+});
+
 t.test('POST /webhook with a body that is not JSON answers 415', async (t) => {
   const { app } = await sharedApp();
   const acme = await createClient(app);

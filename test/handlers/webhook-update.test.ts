@@ -207,6 +207,17 @@ t.test('PATCH /webhook/{hookID} with invalid data answers 400 Invalid data, word
   t.equal((await patchWebhook(app, acme.apiKey, hook.json.hookId, { url: longest })).status, 200, 'a url of exactly 2048 characters');
 });
 
+t.test('PATCH /webhook/{hookID} refuses a url with a user name or password, as a creation does', async (t) => {
+  const { app, db } = await sharedApp();
+  const acme = await createClient(app);
+  const hook = await createWebhook(app, acme.apiKey, VALID);
+  for (const url of ['http://user:pw@hooks.example.com/path', 'https://user@hooks.example.com/', 'https://:pw@hooks.example.com/']) {
+    const res = await patchWebhook(app, acme.apiKey, hook.json.hookId, { url, paused: true });
+    t.same([res.status, res.json], [400, { error: 'Invalid data: url must not contain a user name or password' }], url);
+  }
+  t.same(await db.query('SELECT url, paused FROM webhooks WHERE id = ?', [hook.json.hookId]), [{ url: VALID.url, paused: db.kind === 'sqlite' ? 0 : false }], 'the webhook is as it was');
+});
+
 t.test("PATCH /webhook/{hookID} checks the key, then the input (the id, then the body), then the webhook's existence", async (t) => {
   const { app } = await buildTestApp(t, { BODY_LIMIT: '1kb' });
   const acme = await createClient(app);

@@ -5,6 +5,7 @@ import { generateApiKey, hashApiKey } from '../../src/secrets/credentials.js';
 import { loadConfig } from '../../src/config.js';
 import { publishEvent } from '../../src/delivery/publish-event.js';
 import { MAX_JSON_DEPTH } from '../../src/json-depth.js';
+import { loadSpec } from '../../src/spec.js';
 import { assertMatchesSpec } from './contract.js';
 import { failPastDisableTime } from './failed-attempt.js';
 
@@ -13,9 +14,17 @@ import { failPastDisableTime } from './failed-attempt.js';
 // client's data untouched and unseen. Used by test/e2e/fuzz.test.ts (fixed seed, bounded) and scripts/fuzz.ts.
 
 const PUBLISHER_TOKEN = 'fuzz-publisher-token-0123456789';
+const ADMIN_TOKEN = 'fuzz-admin-token-0123456789';
+
+// Text no store keeps as sent: U+0000 and UTF-16 surrogates without their other half (a pair
+// among them, which is text like any other). Put into strings at random.
+const HOSTILE = ['\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '\ud83d\ude00'];
+const hostileText = fc
+  .tuple(fc.string({ maxLength: 10 }), fc.constantFrom(...HOSTILE), fc.string({ maxLength: 10 }))
+  .map(([before, bad, after]) => before + bad + after);
 
 const segment = fc.oneof(
-  fc.constantFrom('1', '0', '-1', 'undefined', 'null', '', '%', '%E0%A4%A', '..', '9007199254740993', '1e3', '0x10', '%00'),
+  fc.constantFrom('1', '0', '-1', 'undefined', 'null', '', '%', '%E0%A4%A', '..', '9007199254740993', '1e3', '0x10', '%00', '%ED%A0%80'),
   fc.string({ maxLength: 20 }).map(encodeURIComponent),
   fc.nat().map(String),
 );
@@ -23,9 +32,13 @@ const query = fc.oneof(
   fc.constant(''),
   fc.tuple(fc.constantFrom('limit', 'before', 'after', 'type', 'x', '__proto__'), fc.string({ maxLength: 10 })).map(([k, v]) => `?${k}=${encodeURIComponent(v)}`),
   fc.constantFrom('?limit=0', '?limit=101', '?limit=5&before=1', '?limit[]=1', '?before=abc', '?type=lead_create&limit=2', '?type=lead_update&type=lead_create', '?after=1&limit=2', '?after=0'),
+  fc.constantFrom('?type=lead_create%00', '?type=%ED%A0%80', '?limit=%00', '?after=1%00'),
 );
 const path = fc.oneof(
   fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
+  fc.constantFrom('/admin/clients', '/portal-session'),
+  segment.map((s) => `/admin/clients/${s}`),
+  segment.map((s) => `/admin/clients/${s}/keys`),
   segment.map((s) => `/webhook/${s}`),
   segment.map((s) => `/webhook/${s}/enable`),
   query.map((q) => `/events${q}`),
@@ -49,6 +62,11 @@ const operation = fc.oneof(
   segment.map((s) => ['POST', `/webhook/${s}/recover`]),
   query.map((q) => ['GET', `/operations/events${q}`]),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
+  // The admin operations, with whatever credential comes but the admin token: every one is 401.
+  fc.constantFrom(['POST', '/admin/clients'], ['GET', '/admin/clients'], ['POST', '/portal-session'], ['DELETE', '/portal-session']),
+  segment.map((s) => ['PATCH', `/admin/clients/${s}`]),
+  segment.map((s) => ['POST', `/admin/clients/${s}/keys`]),
+  segment.map((s) => ['POST', `/admin/clients/${s}/portal-sessions`]),
 );
 const request = fc.oneof({ weight: 4, arbitrary: operation }, { weight: 1, arbitrary: fc.tuple(method, path) });
 const contentType = fc.option(
@@ -72,15 +90,20 @@ const contentType = fc.option(
 );
 const webhookLike = fc.record(
   {
-    url: fc.oneof(fc.webUrl(), fc.string(), fc.constant(null), fc.integer(), fc.constant('http://[::1]:99999/')),
+    url: fc.oneof(fc.webUrl(), fc.string(), fc.constant(null), fc.integer(), fc.constant('http://[::1]:99999/'), fc.webUrl().map((url) => url.replace('://', '://user:pw@')), hostileText),
     events: fc.oneof(
       fc.array(fc.constantFrom('lead_create', 'lead_update', 'lead_delete', ''), { maxLength: 20 }),
       fc.jsonValue(),
     ),
     clientId: fc.oneof(fc.integer(), fc.string()),
     type: fc.constantFrom('lead_create', 'lead_update', 'x'),
-    data: fc.jsonValue(),
+    data: fc.oneof(fc.jsonValue(), fc.dictionary(hostileText, hostileText, { maxKeys: 3 })),
     paused: fc.oneof(fc.boolean(), fc.jsonValue()),
+    name: fc.oneof(fc.string(), hostileText),
+    token: fc.oneof(fc.string(), hostileText),
+    since: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), hostileText),
+    ttl: fc.oneof(fc.integer(), hostileText),
+    active: fc.oneof(fc.boolean(), hostileText),
   },
   { requiredKeys: [] },
 );
@@ -163,6 +186,67 @@ const authorization = fc.option(
   { nil: undefined },
 );
 
+type Operation = { method: string; path: string; query: string; body: unknown };
+
+/**
+ * A well-formed request for every operation of openapi.yaml, on the attacker's own things, by
+ * operationId: a new operation has no request here until one is written, and the fuzzing says so.
+ * An operation without a body gets a JSON object of fields it ignores, so that hostile text goes
+ * to every operation.
+ */
+function wellFormedRequests(ids: { clientId: number; hookId: number }): Operation[] {
+  const bodies: Record<string, unknown> = {
+    createWebhook: { url: 'https://a.example/h', events: ['lead_create'] },
+    updateWebhook: { url: 'https://b.example/h', events: ['lead_update'], paused: false },
+    recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z' },
+    publishEvent: { clientId: ids.clientId, type: 'lead_create', data: { id: 1, name: 'Jane Doe', tags: ['x'] } },
+    createAccount: { name: 'Attacker Two' },
+    updateAccount: { name: 'Attacker' },
+    createPortalLink: { ttl: 60 },
+    openPortalSession: { token: 'lhp_unknown' },
+  };
+  const queries: Record<string, string> = { listEvents: 'type=lead_create&limit=5', listWebhooks: 'limit=5', listAccounts: 'limit=5' };
+  const values: Record<string, number> = { hookID: ids.hookId, clientId: ids.clientId, keyId: 999_999, deliveryId: 1 };
+  const paths = (loadSpec() as { paths: Record<string, Record<string, { operationId?: string; requestBody?: unknown }>> }).paths;
+  return Object.entries(paths).flatMap(([path, methods]) =>
+    Object.entries(methods)
+      .filter(([, operation]) => operation.operationId !== undefined)
+      .map(([method, { operationId, requestBody }]) => {
+        if (requestBody !== undefined && !(operationId! in bodies)) throw new Error(`the fuzzer has no well-formed request for ${operationId}`);
+        return {
+          method: method.toUpperCase(),
+          path: path.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name])),
+          query: queries[operationId!] ?? '',
+          body: bodies[operationId!] ?? { note: 'ignored' },
+        };
+      }),
+  );
+}
+
+/** Every string of a JSON value, keys included, as the path to it and whether it is a key. */
+function textSlots(value: unknown, at: string[] = []): Array<{ at: string[]; key: boolean }> {
+  if (typeof value === 'string') return [{ at, key: false }];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([name, inner]) => [
+    ...(Array.isArray(value) ? [] : [{ at: [...at, name], key: true }]),
+    ...textSlots(inner, [...at, name]),
+  ]);
+}
+
+/** A copy of `body` with hostile text put into the string (or the key) at `slot`. */
+function withHostileText(body: unknown, slot: { at: string[]; key: boolean }, bad: string): unknown {
+  const copy = structuredClone(body) as Record<string, any>;
+  const parent = slot.at.slice(0, -1).reduce((node, name) => node[name], copy);
+  const last = slot.at.at(-1)!;
+  if (slot.key) {
+    parent[`${last}${bad}`] = parent[last];
+    delete parent[last];
+  } else {
+    parent[last] = `${parent[last]}${bad}`;
+  }
+  return copy;
+}
+
 export interface FuzzResult {
   runs: number;
   statuses: Record<number, number>;
@@ -182,6 +266,7 @@ export async function fuzzHttpSurface(options: {
     ...options.database,
     LOG_LEVEL: 'silent',
     PUBLISHER_TOKEN,
+    ADMIN_TOKEN,
     DELIVERY_WORKER: 'off',
     RATE_LIMIT_PER_KEY: 'off',
   });
@@ -264,6 +349,48 @@ export async function fuzzHttpSurface(options: {
         await exchange('GET', '/events?limit=100', { 'x-api-key': attacker.apiKey }, undefined);
       }),
       { seed: options.seed, numRuns: Math.ceil(options.runs / 4), endOnFailure: true },
+    );
+
+    // Every operation, well-formed but for U+0000 or a lone surrogate in one of its strings (a
+    // value or a key), or in a query parameter. None may get a 5xx; text in a field that is stored
+    // gets 400, text in a lead's `data` is kept as published, text in a field the operation
+    // ignores is ignored.
+    const credentials: Record<string, Record<string, string>> = {
+      admin: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      events: { authorization: `Bearer ${PUBLISHER_TOKEN}` },
+      client: { 'x-api-key': attacker.apiKey },
+    };
+    const credentialOf = ({ method, path }: Operation) =>
+      path.startsWith('/admin/') ? credentials.admin! : (path === '/events' && method === 'POST') || path.startsWith('/operations/') ? credentials.events! : credentials.client!;
+    const everyOperation = wellFormedRequests({ clientId: attackerId, hookId: attackerHook });
+    const hostileRequest = fc
+      .constantFrom(...everyOperation)
+      .chain((operation) =>
+        fc.tuple(
+          fc.constant(operation),
+          operation.method === 'GET' ? fc.constant(undefined) : fc.constantFrom(...textSlots(operation.body)),
+          fc.constantFrom(...HOSTILE),
+        ),
+      );
+    const queryText: Record<string, string> = { '\u0000': '%00', '\ud83d\ude00': '%F0%9F%98%80' };
+    await fc.assert(
+      fc.asyncProperty(hostileRequest, async ([operation, slot, bad]) => {
+        const headers = { ...credentialOf(operation), 'content-type': 'application/json' };
+        if (slot === undefined) {
+          // A lone surrogate has no UTF-8 form: its three bytes, as a careless encoder writes them.
+          const text = queryText[bad] ?? '%ED%A0%80';
+          const query = operation.query === '' ? `x=${text}` : operation.query.replace(/=([^&]*)/, `=$1${text}`);
+          await exchange(operation.method, `${operation.path}?${query}`, headers, undefined);
+          return;
+        }
+        const res = await exchange(operation.method, operation.path, headers, JSON.stringify(withHostileText(operation.body, slot, bad)));
+        const stored = slot.at[0] !== 'data' && slot.at[0] !== 'note' && !(slot.key && slot.at.length === 1);
+        const refused = bad !== '\ud83d\ude00';
+        if (stored && refused && res.statusCode !== 400) {
+          throw new Error(`${operation.method} ${operation.path}, ${JSON.stringify(bad)} in ${slot.at.join('.')} → ${res.statusCode}, not 400`);
+        }
+      }),
+      { seed: options.seed, numRuns: Math.ceil(options.runs / 2), endOnFailure: true },
     );
 
     if (JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 })) !== victimBefore) throw new Error("the victim's webhooks changed");

@@ -3,7 +3,8 @@ import { loadSpec } from '../../src/spec.js';
 import { buildTestApp, createClient, createWebhook, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 
 // What src/http/body-policy.ts checks of a request's input beyond what each operation's own tests
-// show: integers within Number's safe range, and date-times that are RFC 3339 and that Date reads.
+// show: integers within Number's safe range, date-times that are RFC 3339 and that Date reads, no
+// body for an operation that declares none, and no text that a store would not keep as sent.
 
 type Schema = { $ref?: string; type?: string | string[]; minimum?: number; maximum?: number; [keyword: string]: unknown };
 type Operation = { parameters?: Schema[]; requestBody?: Schema & { content?: Record<string, { schema: Schema }> } };
@@ -127,4 +128,144 @@ t.test('since is an RFC 3339 date-time that Date reads: anything else is 400 Inv
     t.equal(res.status, 202, since);
     t.same(res.json, { queued: 0, more: false }, since);
   }
+});
+
+const ADMIN_TOKEN = 'admin-token-for-the-tests-0123';
+
+interface SpecOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  body?: Schema;
+  parameters: Schema[];
+}
+
+/** Every operation of openapi.yaml, with its JSON body's schema and its parameters, `$ref`s followed. */
+function specOperations(spec: Record<string, any>): { operations: SpecOperation[]; resolve: (node: Schema) => Schema } {
+  const resolve = (node: Schema): Schema =>
+    node.$ref ? resolve(node.$ref.slice(2).split('/').reduce((at: any, name) => at[name], spec)) : node;
+  const operations: SpecOperation[] = [];
+  for (const [path, { parameters: shared = [], ...methods }] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(methods as Record<string, any>)) {
+      const body = operation.requestBody && (resolve(operation.requestBody).content as Record<string, { schema: Schema }> | undefined)?.['application/json']?.schema;
+      const parameters = [...shared, ...(operation.parameters ?? [])].map(resolve);
+      operations.push({ operationId: operation.operationId, method: method.toUpperCase(), path, body, parameters });
+    }
+  }
+  return { operations, resolve };
+}
+
+/** The text fields a body schema describes, as paths into the body (`events.0`: an array's item). */
+function textFields(schema: Schema, resolve: (node: Schema) => Schema, at: string[] = []): string[][] {
+  const resolved = resolve(schema);
+  if ([resolved.type].flat().includes('string')) return [at];
+  const properties = Object.entries((resolved.properties ?? {}) as Record<string, Schema>);
+  const items = resolved.items ? textFields(resolved.items as Schema, resolve, [...at, '0']) : [];
+  return [...properties.flatMap(([name, property]) => textFields(property, resolve, [...at, name])), ...items];
+}
+
+async function everyOperationApp(t: Parameters<typeof buildTestApp>[0]) {
+  const { app, db } = await buildTestApp(t, { PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, ADMIN_TOKEN });
+  const acme = await createClient(app);
+  const hook = (await createWebhook(app, acme.apiKey, { url: 'https://a.example/h', events: ['lead_create'] })).json.hookId as number;
+  const credentials: Record<string, Record<string, string>> = {
+    apiKey: { 'x-api-key': acme.apiKey },
+    publisherToken: { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` },
+    adminToken: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  };
+  const spec = loadSpec() as Record<string, any>;
+  const ids: Record<string, number> = { hookID: hook, clientId: acme.clientId, keyId: 1, deliveryId: 1 };
+  /** An operation's path with its ids filled in, and the headers of its credential. */
+  const target = (operation: SpecOperation) => {
+    const security = (spec.paths[operation.path][operation.method.toLowerCase()].security ?? spec.security) as Array<Record<string, unknown>>;
+    const scheme = Object.keys(security[0] ?? {})[0];
+    return {
+      url: operation.path.replace(/\{(\w+)\}/g, (_, name: string) => String(ids[name])),
+      headers: scheme ? credentials[scheme]! : {},
+    };
+  };
+  // A body each operation with one would take.
+  const validBodies: Record<string, Record<string, unknown>> = {
+    createWebhook: { url: 'https://b.example/h', events: ['lead_create'] },
+    updateWebhook: { url: 'https://c.example/h', events: ['lead_update'] },
+    recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z' },
+    publishEvent: { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } },
+    createAccount: { name: 'Bolt Homes' },
+    updateAccount: { name: 'Acme Homes' },
+    createPortalLink: { ttl: 60 },
+    openPortalSession: { token: 'lhp_unknown' },
+  };
+  const state = async () =>
+    JSON.stringify([
+      await db.query('SELECT * FROM clients ORDER BY id'),
+      await db.query('SELECT id, revoked_at FROM api_keys ORDER BY id'),
+      await db.query('SELECT * FROM webhooks ORDER BY id'),
+      await db.query('SELECT id FROM events ORDER BY id'),
+      await db.query('SELECT id, state, attempts FROM deliveries ORDER BY id'),
+      await db.query('SELECT token_hash, used_at FROM portal_links ORDER BY token_hash'),
+    ]);
+  return { app, spec, target, validBodies, state };
+}
+
+t.test('an operation that declares no body refuses any body but a JSON object, and does nothing', async (t) => {
+  const { app, spec, target, state } = await everyOperationApp(t);
+  const bodyless = specOperations(spec).operations.filter((operation) => !operation.body && operation.method !== 'GET');
+  t.same(
+    bodyless.map((operation) => operation.operationId).sort(),
+    ['createAccountKey', 'deleteWebhook', 'enableWebhook', 'endPortalSession', 'retryWebhookDelivery', 'revokeAccountKey', 'rotateWebhookSecret', 'testWebhook'],
+  );
+  const before = await state();
+  const bodies: Array<[string, string | Buffer]> = [
+    ['[]', '[]'],
+    ['"x"', '"x"'],
+    ['1', '1'],
+    ['null', 'null'],
+    ['bytes that are not UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d])],
+  ];
+  for (const operation of bodyless) {
+    const { url, headers } = target(operation);
+    for (const [name, payload] of bodies) {
+      const res = await send(app, { method: operation.method as 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload });
+      t.same([res.status, res.json], [400, { error: 'Invalid data: this operation takes no body' }], `${operation.operationId} with ${name}`);
+    }
+  }
+  t.equal(await state(), before, 'nothing was made, changed or sent');
+});
+
+t.test('a body that is not UTF-8 is no JSON body: Missing data where one is needed, never U+FFFD stored', async (t) => {
+  const { app, state } = await everyOperationApp(t);
+  const before = await state();
+  // {"name":"Bolt \xff"}: a name with a byte that no UTF-8 text has.
+  const payload = Buffer.concat([Buffer.from('{"name":"Bolt '), Buffer.from([0xff]), Buffer.from('"}')]);
+  const res = await send(app, { method: 'POST', url: '/admin/clients', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload });
+  t.same([res.status, res.json], [400, { error: 'Missing data' }]);
+  t.equal(await state(), before, 'nothing was made');
+});
+
+t.test('every text field of every body refuses U+0000 and lone surrogates with 400 naming it, and nothing is stored', async (t) => {
+  const { app, spec, target, validBodies, state } = await everyOperationApp(t);
+  const { operations, resolve } = specOperations(spec);
+  const withBody = operations.filter((operation) => operation.body);
+  t.same(withBody.map((operation) => operation.operationId).filter((id) => !validBodies[id]), [], 'a valid body for every operation that takes one');
+  const before = await state();
+  let fields = 0;
+  for (const operation of withBody) {
+    const { url, headers } = target(operation);
+    for (const field of textFields(operation.body!, resolve)) {
+      fields++;
+      for (const bad of ['\u0000', '\ud800', '\udfff', 'x\udbff']) {
+        const body = structuredClone(validBodies[operation.operationId]!) as Record<string, any>;
+        const [name, index] = field as [string, string?];
+        body[name] = index === undefined ? `${body[name] ?? 'x'}${bad}` : [`${body[name]?.[0] ?? 'x'}${bad}`];
+        const res = await send(app, { method: operation.method as 'POST', url, headers, payload: body });
+        const named = index === undefined ? name : `${name}[${index}]`;
+        t.equal(res.status, 400, `${operation.operationId}, ${field.join('.')} with ${JSON.stringify(bad)}`);
+        t.match(res.json?.error, new RegExp(`^Invalid data: ${named.replace(/[[\]]/g, '\\$&')} `), `named: ${res.json?.error}`);
+      }
+    }
+  }
+  t.ok(fields >= 9, `${fields} text fields`);
+  const listed = await send(app, { method: 'GET', url: '/events?type=lead_create%00', headers: target(operations.find((o) => o.operationId === 'listEvents')!).headers });
+  t.same([listed.status, listed.json], [400, { error: 'Invalid data: type must be one of lead_create, lead_update' }], 'a query parameter too');
+  t.equal(await state(), before, 'nothing was stored or changed, on this store as on the other');
 });
