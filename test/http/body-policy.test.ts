@@ -190,6 +190,7 @@ async function everyOperationApp(t: Parameters<typeof buildTestApp>[0]) {
     updateWebhook: { url: 'https://c.example/h', events: ['lead_update'] },
     recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z' },
     publishEvent: { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } },
+    publishEvents: { events: [{ clientId: acme.clientId, type: 'lead_create', data: { id: 1 } }] },
     createAccount: { name: 'Bolt Homes' },
     updateAccount: { name: 'Acme Homes' },
     createPortalLink: { ttl: 60 },
@@ -255,10 +256,12 @@ t.test('every text field of every body refuses U+0000 and lone surrogates with 4
       fields++;
       for (const bad of ['\u0000', '\ud800', '\udfff', 'x\udbff']) {
         const body = structuredClone(validBodies[operation.operationId]!) as Record<string, any>;
-        const [name, index] = field as [string, string?];
-        body[name] = index === undefined ? `${body[name] ?? 'x'}${bad}` : [`${body[name]?.[0] ?? 'x'}${bad}`];
+        // The field's parent, made where the valid body has none (an optional field, an array's first item).
+        const parent = field.slice(0, -1).reduce((node, name, i) => (node[name] ??= /^\d+$/.test(field[i + 1]!) ? [] : {}), body);
+        const last = field.at(-1)!;
+        parent[last] = `${parent[last] ?? 'x'}${bad}`;
         const res = await send(app, { method: operation.method as 'POST', url, headers, payload: body });
-        const named = index === undefined ? name : `${name}[${index}]`;
+        const named = field.map((name, i) => (/^\d+$/.test(name) ? `[${name}]` : i === 0 ? name : `.${name}`)).join('');
         t.equal(res.status, 400, `${operation.operationId}, ${field.join('.')} with ${JSON.stringify(bad)}`);
         t.match(res.json?.error, new RegExp(`^Invalid data: ${named.replace(/[[\]]/g, '\\$&')} `), `named: ${res.json?.error}`);
       }
