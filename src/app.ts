@@ -5,6 +5,7 @@ import { jsonBodyPlugin, validatorCompiler } from './http/body-policy.js';
 import { errorHandlingPlugin } from './http/error-handling.js';
 import { fastifyOptions } from './http/fastify-options.js';
 import { metricsPlugin } from './http/metrics.js';
+import { logRequests } from './http/request-log.js';
 import { deliveryPlugin } from './plugins/delivery.js';
 import { docsPlugin } from './plugins/docs.js';
 import { healthPlugin } from './plugins/health.js';
@@ -77,6 +78,7 @@ async function buildCore(config: Config, options: AppOptions, delivers: boolean)
   }
   await app.register(storePlugin, { store }); // app.store; closes last
   await app.register(errorHandlingPlugin); // every error in the contract's shape; before any route (see there)
+  logRequests(app); // one line per request, once answered
   await traceRequests(app); // a span per request, when tracing is configured (src/tracing.ts)
   logTracingFailures(app.log); // a failed trace export is logged, at most once a minute
   app.addHook('onClose', stopTracing); // exports the spans still buffered

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { maxHeaderSize, type Server } from 'node:http';
-import type { FastifyHttpOptions } from 'fastify';
+import { LogController, type FastifyHttpOptions } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
 import { logLineMasker, REDACTED_PATHS } from '../secrets/credentials.js';
 import type { Config } from '../config.js';
@@ -53,10 +53,12 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
       // Whatever a line quotes (a URL, a Host header, an error message), no secret leaves in it.
       hooks: { streamWrite: logLineMasker(config) },
       // Asynchronous writes to stdout: lines written while one write is in flight go out together,
-      // instead of a blocking write per line. src/server.ts flushes it before exiting.
+      // instead of a blocking write per line. src/http/close-on-signal.ts flushes it before exiting.
       stream: logStream ?? pino.destination({ dest: 1, sync: false }),
     },
     genReqId: () => randomUUID(),
+    // One line per request instead, written by src/http/request-log.ts.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     frameworkErrors,
     clientErrorHandler,

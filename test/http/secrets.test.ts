@@ -121,7 +121,7 @@ t.test('no configured secret reaches a log line at LOG_LEVEL=debug, wherever a c
   const log = [...server.stdout, ...server.stderr, ...worker.stdout, ...worker.stderr].join('\n');
   t.ok(log.includes('"level":20'), 'debug lines were written');
   t.match(log, /"url":"\/about\?token=\[redacted\]"/, 'the lines of the requests are there, masked');
-  t.match(log, /"host":"\[redacted\]"/);
+  // The Host header is no part of a request's line; the checks below find the secret sent in it nowhere.
   t.match(log, /"error":"redirect to https:\/\/elsewhere\.example\/\?.*\[redacted\].* not followed"/);
   // Whatever escapes a line holds, read as the characters they stand for.
   const unescaped = log.replace(/%[0-9a-f]{2}/gi, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
@@ -161,11 +161,12 @@ t.test('a publisher token with characters JSON escapes is masked too, and the li
   const token = 'a "quoted" \\ token, élan';
   const { app } = await buildTestApp(t, { LOG_LEVEL: 'info', PUBLISHER_TOKEN: token }, { logStream: stream });
   app.log.info({ note: `before ${token} after` }, 'a field');
-  await app.inject({ method: 'GET', url: `/about?token=${encodeURIComponent(token)}` });
-  await app.inject({ method: 'GET', url: `/about?token=${encodeURIComponent(token).replaceAll('%20', '+')}` });
+  // A path that is no route is logged as it came (a route is logged by its name alone).
+  await app.inject({ method: 'GET', url: `/nowhere?token=${encodeURIComponent(token)}` });
+  await app.inject({ method: 'GET', url: `/nowhere?token=${encodeURIComponent(token).replaceAll('%20', '+')}` });
   t.same(JSON.parse(lines.find((l) => l.includes('"msg":"a field"'))!).note, 'before [redacted] after');
   t.same(
-    lines.filter((l) => l.includes('"msg":"incoming request"')).map((l) => JSON.parse(l).req.url),
-    ['/about?token=[redacted]', '/about?token=[redacted]'],
+    lines.filter((l) => l.includes('"msg":"request completed"')).map((l) => JSON.parse(l).url),
+    ['/nowhere?token=[redacted]', '/nowhere?token=[redacted]'],
   );
 });
