@@ -1,7 +1,7 @@
 // npm run bench: leadhooks beside bare Fastify; leadhooks against itself as clients and databases
-// grow; deliveries, publish latency, memory and start-up; the same API operations on PostgreSQL,
-// and delivery there beside graphile-worker. docs/benchmarks.md says how; bench-options.ts what a
-// full and a smoke run measure.
+// grow; publishing on both stores beside bare Fastify and pgbench; deliveries, publish latency,
+// memory and start-up; the same API operations on PostgreSQL, and delivery there beside
+// graphile-worker. docs/benchmarks.md says how; bench-options.ts what a full and a smoke run measure.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
 import { parseOptions } from './bench-options.js';
 import { measureApi, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';
+import { measureIngestion } from './measures/ingestion.js';
 import { measurePostgres } from './measures/postgres.js';
 import { measureStartUp } from './measures/start-up.js';
 import { count, elapsedSeconds, loadAverage, say } from './progress.js';
@@ -47,6 +48,7 @@ async function main() {
       { label: 'beside bare Fastify', database: copy(seeded.api, 'beside-bare'), group: groups.small },
       { label: 'tracing on', database: { ...traced, env: { ...traced.env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } }, group: groups.small },
     ]).finally(() => sink.stop())) as [ApiOperations, ApiOperations, ApiOperations];
+    const ingestion = await measureIngestion(options, dir, seed(dir, options.ingestion));
 
     // The small case and its two grown cases, in turn, each on a copy of its own.
     const [small, bigClients, bigDatabase] = (await measureApi(options, [
@@ -58,7 +60,7 @@ async function main() {
     const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
     const postgres = await measurePostgres(options, dir, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, deepOutbox: seeded.deepOutbox, group: groups.small });
 
-    const results: Results = { bare, besideBare, tracing, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
+    const results: Results = { bare, besideBare, tracing, ingestion, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
     const judged = judge(results, options.smoke);
     console.log(`\n${reportTables(results, judged)}\n`);
     const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };

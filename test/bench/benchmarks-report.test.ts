@@ -6,6 +6,7 @@ import { parseOptions } from '../../scripts/bench/bench-options.js';
 import type { Measured } from '../../scripts/bench/load.js';
 import type { ApiOperations } from '../../scripts/bench/measures/api.js';
 import type { Drain } from '../../scripts/bench/measures/delivery.js';
+import type { IngestionResults } from '../../scripts/bench/measures/ingestion.js';
 import { judge, writeBenchmarksReport, type Results } from '../../scripts/bench/report.js';
 
 // A full run writes BENCHMARKS.md from its results: what the figures mean, its tables, the
@@ -23,10 +24,25 @@ const api = (label: string, hooksEach: number, [about, listing, create, remove]:
 const drain = (pending: number, rate: number, store: Drain['store'] = 'SQLite', workers = 0, extra: Partial<Drain> = {}): Drain => ({ store, workers, pending, rate, serverCores: 1.18, receiverCores: 0.23, ...extra });
 const onPostgres = (workers: number, rate: number, databaseMs: number, serverCores: number, walKiB = 1.5, pending = 20_000) => drain(pending, rate, 'PostgreSQL', workers, { databaseMs, serverCores, walKiB });
 
-const results = (postgres: Results['postgres']): Results => ({
+const publishing = (store: 'SQLite' | 'PostgreSQL' | undefined, level: string | undefined, about: number, publish: number, p99Ms: number) => {
+  const label = store ? `${store}, LOG_LEVEL=${level}` : 'bare Fastify';
+  return { store, level, about: m(`GET /about, ${label}`, about), publish: m(`POST /events, ${label}`, publish, p99Ms) };
+};
+const ingestion = (statement: IngestionResults['statement'], onPostgres = true): IngestionResults => ({
+  cases: [
+    publishing(undefined, undefined, 47_020, 25_310, 4.1),
+    publishing('SQLite', 'info', 9_040, 3_410, 61),
+    publishing('SQLite', 'warn', 14_200, 4_700, 44),
+    ...(onPostgres ? [publishing('PostgreSQL', 'info', 7_900, 2_800, 95), publishing('PostgreSQL', 'warn', 12_400, 4_020, 80)] : []),
+  ],
+  statement,
+});
+
+const results = (postgres: Results['postgres'], ingested = ingestion({ clients: 50, tps: 6_100 })): Results => ({
   bare: { ...api('bare Fastify', 10, [81_109, undefined, 52_150, 52_150]), about: m('GET /, bare Fastify', 81_109, 1.2, 0.95) },
   besideBare: api('beside bare Fastify', 10, [54_245, undefined, 24_098, 25_864]),
   tracing: api('tracing on', 10, [45_108, undefined, 21_690, 24_020]),
+  ingestion: ingested,
   small: api('10 webhooks per client', 10, [46_864, 12_001, 21_796, 27_893]),
   bigClients: api('10,000 webhooks per client', 10_000, [50_837, 12_749, 22_058, 27_297]),
   bigDatabase: api('10 per client, 1,000,000-webhook database', 10, [49_395, undefined, 21_725, 26_776]),
@@ -64,7 +80,7 @@ t.test('a full run’s report: what the figures mean, every table, within 150 li
   const text = write(results({ small: pgSmall, drains, graphile, deep, ceiling }));
   const lines = text.split('\n');
   t.ok(lines.length - 1 <= 150, `${lines.length - 1} lines`);
-  for (const heading of ['# Benchmarks', '## What the figures mean', '## Targets', '## Growth', '## SQLite and PostgreSQL', '## PostgreSQL delivery beside graphile-worker', '## Figures']) {
+  for (const heading of ['# Benchmarks', '## What the figures mean', '## Targets', '## Ingestion', '## Growth', '## SQLite and PostgreSQL', '## PostgreSQL delivery beside graphile-worker', '## Figures']) {
     t.ok(lines.includes(heading), heading);
   }
   t.match(text, /^Produced by `npm run bench -- 8` on \d{4}-\d\d-\d\d at \S+, on \d+ cores/m);
@@ -97,6 +113,30 @@ t.test('a full run’s report: what the figures mean, every table, within 150 li
   t.match(text, '| GET /, bare Fastify | 81,109 | 1.0 | 1.2 | 100% | 95% (saturated) | 140 |');
   t.match(text, '| publish → receiver at 500 events/s (4,000 events) |  | 3 | 9 |');
   t.match(text, '`MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 dist/src/server.js`', 'leadhooks as npm start runs it');
+});
+
+t.test('ingestion: publishing on both stores beside bare Fastify and pgbench, at info and warn', async (t) => {
+  const text = write(results({ small: pgSmall, drains, graphile, deep, ceiling }));
+  t.match(text, '- **Ingestion**: 50 connections publishing (`POST /events`, durable, leads of about 300 bytes) to 50 clients holding\n  3 webhooks each, the delivery worker off');
+  t.match(text, '| POST /events on SQLite / bare POST, LOG_LEVEL=warn ≥ 0.33 | 0.19 (4,700 req/s / 25,310 req/s) | **no** |');
+  t.match(text, '| POST /events on SQLite, LOG_LEVEL=warn, p99 at 50 connections ≤ 20 ms | 44.0 ms (the worst of its rounds, 37,600 requests in all) | **no** |');
+  t.match(text, "| POST /events on PostgreSQL / pgbench's publish statement at 50 clients, LOG_LEVEL=warn ≥ 0.5 | 0.66 (4,020 req/s / 6,100/s) | yes |");
+  t.match(text, '| GET /about on SQLite at LOG_LEVEL=info / at warn ≥ 0.85 | 0.64 (9,040 req/s / 14,200 req/s) | **no** |');
+  t.match(text, '| POST /events on SQLite at LOG_LEVEL=info / at warn ≥ 0.85 | 0.73 (3,410 req/s / 4,700 req/s) | **no** |');
+  t.match(text, '## Ingestion\n\n| case | GET /about | POST /events (202) | POST / bare POST | POST p99 | server CPU, POST |\n|---|---:|---:|---:|---:|---:|\n| bare Fastify (GET /, POST /echo) | 47,020 req/s | 25,310 req/s | – | 4.1 ms | 100% |\n| SQLite, LOG_LEVEL=info | 9,040 req/s | 3,410 req/s | 0.13 | 61.0 ms | 100% |');
+  t.match(text, '| PostgreSQL, LOG_LEVEL=warn | 12,400 req/s | 4,020 req/s | 0.16 | 80.0 ms | 100% |');
+  t.match(text, "pgbench, 50 clients running leadhooks' publish statement (the event and its deliveries) on the same rows: 6,100 commits/s.");
+  t.match(text, '| POST /events, PostgreSQL, LOG_LEVEL=info | 2,800 |', 'its figures among the others');
+});
+
+t.test('ingestion without PostgreSQL or pgbench: SQLite judged, the rest said', async (t) => {
+  const skipped = { skipped: 'pgbench did not run (spawnSync pgbench ENOENT)' };
+  const text = write(results({ small: pgSmall, drains, graphile, deep, ceiling }, ingestion(skipped)));
+  t.match(text, "leadhooks' publish statement was not run by pgbench: pgbench did not run (spawnSync pgbench ENOENT).");
+  t.notMatch(text, "pgbench's publish statement at", 'no ratio to a rate not measured');
+  const without = write(results({ skipped: 'no PostgreSQL' }, ingestion({ skipped: 'no PostgreSQL' }, false)));
+  t.notMatch(without, '| PostgreSQL, LOG_LEVEL=');
+  t.match(without, '| POST /events on SQLite / bare POST, LOG_LEVEL=warn ≥ 0.33 | 0.19 (4,700 req/s / 25,310 req/s) | **no** |');
 });
 
 t.test('without PostgreSQL, the report says why in place of its tables', async (t) => {

@@ -12,8 +12,8 @@ import { startBareFastify, startLeadhooks, type RunningServer } from '../server-
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';
 
-/** A case: leadhooks on `database`, or bare Fastify without one. */
-export type ApiCase = { label: string; database?: BenchDatabase; group: ClientGroup; withListing?: boolean };
+/** A case: leadhooks on `database` (`env` added to its environment), or bare Fastify without one. */
+export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; group: ClientGroup; withListing?: boolean };
 
 /** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo; `hooksEach`: webhooks each client held at the start. */
 export type ApiOperations = { label: string; hooksEach: number; about: Measured; listing?: Measured; create: Measured; remove: Measured };
@@ -25,17 +25,19 @@ const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
   keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
 /** One case's part in an operation, or none. */
-type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
+export type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
 
-export async function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<ApiOperations[]> {
+/** Each case's step of an operation in rounds, the cases in turn in each; each one's figure over its rounds. */
+export type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
+
+/** `operations` measured through `alternate`, each case on a server of its own, up for all of them; `rounds`: how many. */
+export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operations: (alternate: Alternate, rounds: number) => Promise<T>): Promise<T> {
   // One case alone has nothing to alternate with: one run per operation.
   const rounds = cases.length === 1 ? 1 : options.rounds;
   const servers: RunningServer[] = [];
   try {
-    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env) : startBareFastify()));
-
-    /** Each case's step in `rounds` rounds, the cases in turn in each; each one's figure over its rounds. */
-    const alternate = async (stepOf: (c: ApiCase, i: number) => Step): Promise<(Measured | undefined)[]> => {
+    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env) : startBareFastify()));
+    const alternate: Alternate = async (stepOf) => {
       const steps = cases.map(stepOf);
       const runs = steps.map((): Measured[] => []);
       for (let round = 0; round < rounds; round++) {
@@ -49,9 +51,19 @@ export async function measureApi(options: BenchOptions, cases: ApiCase[]): Promi
       }
       return steps.map((step, i) => step && combineRounds(`${step.name}, ${cases[i]!.label}`, runs[i]!));
     };
+    return await operations(alternate, rounds);
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
 
+/** GET /about, or bare Fastify's GET /, with the keys of the case's clients in turn. */
+export const aboutStep = (c: ApiCase): Step => (c.database ? { name: 'GET /about', requests: () => gets(c.group, '/about') } : { name: 'GET /', requests: () => gets(c.group, '/') });
+
+export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<ApiOperations[]> {
+  return inTurn(options, cases, async (alternate, rounds) => {
     const echo = (c: ApiCase, name = 'POST /echo'): Step => ({ name, requests: () => creations(c.group, '/echo') });
-    const about = await alternate((c) => (c.database ? { name: 'GET /about', requests: () => gets(c.group, '/about') } : { name: 'GET /', requests: () => gets(c.group, '/') }));
+    const about = await alternate(aboutStep);
     const listing = await alternate((c) => (c.withListing ? { name: `GET ${LISTING}`, requests: () => gets(c.group, LISTING) } : undefined));
     const create = await alternate((c) => (c.database ? { name: 'POST /webhook', requests: () => creations(c.group, '/webhook') } : echo(c)));
     // Each case deletes the webhooks its POST runs made (the newest), then seeded ones, never below
@@ -67,7 +79,5 @@ export async function measureApi(options: BenchOptions, cases: ApiCase[]): Promi
     const share = (supply: PreparedRequest[], round: number, size = Math.floor(supply.length / rounds)) => supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
     const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : echo(c, 'POST /echo (beside DELETE)')));
     return cases.map((c, i) => ({ label: c.label, hooksEach: c.group.hooksEach, about: about[i]!, ...(listing[i] && { listing: listing[i] }), create: create[i]!, remove: remove[i]! }));
-  } finally {
-    await Promise.all(servers.map((server) => server.stop()));
-  }
+  });
 }

@@ -22,11 +22,21 @@ export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { 
 export type PostgresResults = { small: ApiOperations; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
 
 /** A fresh database on the server at `serverUrl` holding the rows of the SQLite file `from`. */
-async function postgresCopy(serverUrl: string, from: string, label: string) {
+export async function postgresCopy(serverUrl: string, from: string, label: string) {
   const database = await scratchDatabase(serverUrl);
   say(`${label}: moving into a fresh PostgreSQL database`);
   await moveToPostgres(from, { ...loadConfig({ ...database.env }), databaseUrl: database.url }, () => {});
   return database;
+}
+
+/** pgbench's transactions/s, `clients` of them running `script` (written into `dir`) on `url` for `seconds`, or why it did not run. */
+export function pgbench(dir: string, url: string, script: string, clients: number, seconds: number, args: string[] = []): { tps: number } | { skipped: string } {
+  const path = join(dir, 'pgbench.sql');
+  writeFileSync(path, script);
+  // At least 5 s: its clients connect within its time, and 50 of them took over a second on a busy machine.
+  const run = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(Math.max(5, seconds)), ...args, '-f', path, url], { encoding: 'utf8' });
+  const tps = Number(/^tps = ([\d.]+)/m.exec(run.stdout ?? '')?.[1]);
+  return Number.isNaN(tps) ? { skipped: `pgbench did not run (${run.error?.message ?? (run.stderr.trim() || run.stdout.trim()).split('\n').pop()})` } : { tps };
 }
 
 /**
@@ -34,17 +44,15 @@ async function postgresCopy(serverUrl: string, from: string, label: string) {
  * the server's synchronous_commit makes them): every delivery commits at least its attempt's record.
  */
 async function measureCommitCeiling(serverUrl: string, dir: string, seconds: number): Promise<CommitCeiling> {
-  const [database, script] = [await scratchDatabase(serverUrl), join(dir, 'pgbench-insert.sql')];
-  writeFileSync(script, 'INSERT INTO ceiling VALUES (1);\n');
+  const database = await scratchDatabase(serverUrl);
   try {
     await database.query('CREATE TABLE ceiling (n integer)');
     const ceiling = [];
     for (const clients of [10, 50]) {
-      const run = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script, database.url], { encoding: 'utf8' });
-      const tps = Number(/^tps = ([\d.]+)/m.exec(run.stdout ?? '')?.[1]);
-      if (Number.isNaN(tps)) return { skipped: `pgbench did not run (${run.error?.message ?? run.stderr.trim().split('\n').pop()})` };
-      say(`commit ceiling (pgbench, a one-row INSERT per transaction), ${clients} clients: ${count(tps)} commits/s`);
-      ceiling.push({ clients, commitsPerSecond: tps });
+      const run = pgbench(dir, database.url, 'INSERT INTO ceiling VALUES (1);\n', clients, seconds);
+      if ('skipped' in run) return run;
+      say(`commit ceiling (pgbench, a one-row INSERT per transaction), ${clients} clients: ${count(run.tps)} commits/s`);
+      ceiling.push({ clients, commitsPerSecond: run.tps });
     }
     return ceiling;
   } finally {
@@ -52,14 +60,20 @@ async function measureCommitCeiling(serverUrl: string, dir: string, seconds: num
   }
 }
 
-export async function measurePostgres(options: BenchOptions, dir: string, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
+/** The server the PostgreSQL measures run on, or why they are skipped. */
+export async function postgresServer(): Promise<{ url: string } | { skipped: string }> {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const unreachable = await runSql(url, 'SELECT 1').then(() => undefined, (error: Error) => error.message);
-  if (unreachable !== undefined) {
-    const skipped = `no PostgreSQL at ${url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')} (${unreachable}); set BENCH_DATABASE_URL to measure it`;
-    say(`PostgreSQL measures skipped: ${skipped}`);
-    return { skipped };
-  }
+  if (unreachable === undefined) return { url };
+  const skipped = `no PostgreSQL at ${url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')} (${unreachable}); set BENCH_DATABASE_URL to measure it`;
+  say(`PostgreSQL measures skipped: ${skipped}`);
+  return { skipped };
+}
+
+export async function measurePostgres(options: BenchOptions, dir: string, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
+  const server = await postgresServer();
+  if ('skipped' in server) return server;
+  const { url } = server;
   const api = await postgresCopy(url, seeded.api, "the small case's database");
   const [small] = (await measureApi(options, [{ label: `${seeded.group.hooksEach} webhooks per client, PostgreSQL`, database: api, group: seeded.group, withListing: true }]).finally(api.drop)) as [ApiOperations];
   const [drains, graphile]: [Drain[], Drain[]] = [[], []];
