@@ -109,6 +109,8 @@ t.test("the README's client steps, as written, give a client that compiles and g
   const created = answers.listWebhooks?.[0]?.body.webhooks[0]?.created;
   t.match(created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const eventId = answers.publishEvent?.[0]?.body.eventId;
+  const importedId = answers.publishEvents?.[0]?.body.results?.[0]?.eventId;
+  t.match(importedId, /^evt_[A-Za-z0-9]+$/);
   t.match(eventId, /^evt_[A-Za-z0-9]+$/);
   const timestamp = answers.listEvents?.[0]?.body.events[0]?.timestamp;
   t.match(timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -201,6 +203,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
       { status: 202, body: { eventId, deliveries: 1 } },
       { status: 404, body: { error: 'Client not found' } },
     ],
+    publishEvents: [{ status: 202, body: { results: [{ eventId: importedId, deliveries: 0 }, { error: 'Client not found' }] } }],
     listEvents: [
       { status: 200, body: { events: [{ id: eventId, type: 'lead_create', timestamp, data: { id: 981, email: 'a@b.example', tags: ['x'] } }], next: null } },
     ],

@@ -80,6 +80,10 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const rotated = await client.POST('/webhook/{hookID}/secret/rotate', { params: { path: { hookID } } });
   const deleted = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
   const deletedAgain = await client.DELETE('/webhook/{hookID}', { params: { path: { hookID } } });
+  // An import: two events in one batch, the second of a client that does not exist.
+  const imported = await publisher.POST('/events/batch', {
+    body: { events: [{ clientId: options.clientId, type: 'lead_update', data: { id: 983 } }, { clientId: 999, type: 'lead_create', data: { id: 984 } }] },
+  });
   // The lead product's back office: an account for a new customer, and its keys.
   const signedUp = await admin.POST('/admin/clients', { body: { name: 'Cove Estates' } });
   if (!signedUp.data) throw new Error('the account was not created: ' + signedUp.response.status);
@@ -106,6 +110,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     createWebhook: [answer(created)],
     listWebhooks: [answer(listed)],
     publishEvent: [answer(published), answer(unknownClient)],
+    publishEvents: [answer(imported)],
     listEvents: [answer(recent)],
     listEventTypes: [answer(catalogue)],
     listWebhookDeliveries: [answer(attempts)],
