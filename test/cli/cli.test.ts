@@ -4,7 +4,7 @@ import { hashApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { buildTestApp, send, tempDir } from '../helpers/app.js';
 import { beforeFirstQuery, onlyOn, sqliteDatabase, storeKind, testDatabase } from '../helpers/stores.js';
-import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { throughProxy } from '../helpers/tcp-proxy.js';
 
 function cli(env: Record<string, string>) {
   return async (...argv: string[]) => {
@@ -288,11 +288,8 @@ t.test('event emit --file publishes a JSON-lines file, 1000 events a batch, with
 
 t.test('event emit cut off from its database says the key that retries it safely', onlyOn('postgres'), async (t) => {
   const db = await testDatabase(t);
-  const direct = new URL(db.env.DATABASE_URL!);
-  const proxy = await startTcpProxy(t, { host: direct.hostname, port: Number(direct.port || 5432) });
-  const through = new URL(direct);
-  through.port = String(proxy.port);
-  const run = cli({ DATABASE_URL: through.toString(), DATABASE_CONNECT_TIMEOUT: '1s' });
+  const { proxy, url: through } = await throughProxy(t, db.env.DATABASE_URL!);
+  const run = cli({ DATABASE_URL: through, DATABASE_CONNECT_TIMEOUT: '1s' });
   await run('client', 'create', 'Acme', '--json');
 
   beforeFirstQuery(t, ({ text }) => /INSERT INTO events/i.test(text), async () => proxy.cut());

@@ -69,3 +69,12 @@ export async function startTcpProxy(t: Test, target: { host: string; port: numbe
     },
   };
 }
+
+/** `databaseUrl` through a proxy of its own (startTcpProxy): the URL that goes through it, and the proxy. */
+export async function throughProxy(t: Test, databaseUrl: string) {
+  const direct = new URL(databaseUrl);
+  const proxy = await startTcpProxy(t, { host: direct.hostname, port: Number(direct.port || 5432) });
+  const through = new URL(direct);
+  through.port = String(proxy.port);
+  return { proxy, url: through.toString() };
+}

@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, testDatabase } from '../helpers/stores.js';
-import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { throughProxy } from '../helpers/tcp-proxy.js';
 
 function sample(text: string, name: string, labels = ''): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
@@ -43,11 +43,8 @@ t.test('GET /metrics: requests by route and status, delivery outcomes, the pendi
 
 t.test('while PostgreSQL does not answer, GET /metrics still answers 200 with the process figures and leadhooks_database_up 0', onlyOn('postgres'), async (t) => {
   const db = await testDatabase(t);
-  const direct = new URL(db.env.DATABASE_URL!);
-  const proxy = await startTcpProxy(t, { host: direct.hostname, port: Number(direct.port || 5432) });
-  const through = new URL(direct);
-  through.port = String(proxy.port);
-  const { app } = await buildTestApp(t, { DATABASE_URL: through.toString(), DATABASE_CONNECT_TIMEOUT: '1s' });
+  const { proxy, url: through } = await throughProxy(t, db.env.DATABASE_URL!);
+  const { app } = await buildTestApp(t, { DATABASE_URL: through, DATABASE_CONNECT_TIMEOUT: '1s' });
   const scrape = () => app.inject({ method: 'GET', url: '/metrics' });
 
   const before = await scrape();

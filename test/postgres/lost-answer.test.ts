@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildTestApp, createClient, createWebhook, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually } from '../helpers/receiver.js';
 import { postgresDatabase, usePostgres } from '../helpers/stores.js';
-import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { throughProxy } from '../helpers/tcp-proxy.js';
 
 usePostgres();
 
@@ -17,12 +17,9 @@ const UNAVAILABLE = {
 
 t.test('a publish whose COMMIT went through but whose answer was lost: 503, then its retry with the key makes no second event', async (t) => {
   const db = await postgresDatabase(t);
-  const direct = new URL(db.env.DATABASE_URL!);
-  const proxy = await startTcpProxy(t, { host: direct.hostname, port: Number(direct.port || 5432) });
-  const through = new URL(direct);
-  through.port = String(proxy.port);
+  const { proxy, url: through } = await throughProxy(t, db.env.DATABASE_URL!);
   // No worker: the only COMMIT through the proxy is the publish's.
-  const env = { DATABASE_URL: through.toString(), DATABASE_CONNECT_TIMEOUT: '1s', PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, DELIVERY_WORKER: 'off' };
+  const env = { DATABASE_URL: through, DATABASE_CONNECT_TIMEOUT: '1s', PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN, DELIVERY_WORKER: 'off' };
   const { app } = await buildTestApp(t, env);
   const acme = await createClient(app);
   for (const events of [['lead_create'], ['lead_create', 'lead_update']]) {

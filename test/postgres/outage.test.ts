@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import { postgresDatabase, usePostgres } from '../helpers/stores.js';
-import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { throughProxy } from '../helpers/tcp-proxy.js';
 
 usePostgres();
 
@@ -12,11 +12,8 @@ const UNAVAILABLE = {
 
 t.test('while the database is away the API answers 503, nothing acknowledged is lost, and it recovers by itself', async (t) => {
   const db = await postgresDatabase(t);
-  const direct = new URL(db.env.DATABASE_URL!);
-  const proxy = await startTcpProxy(t, { host: direct.hostname, port: Number(direct.port || 5432) });
-  const through = new URL(direct);
-  through.port = String(proxy.port);
-  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DATABASE_URL: through.toString(), DATABASE_CONNECT_TIMEOUT: '1s' });
+  const { proxy, url: through } = await throughProxy(t, db.env.DATABASE_URL!);
+  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DATABASE_URL: through, DATABASE_CONNECT_TIMEOUT: '1s' });
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
