@@ -20,7 +20,7 @@ export interface Results {
   bare: ApiOperations;
   besideBare: ApiOperations;
   tracing: ApiOperations;
-  /** Publishing (and GET /about) on both stores at two log levels, bare Fastify beside them, and pgbench's publish statement. */
+  /** Publishing (and GET /about) on both stores at two log levels, bare Fastify beside them, in batches at warn, and pgbench's publish statement. */
   ingestion: IngestionResults;
   /** The small case, clients holding many webhooks on a copy of its database, and its clients on the database grown tenfold. */
   small: ApiOperations;
@@ -88,6 +88,11 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   if (onPostgres && 'tps' in statement) ratioRow(`POST /events on PostgreSQL / pgbench's publish statement at ${statement.clients} clients, LOG_LEVEL=warn`, '≥ 0.5', onPostgres.publish.rps, statement.tps, `${rps(onPostgres.publish)} / ${count(statement.tps)}/s`);
   for (const [label, pick] of [['GET /about', (c: Ingesting) => c.about], ['POST /events', (c: Ingesting) => c.publish]] as const) {
     ratioRow(`${label} on SQLite at LOG_LEVEL=info / at warn`, '≥ 0.85', pick(sqliteInfo).rps, pick(sqlite).rps, `${rps(pick(sqliteInfo))} / ${rps(pick(sqlite))}`);
+  }
+  const { events, connections, hooksEach } = results.ingestion.batch;
+  for (const [store, least] of [['SQLite', 20_000], ['PostgreSQL', 10_000]] as const) {
+    const batch = ingesting(store, 'warn')?.batch;
+    if (batch) targets.push([`POST /events/batch on ${store}, ${count(events)} events a request over ${connections} connections, LOG_LEVEL=warn ≥ ${count(least)} events/s`, `${count(batch.rps * events)} events/s to ${hooksEach} webhooks each: ${count(batch.rps * events * hooksEach)} deliveries/s (p99 ${batch.p99Ms.toFixed(0)} ms a request, server CPU ${percent(batch.serverCores)})`, verdict(batch.rps * events >= least)]);
   }
 
   /** A grown case against its small one: to stay within 10% of it, `lower` for a time, else a rate. */
@@ -210,7 +215,7 @@ function storesTable(small: ApiOperations, onPostgres: ApiOperations): string {
 function figuresTable(results: Results): string {
   const { bare, besideBare, tracing, small, bigClients, bigDatabase, shallow, deep, latency, postgres } = results;
   const measured = [bare, besideBare, tracing, small, bigClients, bigDatabase, ...('skipped' in postgres ? [] : [postgres.small])].flatMap((o) => [o.about, ...(o.listing ? [o.listing] : []), o.create, o.remove]);
-  measured.push(...results.ingestion.cases.flatMap((c) => [c.about, c.publish]));
+  measured.push(...results.ingestion.cases.flatMap((c) => [c.about, c.publish, ...(c.batch ? [c.batch] : [])]));
   const rows = measured.map((m) => [m.name, count(m.rps), m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), percent(m.serverCores), percent(m.generatorCores) + (generatorSaturated(m) ? ' (saturated)' : ''), m.peakRssMb.toFixed(0)]);
   for (const drain of [shallow, deep, results.bareSender]) {
     rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);

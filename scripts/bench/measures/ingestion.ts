@@ -1,6 +1,6 @@
 // Ingestion: durable POST /events, the delivery worker off, on both stores at LOG_LEVEL=info and
-// warn, in turn with bare Fastify (POST /echo, the same bodies); GET /about beside its GET /. Then
-// pgbench runs leadhooks' own publish statement on the same rows (docs/benchmarks.md says more).
+// warn, in turn with bare Fastify (POST /echo, the same bodies), GET /about beside its GET /, and
+// POST /events/batch at warn; then pgbench runs leadhooks' publish statement (docs/benchmarks.md).
 import type pg from 'pg';
 import { createEventRepository } from '../../../src/store/postgres/events.js';
 import type { BenchOptions } from '../bench-options.js';
@@ -11,16 +11,19 @@ import { PUBLISHER_TOKEN } from '../server-process.js';
 import { aboutStep, inTurn, type ApiCase } from './api.js';
 import { pgbench, postgresCopy, postgresServer } from './postgres.js';
 
-/** A case: `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo. */
-export type Ingesting = { store?: BenchDatabase['store']; level?: string; about: Measured; publish: Measured };
-export type IngestionResults = { cases: Ingesting[]; statement: { clients: number; tps: number } | { skipped: string } };
+/** A case: `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo; `batch` (requests of options.batch.events) at warn. */
+export type Ingesting = { store?: BenchDatabase['store']; level?: string; about: Measured; publish: Measured; batch?: Measured };
+export type IngestionResults = { cases: Ingesting[]; statement: { clients: number; tps: number } | { skipped: string }; batch: BenchOptions['batch'] & { hooksEach: number } };
 
 /** A lead as a lead product sends one: about 300 bytes. */
 const lead = (n: number) => ({ leadId: `ld_${String(n).padStart(8, '0')}`, firstName: 'Ada', lastName: 'Lovelace', email: `ada.lovelace+${n}@example.com`, phone: '+44 20 7946 0958', company: 'Analytical Engines Ltd', source: 'csv-import', campaign: 'spring-webinar-2026', score: 87, tags: ['webinar', 'enterprise'], consent: true, createdAt: '2026-11-27T16:00:00.000Z' });
 
-/** Publications of lead_create, then lead_update, to each client of the group in turn. */
-const publications = (group: ClientGroup, path: string): PreparedRequest[] =>
-  Array.from({ length: 4 * group.size }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) }) }));
+/** The n-th publication: lead_create, then lead_update, to each client of the group in turn. */
+const publication = (group: ClientGroup, n: number) => ({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) });
+/** `length` requests to `path` with the publisher token, the n-th with `body(n)`: single publications, or as many batches of `events` as connections. */
+const publishing = (path: string, length: number, body: (n: number) => unknown): PreparedRequest[] => Array.from({ length }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(n)) }));
+const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
+const batches = (group: ClientGroup, { events, connections }: BenchOptions['batch']) => publishing('/events/batch', connections, (b) => ({ events: Array.from({ length: events }, (_, n) => publication(group, b * events + n)) }));
 
 export async function measureIngestion(options: BenchOptions, dir: string, seeded: string): Promise<IngestionResults> {
   const group = groupsOf(options.ingestion).publishers;
@@ -35,8 +38,13 @@ export async function measureIngestion(options: BenchOptions, dir: string, seede
       await alternate(aboutStep),
       await alternate((c) => (c.database ? { name: 'POST /events', requests: () => publications(group, '/events') } : { name: 'POST /echo', requests: () => publications(group, '/echo') })),
     ]);
+    // Batches last, so that the rows they add weigh on no other measure; in one run each, not in
+    // rounds: a batch takes a tenth of a second or more, and a short round would lose much of its
+    // time to the batches the one before left running and to those cut at its end.
+    const warn = cases.filter((c) => c.env?.LOG_LEVEL === 'warn');
+    const batched = await inTurn({ ...options, rounds: 1, connections: options.batch.connections }, warn, (alternate) => alternate(() => ({ name: `POST /events/batch (${count(options.batch.events)} events)`, requests: () => batches(group, options.batch) })));
     const statement = 'url' in server ? await measurePublishStatement(options, dir, server.url, seeded, group) : server;
-    return { cases: cases.map((c, i) => ({ store: c.database?.store, level: c.env?.LOG_LEVEL, about: about[i]!, publish: publish[i]! })), statement };
+    return { cases: cases.map((c, i) => ({ store: c.database?.store, level: c.env?.LOG_LEVEL, about: about[i]!, publish: publish[i]!, ...(warn.includes(c) && { batch: batched[warn.indexOf(c)] }) })), statement, batch: { ...options.batch, hooksEach: group.hooksEach } };
   } finally {
     await Promise.all(cases.map((c) => c.database?.drop()));
   }
