@@ -20,6 +20,9 @@ export interface CommandContext {
 
 export type Command = (store: Store, args: string[], context: CommandContext) => Promise<Output>;
 
+/** Whose Idempotency-Keys the CLI's publications use: its own, never meeting the publisher's keys of POST /events. */
+export const CLI_IDEMPOTENCY_SCOPE = 'cli';
+
 /** Bad arguments: exit 2. */
 export class UsageError extends Error {}
 

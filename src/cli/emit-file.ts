@@ -4,7 +4,7 @@ import { publishEventsOnce } from '../delivery/publish-event.js';
 import { nestsTooDeep } from '../json-depth.js';
 import { MESSAGES } from '../messages.js';
 import type { StoredResponse } from '../store/store.js';
-import { PublishFailedError, RefusedError, UsageError, type CommandContext, type Output } from './command.js';
+import { CLI_IDEMPOTENCY_SCOPE, PublishFailedError, RefusedError, UsageError, type CommandContext, type Output } from './command.js';
 import { refusedBody } from './operation-input.js';
 
 // `leadhooks event emit --file leads.jsonl`: an import. Each line is what POST /events takes;
@@ -16,7 +16,6 @@ import { refusedBody } from './operation-input.js';
 
 /** Events per batch: POST /events/batch's most. */
 const BATCH = 1_000;
-const SCOPE = 'cli';
 
 type Lead = { clientId: number; type: 'lead_create' | 'lead_update'; data: Record<string, unknown> };
 type Published = { eventId: string; deliveries: number } | undefined;
@@ -61,7 +60,7 @@ export async function emitFile(store: Parameters<typeof publishEventsOnce>[0], p
     let made;
     try {
       const batchKey = hash('sha256', `${key}\n${from}`, 'hex');
-      made = await publishEventsOnce(store, batch, { scope: SCOPE, key: batchKey, requestHash: hash('sha256', JSON.stringify(batch)), respond: keep });
+      made = await publishEventsOnce(store, batch, { scope: CLI_IDEMPOTENCY_SCOPE, key: batchKey, requestHash: hash('sha256', JSON.stringify(batch)), respond: keep });
     } catch (error) {
       throw new PublishFailedError(
         `${(error as Error).message}: ${from} of ${leads.length} events were published, and the next ${batch.length} may have been; to go on without publishing any twice, run the same command again with --idempotency-key ${key}`,

@@ -4,7 +4,7 @@ import { publishEventOnce } from '../delivery/publish-event.js';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { errorBody, MESSAGES } from '../messages.js';
 import type { StoredResponse } from '../store/store.js';
-import { positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
+import { CLI_IDEMPOTENCY_SCOPE, positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
 import { emitFile } from './emit-file.js';
 import { takesIdempotencyKey } from './operation-input.js';
 
@@ -13,8 +13,6 @@ import { takesIdempotencyKey } from './operation-input.js';
 // that stops answering may have committed the event all the same (the answer, not the commit,
 // was lost); the failure then says the key, and the same command with it publishes at most once.
 
-/** The CLI's keys are its own: they never meet the publisher's keys of POST /events. */
-const SCOPE = 'cli';
 
 type Published = { eventId: string; deliveries: number };
 
@@ -44,7 +42,7 @@ export const emitEvent: Command = async (store, [id, type, ...rest], context) =>
     result ? { status: 202, body: secrets.seal(JSON.stringify(result)) } : { status: 404, body: secrets.seal(JSON.stringify(errorBody(MESSAGES.clientNotFound))) };
   let made;
   try {
-    made = await publishEventOnce(store, input, { scope: SCOPE, key, requestHash: hash('sha256', JSON.stringify([clientId, type, lead])), respond });
+    made = await publishEventOnce(store, input, { scope: CLI_IDEMPOTENCY_SCOPE, key, requestHash: hash('sha256', JSON.stringify([clientId, type, lead])), respond });
   } catch (error) {
     throw new PublishFailedError(
       `${(error as Error).message}: the event may have been published all the same; to publish it at most once, run the same command again with --idempotency-key ${key}`,
