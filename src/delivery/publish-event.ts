@@ -7,8 +7,13 @@ type Lead = { clientId: number; type: EventName; data: Record<string, unknown> }
 type Published = { eventId: string; deliveries: number } | undefined;
 type Stored = { deliveries: number } | undefined;
 
-/** A new event id, also each delivery's `webhook-id`: `evt_` and 128 random bits in hex. */
-export const newEventId = (): string => `evt_${pooledRandomBytes(16).toString('hex')}`;
+/**
+ * A new event id, also each delivery's `webhook-id`: `evt_` and 32 hex digits, the time in
+ * milliseconds (12 digits) then 80 random bits. Ids made one after another sort together, so the
+ * indexes that hold them (the events' key, the deliveries by event) grow at their end instead of
+ * rewriting a page anywhere in them for each event.
+ */
+export const newEventId = (): string => `evt_${Date.now().toString(16).padStart(12, '0')}${pooledRandomBytes(10).toString('hex')}`;
 
 function newEvent(input: Lead, traceContext: string | undefined): NewEvent {
   const id = newEventId();
