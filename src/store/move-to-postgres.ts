@@ -4,26 +4,13 @@ import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/migrations.js';
 import { connectionCheck, createPool, type PostgresConfig } from './postgres/engine/connect.js';
 import { migrate } from './postgres/engine/migrate.js';
 import { inTransaction } from './postgres/transaction.js';
+import { TABLES, type Column, type Kind } from './schema.js';
 
 /** Rows sent to PostgreSQL per statement. */
 const BATCH = 1_000;
 
 export class MoveRefusedError extends Error {
   override name = 'MoveRefusedError';
-}
-
-/**
- * A column copied: its name (the same in both databases), the PostgreSQL type its SQLite values
- * are sent as (one array of that type per column), and, where the value needs one, the conversion
- * into the PostgreSQL column (an SQL expression of the value sent).
- */
-type Column = [name: string, type: string, convert?: (value: string) => string];
-
-interface TableSource {
-  table: string;
-  /** The order the SQLite rows are read in: the order they were written. */
-  orderBy: 'id' | 'rowid';
-  columns: Column[];
 }
 
 interface TableCopy {
@@ -35,156 +22,35 @@ interface TableCopy {
   columns: string[];
 }
 
-// 0/1 in SQLite, a boolean in PostgreSQL.
-const flag = (value: string) => `${value} <> 0`;
+/**
+ * How a column of each kind goes into PostgreSQL: the type of the array its SQLite values are sent
+ * in, and where the value needs one, its conversion into the column (an SQL expression of the value
+ * sent). Times become timestamptz, flags (0/1) booleans, a webhook's events (a JSON array) a
+ * text[], a delivery's due time (epoch ms) a timestamptz (a held delivery's HELD_AT becomes the same
+ * instant, 9999-12-31, which the PostgreSQL store holds at).
+ */
+const SENT_AS: Record<Kind, [type: string, convert?: (value: string) => string]> = {
+  id: ['bigint'],
+  bigint: ['bigint'],
+  integer: ['integer'],
+  real: ['float8'],
+  text: ['text'],
+  time: ['timestamptz'],
+  epochMs: ['bigint', (value) => `to_timestamp(${value} / 1000.0)`],
+  flag: ['integer', (value) => `${value} <> 0`],
+  list: ['text', (value) => `ARRAY(SELECT jsonb_array_elements_text(${value}::jsonb))`],
+};
 
-// Every table, parents before children. Ids are kept (API clients know their hookIds); timestamps
-// become timestamptz, webhook events a text[], a delivery's due time (epoch ms) a timestamptz
-// (a held delivery's HELD_AT becomes the same instant, 9999-12-31, which the PostgreSQL store holds at).
-// Each batch goes in through unnest, one array per column, in the source's order.
-const SOURCES: TableSource[] = [
-  {
-    table: 'clients',
-    orderBy: 'id',
-    columns: [
-      ['id', 'bigint'],
-      ['name', 'text'],
-      ['created_at', 'timestamptz'],
-      ['active', 'integer', flag],
-    ],
-  },
-  {
-    table: 'api_keys',
-    orderBy: 'id',
-    columns: [
-      ['id', 'bigint'],
-      ['client_id', 'bigint'],
-      ['prefix', 'text'],
-      ['key_hash', 'text'],
-      ['created_at', 'timestamptz'],
-      ['last_used_at', 'timestamptz'],
-      ['revoked_at', 'timestamptz'],
-      ['expires_at', 'timestamptz'],
-    ],
-  },
-  {
-    // A link not yet opened still opens once after the move.
-    table: 'portal_links',
-    orderBy: 'rowid',
-    columns: [
-      ['token_hash', 'text'],
-      ['client_id', 'bigint'],
-      ['expires_at', 'timestamptz'],
-      ['used_at', 'timestamptz'],
-    ],
-  },
-  {
-    // The insert triggers count each client's active webhooks as they arrive. `paused` and
-    // `held` are 0/1 in SQLite, booleans here. A secret rotated during its grace period keeps its
-    // previous secret (sealed or not, as it is) and the grace period's end. A failing webhook
-    // keeps when its run of failures began, and a disabled one stays disabled, with its reason.
-    // A webhook keeps its own rate; its pacing starts afresh (turns already given stay the
-    // deliveries' due times).
-    table: 'webhooks',
-    orderBy: 'id',
-    columns: [
-      ['id', 'bigint'],
-      ['client_id', 'bigint'],
-      ['url', 'text'],
-      ['events', 'text', (value) => `ARRAY(SELECT jsonb_array_elements_text(${value}::jsonb))`],
-      ['secret', 'text'],
-      ['created_at', 'timestamptz'],
-      ['deleted_at', 'timestamptz'],
-      ['paused', 'integer', flag],
-      ['held', 'integer', flag],
-      ['previous_secret', 'text'],
-      ['previous_secret_until', 'timestamptz'],
-      ['failing_since', 'timestamptz'],
-      ['disabled_at', 'timestamptz'],
-      ['disabled_reason', 'text'],
-      ['rate_limit', 'integer'],
-      ['suspended', 'integer', flag],
-    ],
-  },
-  {
-    // In the order they were written, so that retention walks them in the same order (seq).
-    table: 'events',
-    orderBy: 'rowid',
-    columns: [
-      ['id', 'text'],
-      ['client_id', 'bigint'],
-      ['type', 'text'],
-      ['payload', 'text'],
-      ['created_at', 'timestamptz'],
-      ['trace_context', 'text'],
-    ],
-  },
-  {
-    table: 'deliveries',
-    orderBy: 'id',
-    columns: [
-      ['id', 'bigint'],
-      ['event_id', 'text'],
-      ['webhook_id', 'bigint'],
-      ['state', 'text'],
-      ['attempts', 'integer'],
-      ['next_attempt_at', 'bigint', (value) => `to_timestamp(${value} / 1000.0)`],
-      ['created_at', 'timestamptz'],
-      ['completed_at', 'timestamptz'],
-      ['replay', 'integer', flag],
-    ],
-  },
-  {
-    // The attempt that disabled its webhook keeps its mark (0/1 in SQLite, a boolean here).
-    table: 'delivery_attempts',
-    orderBy: 'id',
-    columns: [
-      ['id', 'bigint'],
-      ['delivery_id', 'bigint'],
-      ['webhook_id', 'bigint'],
-      ['attempted_at', 'timestamptz'],
-      ['status_code', 'integer'],
-      ['error', 'text'],
-      ['duration_ms', 'integer'],
-      ['outcome', 'text'],
-      ['replay', 'integer', flag],
-      ['disabled_webhook', 'integer', flag],
-    ],
-  },
-  {
-    // Keys keep their answers across the move: a retry made after it still gets the first answer.
-    table: 'idempotency_keys',
-    orderBy: 'rowid',
-    columns: [
-      ['scope', 'text'],
-      ['idempotency_key', 'text'],
-      ['request_hash', 'text'],
-      ['status', 'integer'],
-      ['body', 'text'],
-      ['created_at', 'timestamptz'],
-    ],
-  },
-  {
-    // The publisher's feed keeps its ids: a poller's `after` goes on where it was.
-    table: 'operational_events',
-    orderBy: 'id',
-    columns: [
-      ['id', 'bigint'],
-      ['type', 'text'],
-      ['webhook_id', 'bigint'],
-      ['client_id', 'bigint'],
-      ['reason', 'text'],
-      ['created_at', 'timestamptz'],
-    ],
-  },
-];
-
-/** The SELECT, the INSERT column list and the unnest types and conversions, all from the one column list. */
-function tableCopy({ table, orderBy, columns }: TableSource): TableCopy {
+/**
+ * The copy of a table, from what schema.ts says of it: the SELECT, the INSERT column list, the
+ * unnest types and conversions. Each batch goes in through unnest, one array per column, in the
+ * source's order. Ids are kept (API clients know their hookIds).
+ */
+function tableCopy(table: string, orderBy: string, columns: [string, Column][]): TableCopy {
   const names = columns.map(([name]) => name);
   const list = names.join(', ');
-  const values = columns.map(([name, , convert]) => (convert ? convert(name) : name)).join(', ');
-  const arrays = columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  const values = columns.map(([name, { kind }]) => SENT_AS[kind][1]?.(name) ?? name).join(', ');
+  const arrays = columns.map(([, { kind }], i) => `$${i + 1}::${SENT_AS[kind][0]}[]`).join(', ');
   return {
     table,
     select: `SELECT ${list} FROM ${table} ORDER BY ${orderBy}`,
@@ -193,10 +59,13 @@ function tableCopy({ table, orderBy, columns }: TableSource): TableCopy {
   };
 }
 
-const TABLES: TableCopy[] = SOURCES.map(tableCopy);
+/** Every table moved, parents before children, with its columns but those left behind on purpose. */
+const TABLE_COPIES: TableCopy[] = Object.entries(TABLES).flatMap(([table, { columns, move }]) =>
+  'orderBy' in move ? [tableCopy(table, move.orderBy, Object.entries(columns).filter(([, column]) => column.notMoved === undefined))] : [],
+);
 
 /** The tables whose ids are identities: each sequence goes on after the largest id copied. */
-const IDENTITIES = ['clients', 'api_keys', 'webhooks', 'deliveries', 'delivery_attempts', 'operational_events'];
+const IDENTITIES = Object.entries(TABLES).flatMap(([table, { columns }]) => (columns.id?.kind === 'id' ? [table] : []));
 
 export type MoveReport = Record<string, number>;
 
@@ -244,12 +113,12 @@ export async function moveToPostgres(
 async function copy(source: Database.Database, target: pg.PoolClient, progress: (line: string) => void): Promise<MoveReport> {
   // Taken for the whole copy: a second move into the same database waits, then finds it full.
   await target.query('LOCK TABLE clients IN EXCLUSIVE MODE');
-  for (const { table } of TABLES) {
+  for (const { table } of TABLE_COPIES) {
     const { rows } = await target.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${table}) AS any`);
     if (rows[0]!.any) throw new MoveRefusedError(`the PostgreSQL database is not empty (its ${table} table has rows): move into an empty database`);
   }
   const report: MoveReport = {};
-  for (const { table, select, insert, columns } of TABLES) {
+  for (const { table, select, insert, columns } of TABLE_COPIES) {
     const total = (source.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
     let copied = 0;
     let batch: Record<string, unknown>[] = [];
