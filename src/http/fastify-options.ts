@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { maxHeaderSize, type Server } from 'node:http';
 import { LogController, type FastifyHttpOptions } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
-import { logLineMasker, REDACTED_PATHS } from '../secrets/credentials.js';
+import { logLineMasker } from '../secrets/credentials.js';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './error-handling.js';
 
@@ -49,8 +49,8 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
   return {
     logger: {
       level: config.logLevel,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      // Whatever a line quotes (a URL, a Host header, an error message), no secret leaves in it.
+      // Whatever a line quotes (a URL, a Host header, an error message, a headers object), no
+      // secret leaves in it.
       hooks: { streamWrite: logLineMasker(config) },
       // Asynchronous writes to stdout: lines written while one write is in flight go out together,
       // instead of a blocking write per line. src/http/close-on-signal.ts flushes it before exiting.

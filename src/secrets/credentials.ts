@@ -31,17 +31,20 @@ export function generatePortalToken(): { token: string; hash: string } {
   return { token, hash: hashApiKey(token) };
 }
 
-/** The headers holding credentials, which never reach a log line, wherever a headers object is logged. */
-export const REDACTED_PATHS = [
-  'headers["x-api-key"]',
-  'headers.authorization',
-  '*.headers["x-api-key"]',
-  '*.headers.authorization',
-];
 
 // A key or a signing secret pasted where a line quotes it (a URL, a redirect's location): both
 // have recognisable prefixes.
 const KEY_LIKE = /\b(lh_|lhp_|whsec_)[A-Za-z0-9_\-+/=%]+/;
+
+/** `word` in any case: header names are, and a caller may log `Authorization`. */
+const anyCase = (word: string) => [...word].map((c) => (c.toLowerCase() === c.toUpperCase() ? c : `[${c.toLowerCase()}${c.toUpperCase()}]`)).join('');
+
+// The headers holding credentials, wherever a line holds them as a field (a headers object logged
+// at any depth): their value, a string or a list of strings, is masked whole, whatever it is. This
+// is done on the written line, like the rest, rather than by pino's redaction of paths, which
+// walked every object logged and cost a third of what writing a request's line costs.
+const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+const CREDENTIAL_FIELD = new RegExp(String.raw`"(${anyCase('x-api-key')}|${anyCase('authorization')})":(?:${JSON_STRING}|\[(?:[^\]"]|${JSON_STRING})*\])`);
 
 /**
  * A database password shorter than this is too like the words of a log line to mask in all of
@@ -85,6 +88,7 @@ function characterPattern(char: string): string {
  */
 export function logLineMasker(config: Parameters<typeof configuredSecrets>[0]): (line: string) => string {
   const secrets = configuredSecrets(config).map((secret) => [...secret].map(characterPattern).join(''));
-  const pattern = new RegExp([KEY_LIKE.source, ...secrets].join('|'), 'g');
-  return (line) => line.replace(pattern, (_match, prefix: string | undefined) => `${prefix ?? ''}[redacted]`);
+  const pattern = new RegExp([CREDENTIAL_FIELD.source, KEY_LIKE.source, ...secrets].join('|'), 'g');
+  return (line) =>
+    line.replace(pattern, (_match, field: string | undefined, prefix: string | undefined) => (field ? `"${field}":"[redacted]"` : `${prefix ?? ''}[redacted]`));
 }

@@ -131,7 +131,7 @@ t.test('no configured secret reaches a log line at LOG_LEVEL=debug, wherever a c
   }
 });
 
-t.test('should a serializer log headers, the credentials are redacted', async (t) => {
+t.test('should a serializer log headers, the credentials are redacted, at any depth', async (t) => {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -147,7 +147,11 @@ t.test('should a serializer log headers, the credentials are redacted', async (t
   const redacted = { 'x-api-key': '[redacted]', authorization: '[redacted]', host: 'x' };
   t.same(JSON.parse(lines.find((l) => l.includes('"msg":"top level"'))!).headers, redacted);
   t.same(JSON.parse(lines.find((l) => l.includes('"msg":"nested"'))!).request.headers, redacted);
+  // Deeper, in another case, and a value that is a list: masked whole all the same.
+  app.log.info({ retry: { request: { headers: { Authorization: 'Basic c2VjcmV0', 'X-Api-Key': [acme.apiKey, 'lh_other'] } } } }, 'deeper');
+  t.same(JSON.parse(lines.find((l) => l.includes('"msg":"deeper"'))!).retry.request.headers, { Authorization: '[redacted]', 'X-Api-Key': '[redacted]' });
   t.notOk(lines.join('').includes(acme.apiKey));
+  t.notOk(lines.join('').includes('c2VjcmV0'));
 });
 
 t.test('a publisher token with characters JSON escapes is masked too, and the line stays JSON', async (t) => {
