@@ -1,17 +1,51 @@
 #!/usr/bin/env node
-// npm test: the whole suite with tap. The PostgreSQL half (test/postgres/) runs when
-// TEST_DATABASE_URL names a PostgreSQL server where the tests may create databases; without it,
-// the SQLite half runs alone and one line says so. Arguments go to tap as they are.
-import { spawn } from 'node:child_process';
+// npm test: the whole suite with tap, once on each store. SQLite's turn runs every test file;
+// PostgreSQL's (TEST_STORE=postgres) runs the files that use a store (their imports reach
+// test/helpers/stores.ts), when TEST_DATABASE_URL names a PostgreSQL server where the tests may
+// create databases; without it, one line says it was skipped. A file that belongs to one engine
+// (`belongsTo('sqlite')`, `belongsTo('postgres')`, test/postgres/), or works both at once
+// (`belongsTo('both')`), runs in one turn alone. Arguments go to tap as they are, in one run on
+// the store TEST_STORE names.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const HOW_TO = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test';
+const STORES = 'test/helpers/stores.ts';
 const args = process.argv.slice(2);
-const postgres = Boolean(process.env.TEST_DATABASE_URL);
-const skipLine = `PostgreSQL half skipped: TEST_DATABASE_URL is not set (run it with: ${HOW_TO})`;
 
-if (!postgres && args.length === 0) args.push('--exclude=test/postgres/**');
-const tap = spawn('tap', args, { stdio: 'inherit', shell: process.platform === 'win32' });
-tap.on('exit', (code, signal) => {
-  if (!postgres) console.log(skipLine);
-  process.exit(signal ? 1 : (code ?? 1));
-});
+const tap = (files, store) => {
+  if (store) console.log(`\n# the suite on ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: ${files.length} files (TEST_STORE=${store})`);
+  const env = store ? { ...process.env, TEST_STORE: store } : process.env;
+  const run = spawnSync('tap', files, { stdio: 'inherit', env, shell: process.platform === 'win32' });
+  return run.status ?? 1;
+};
+
+if (args.length > 0) process.exit(tap(args));
+
+const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
+const files = walk('test').filter((file) => file.endsWith('.test.ts')).sort();
+const text = new Map(files.map((file) => [file, readFileSync(file, 'utf8')]));
+const belongs = (file) => (file.startsWith('test/postgres/') ? 'postgres' : /^belongsTo\('(\w+)'\);$/m.exec(text.get(file))?.[1]);
+
+/** Whether `file`'s relative imports lead to test/helpers/stores.ts. */
+const seen = new Map();
+function usesStore(file) {
+  if (file === STORES) return true;
+  if (seen.has(file)) return seen.get(file);
+  seen.set(file, false);
+  const source = text.get(file) ?? (existsSync(file) ? readFileSync(file, 'utf8') : '');
+  const found = [...source.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].some(([, spec]) => usesStore(join(dirname(file), spec).replace(/\.js$/, '.ts')));
+  seen.set(file, found);
+  return found;
+}
+
+const onSqlite = files.filter((file) => belongs(file) !== 'postgres');
+const onPostgres = files.filter((file) => belongs(file) === 'postgres' || (belongs(file) === undefined && usesStore(file)));
+const sqliteStatus = tap(onSqlite, 'sqlite');
+if (!process.env.TEST_DATABASE_URL) {
+  console.log(`PostgreSQL's turn skipped: TEST_DATABASE_URL is not set (run it with: ${HOW_TO})`);
+  process.exit(sqliteStatus);
+}
+const postgresStatus = tap(onPostgres, 'postgres');
+process.exit(sqliteStatus || postgresStatus);

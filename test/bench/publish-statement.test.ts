@@ -3,8 +3,10 @@ import { parseOptions } from '../../scripts/bench/bench-options.js';
 import { publishStatement } from '../../scripts/bench/measures/ingestion.js';
 import { pgbench, postgresCopy } from '../../scripts/bench/measures/postgres.js';
 import { groupsOf, seed } from '../../scripts/bench/seed-database.js';
-import { TEST_DATABASE_URL } from '../helpers/stores.js';
+import { belongsTo, TEST_DATABASE_URL } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
+
+belongsTo('postgres');
 
 // The bench judges a publish on PostgreSQL against pgbench running leadhooks' own publish
 // statement: here that statement, run by pgbench on the bench's rows, publishes as leadhooks does

@@ -9,6 +9,9 @@ import { CONSUMER_PROGRAM, DATA_LINES } from '../helpers/consumer-program.js';
 import { eventCatalogue } from '../../src/event-catalogue.js';
 import { checkedFetch } from '../helpers/contract.js';
 import { startServer } from '../helpers/server-process.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('sqlite');
 
 // What a customer does, as the docs/api.md "Generating a client" shows it: generate types from the
 // description a running server serves (npx openapi-typescript), write a program with

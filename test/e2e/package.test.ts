@@ -5,8 +5,10 @@ import t from 'tap';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { startReceiver, verifies } from '../helpers/receiver.js';
 import { startProcess } from '../helpers/server-process.js';
-import { postgresDatabase, TEST_DATABASE_URL } from '../helpers/stores.js';
+import { belongsTo, postgresDatabase, TEST_DATABASE_URL } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
+
+belongsTo('both');
 
 // A production install, as docs/operations.md ("Installing from the package") gives it: the
 // tarball of `npm pack`, installed with production dependencies only in an empty folder, its

@@ -10,7 +10,9 @@ import { CLIENT_SECTION, consumerFolder, readmeConsumerSteps } from '../helpers/
 import { ReaderShell, type Printed } from '../helpers/reader-shell.js';
 import { consoleSteps, sectionBlocks, sectionLines, type Block } from '../helpers/readme.js';
 import { sleep } from '../helpers/receiver.js';
-import { postgresDatabase, sqliteDatabase, TEST_DATABASE_URL, POSTGRES_HOW_TO } from '../helpers/stores.js';
+import { belongsTo, POSTGRES_HOW_TO, postgresDatabase, sqliteDatabase, TEST_DATABASE_URL } from '../helpers/stores.js';
+
+belongsTo('both');
 
 // The walkthroughs of the README and docs/, run as written, one after the other on one database,
 // as a reader follows them in two terminals: the server's, where the sh blocks' `export` lines

@@ -15,7 +15,7 @@ import { testDatabase } from '../helpers/stores.js';
 // openapi.yaml (its name in EventName, its payload under webhooks) and regenerating must be the
 // only edit for it to be accepted, stored, delivered, listed and described in the event
 // catalogue. This test makes that edit in a copy of the project and runs the copy, on the store
-// this process tests (test/postgres/spec-lists.test.ts runs it on PostgreSQL).
+// this process tests (TEST_STORE=postgres runs it on PostgreSQL).
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -13,7 +13,7 @@ export { tempDir } from './temp-dir.js';
 
 /**
  * The app exactly as the server builds it (same buildApp, same configuration loader), on a
- * fresh database of its own: a SQLite file, or a PostgreSQL database in the PostgreSQL half of
+ * fresh database of its own: a SQLite file, or a PostgreSQL database in PostgreSQL's turn of
  * the suite (test/helpers/stores.ts). `env` overrides configuration variables; one that names a
  * database (DATABASE_PATH, DATABASE_URL) puts the app on it, beside another app, say.
  */

@@ -13,16 +13,24 @@ import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from './temp-dir.js';
 
-// Which store a test file runs on. Test files run on SQLite; test/postgres/ holds one small file
-// per file of the PostgreSQL half, which selects PostgreSQL and imports the same file. The half
-// runs when TEST_DATABASE_URL names a PostgreSQL server where databases may be created.
+// Which store a test file runs on: TEST_STORE, `sqlite` (the default) or `postgres` (which needs
+// TEST_DATABASE_URL, a PostgreSQL server where the tests may create databases). `npm test` runs
+// the suite on each in turn (scripts/test.mjs). The few files that belong to one engine say so
+// with belongsTo, and run on it alone, in its turn.
 
 export type StoreKind = 'sqlite' | 'postgres';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 export const POSTGRES_HOW_TO = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test';
 
-let kind: StoreKind = 'sqlite';
+let kind: StoreKind = chosenStore(process.env.TEST_STORE);
+
+function chosenStore(value: string | undefined): StoreKind {
+  if (value === undefined || value === '' || value === 'sqlite') return 'sqlite';
+  if (value !== 'postgres') throw new Error(`TEST_STORE=${value}: sqlite or postgres`);
+  if (!TEST_DATABASE_URL) throw new Error(`TEST_STORE=postgres needs a server: ${POSTGRES_HOW_TO}`);
+  return 'postgres';
+}
 
 /**
  * Runs `first` just before the first statement of this process's PostgreSQL connections that
@@ -44,10 +52,14 @@ export function beforeFirstQuery(t: Test, matches: (query: { text: string; name?
   });
 }
 
-/** Runs this process's tests on PostgreSQL: called by the files of test/postgres/ before they import a test file. */
-export function usePostgres(): void {
-  if (!TEST_DATABASE_URL) throw new Error(`the PostgreSQL tests need a server: ${POSTGRES_HOW_TO}`);
-  kind = 'postgres';
+/**
+ * Declares what this file is about: one engine's own workings (its tests then run on it whatever
+ * TEST_STORE says, and `npm test` runs the file in that engine's turn alone), or `both` at once
+ * (run once, in SQLite's turn). scripts/test.mjs finds the call in the file's text.
+ */
+export function belongsTo(engine: StoreKind | 'both'): void {
+  if (engine === 'postgres' && !TEST_DATABASE_URL) throw new Error(`this file's tests need PostgreSQL: ${POSTGRES_HOW_TO}`);
+  if (engine !== 'both') kind = engine;
 }
 
 export const storeKind = (): StoreKind => kind;

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { buildTestApp, createClient, publish, send, TEST_PUBLISHER_TOKEN, type TestResponse } from '../helpers/app.js';
+import { onlyOn } from '../helpers/stores.js';
 
 // openapi.yaml says which answers carry the x-ratelimit-* headers: every answer given once an
 // API key was accepted, whatever its status, and no other. The contract check refuses them
@@ -89,7 +90,9 @@ t.test('every answer to a request whose key was accepted carries the three x-rat
   }
 });
 
-t.test('a 500 carries them when the failure came after the key was accepted, not while checking it', async (t) => {
+// SQLite's key cache answers from memory once the store is closed; PostgreSQL's stops trusting
+// itself when its listener goes, so there every key check fails with the store.
+t.test('a 500 carries them when the failure came after the key was accepted, not while checking it', onlyOn('sqlite'), async (t) => {
   const { app } = await buildTestApp(t, { RATE_LIMIT_PER_KEY: '50/1m' });
   const known = await createClient(app);
   const unseen = await createClient(app, 'Bolt Homes');

@@ -1,12 +1,12 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
-import { openTestStore, usePostgres } from '../helpers/stores.js';
+import { belongsTo, openTestStore } from '../helpers/stores.js';
 
 // Successful attempts on PostgreSQL are recorded together (src/store/postgres/deliveries.ts,
 // createSuccessRecorder): those that finish while a batch is being written go in the next one,
 // one statement and one transaction for all. Each row's xmin is the transaction that wrote it.
 
-usePostgres();
+belongsTo('postgres');
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 

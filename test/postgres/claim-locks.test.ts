@@ -1,13 +1,13 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
-import { beforeFirstQuery, openTestStore, usePostgres } from '../helpers/stores.js';
+import { beforeFirstQuery, belongsTo, openTestStore } from '../helpers/stores.js';
 
 // Every row lock on PostgreSQL is a WAL record. A claim reads four times as many due deliveries
 // as it may take, and locks only the webhooks it needs to fill itself and the deliveries it
 // leases; recording an attempt locks neither its delivery nor its webhook. A row's xmax is the
 // transaction that last locked it, or 0 (a row's new version, after an update, starts at 0).
 
-usePostgres();
+belongsTo('postgres');
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 

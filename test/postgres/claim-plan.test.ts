@@ -1,7 +1,7 @@
 import pg from 'pg';
 import t from 'tap';
 import { CLAIM_SETTINGS, EARLIEST_DUE_SQL, LEASE_SQL } from '../../src/store/postgres/claim-due.js';
-import { openTestStore, usePostgres } from '../helpers/stores.js';
+import { belongsTo, openTestStore } from '../helpers/stores.js';
 
 // A claim must cost the same whatever the planner knows: on tables never analyzed (a fresh
 // move, autovacuum behind or off), the earliest-due query reads the first due deliveries from
@@ -9,7 +9,7 @@ import { openTestStore, usePostgres } from '../helpers/stores.js';
 // how it runs the very statement the store runs, with the claim's settings, on 20,000 due
 // deliveries without statistics.
 
-usePostgres();
+belongsTo('postgres');
 
 interface PlanNode {
   'Node Type': string;

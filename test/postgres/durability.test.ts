@@ -1,9 +1,9 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
 import { connectionCheck, createPool, type PostgresConfig } from '../../src/store/postgres/engine/connect.js';
-import { postgresDatabase, usePostgres } from '../helpers/stores.js';
+import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 
-usePostgres();
+belongsTo('postgres');
 
 // An acknowledged write is a commit PostgreSQL has flushed to its WAL: synchronous_commit on (the
 // default) or a remote_* level. A server or role set to off or local is overruled for

@@ -1,10 +1,10 @@
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually } from '../helpers/receiver.js';
-import { postgresDatabase, usePostgres } from '../helpers/stores.js';
+import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 import { throughProxy } from '../helpers/tcp-proxy.js';
 
-usePostgres();
+belongsTo('postgres');
 
 // A commit whose answer was lost: PostgreSQL committed, then the connection broke before
 // leadhooks heard so. The request can only be answered 503, though its event was kept; the 503

@@ -2,9 +2,9 @@ import t from 'tap';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { postgresDatabase, usePostgres } from '../helpers/stores.js';
+import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 
-usePostgres();
+belongsTo('postgres');
 
 t.test('replicas starting at once on an empty database migrate it once, under the advisory lock', async (t) => {
   const db = await postgresDatabase(t, { empty: true });

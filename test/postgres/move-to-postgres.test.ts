@@ -7,9 +7,9 @@ import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, tempDir } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
-import { postgresDatabase, sqliteDatabase, usePostgres } from '../helpers/stores.js';
+import { belongsTo, postgresDatabase, sqliteDatabase } from '../helpers/stores.js';
 
-usePostgres();
+belongsTo('postgres');
 
 async function cli(...argv: string[]) {
   const out: string[] = [];

@@ -1,10 +1,10 @@
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
-import { postgresDatabase, usePostgres } from '../helpers/stores.js';
+import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 import { throughProxy } from '../helpers/tcp-proxy.js';
 
-usePostgres();
+belongsTo('postgres');
 
 const UNAVAILABLE = {
   error: 'Service unavailable: the database does not answer; a write may have been kept, so retry with the same Idempotency-Key',

@@ -6,10 +6,10 @@ import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
-import { beforeFirstQuery, openTestStore, usePostgres } from '../helpers/stores.js';
+import { beforeFirstQuery, belongsTo, openTestStore } from '../helpers/stores.js';
 
 // Several processes on one PostgreSQL database: API replicas, workers, the CLI.
-usePostgres();
+belongsTo('postgres');
 
 const quiet = { out: () => {}, err: () => {} };
 

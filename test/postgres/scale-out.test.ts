@@ -5,9 +5,9 @@ import t, { type Test } from 'tap';
 import { cliCreateClient, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually } from '../helpers/receiver.js';
 import { startServer, startWorker } from '../helpers/server-process.js';
-import { postgresDatabase, usePostgres } from '../helpers/stores.js';
+import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 
-usePostgres();
+belongsTo('postgres');
 
 const EVENTS = 400;
 const WORKER_CONCURRENCY = 8;

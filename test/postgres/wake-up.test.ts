@@ -1,9 +1,9 @@
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { testDatabase, usePostgres } from '../helpers/stores.js';
+import { belongsTo, testDatabase } from '../helpers/stores.js';
 
-usePostgres();
+belongsTo('postgres');
 
 // A publication wakes idle workers in other processes at once: the API process notifies after
 // its commit (src/store/postgres/engine/notifier.ts), and the workers poll only once an hour here,

@@ -5,6 +5,9 @@ import t, { type Test } from 'tap';
 import { createDurableWriter } from '../../src/store/sqlite/engine/durable-writer.js';
 import { openDatabase, WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/engine/open-database.js';
 import { tempDir } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('sqlite');
 
 // The group commit answers a write only once the WAL holding it is on disk. The fsync runs on
 // libuv's thread pool, so the test observes it by wrapping fs.fdatasync: the real call runs, and

@@ -5,7 +5,7 @@ import { migrateUntil, testDatabase } from '../helpers/stores.js';
 
 // The listing's `failing` reads when a webhook's run of failures began (webhooks.failing_since),
 // which auto-disable introduced; the migration that added it fills it in from the attempts
-// already logged. The same file runs on SQLite and, through test/postgres/, on PostgreSQL.
+// already logged. The same file runs on SQLite and, with TEST_STORE=postgres, on PostgreSQL.
 
 t.test('upgrading a database finds when each failing webhook began to fail, and lists the same statuses', async (t) => {
   const db = await testDatabase(t, { empty: true });

@@ -8,8 +8,10 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { ENGINE_ONLY, ENGINE_TYPES, TABLES } from '../../src/store/schema.js';
 import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
-import { postgresDatabase, POSTGRES_HOW_TO, TEST_DATABASE_URL } from '../helpers/stores.js';
+import { belongsTo, POSTGRES_HOW_TO, postgresDatabase, TEST_DATABASE_URL } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
+
+belongsTo('both');
 
 type Engine = 'sqlite' | 'postgres';
 

@@ -6,7 +6,7 @@ import { failPastDisableTime } from '../helpers/failed-attempt.js';
 import { openTestStore } from '../helpers/stores.js';
 
 // The store interface's contract, method by method: what each returns and what it leaves in the
-// database. The same file runs on SQLite and, through test/postgres/, on PostgreSQL.
+// database. The same file runs on SQLite and, with TEST_STORE=postgres, on PostgreSQL.
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();

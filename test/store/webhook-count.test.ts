@@ -4,6 +4,9 @@ import t from 'tap';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('sqlite');
 
 // The webhook cap reads a count kept on the client row (src/store/sqlite/migrations.ts) instead of
 // counting the client's webhooks on every creation. test/store/store-contract.test.ts holds the count to
