@@ -1,72 +1,11 @@
 // Configuration comes from environment variables, is read once at start and validated there:
-// a bad value stops start-up with a message that names the variable. Nothing else in the code
-// reads process.env.
+// a bad value stops start-up with a message that names the variable. Each setting is written
+// once, in a table below (its variable, default, parser and words); the type of the
+// configuration and its loading are made from the table. Nothing else in the code reads
+// process.env (src/start/cli.ts hands it to the CLI, which reads it only through here).
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export interface Config {
-  port: number;
-  host: string;
-  /** Port the standalone worker (src/worker.ts) serves /metrics, /healthz and /readyz on. */
-  metricsPort: number;
-  databasePath: string;
-  /** A PostgreSQL URL; when set, the PostgreSQL store runs instead of SQLite. */
-  databaseUrl: string | null;
-  /** Connections the PostgreSQL store keeps open at most, per process. */
-  databasePoolSize: number;
-  /** How long to wait for a PostgreSQL connection, in milliseconds. */
-  databaseConnectTimeout: number;
-  /** How long one PostgreSQL statement may run before the server cancels it, in milliseconds. */
-  databaseStatementTimeout: number;
-  /** How long a server or worker starting waits for a PostgreSQL that does not answer, in milliseconds (0: not at all). */
-  databaseWait: number;
-  logLevel: LogLevel;
-  /** Largest request body the client API accepts, in bytes. */
-  bodyLimit: number;
-  /** How long a request may take to arrive whole, headers and body, in milliseconds. */
-  requestTimeout: number;
-  /** Bearer token of POST /events; null disables publishing. */
-  publisherToken: string | null;
-  /** Bearer token of the admin operations (/admin/...); null disables them. */
-  adminToken: string | null;
-  /** The service's address as its users reach it, without a trailing slash; null: each request's own. */
-  publicUrl: string | null;
-  /** Largest POST /events body, in bytes. */
-  publisherBodyLimit: number;
-  publisherBatchBodyLimit: number;
-  /** Whether the server process runs the delivery worker too. */
-  deliveryWorker: boolean;
-  /** Delays between delivery attempts, in milliseconds; attempts = length + 1. */
-  retrySchedule: number[];
-  /** Time allowed for one delivery attempt, in milliseconds. */
-  deliveryTimeout: number;
-  /** Deliveries in flight at once, per worker. */
-  deliveryConcurrency: number;
-  /** How often a worker looks for due deliveries it was not told about, in milliseconds. */
-  deliveryPollInterval: number;
-  /** Deliveries per second one webhook gets at most, unless it has its own rate; null: no limit. */
-  deliveryRateLimit: number | null;
-  /** Lets deliveries reach loopback, private and other non-public addresses. */
-  allowPrivateTargets: boolean;
-  /** Requests per API key and window; null: no limit. */
-  rateLimit: RateLimit | null;
-  /** Active webhooks one client may have. */
-  maxWebhooksPerClient: number;
-  /** How long delivered and failed events are kept, with their deliveries and attempts, in milliseconds. */
-  retention: number;
-  /** How often the history older than `retention` is pruned, in milliseconds. */
-  pruneInterval: number;
-  /** How long a webhook's previous secret keeps signing after a rotation, in milliseconds. */
-  secretRotationGrace: number;
-  /** AES-256 key that seals signing secrets at rest (32 bytes); null: stored as they are. */
-  secretEncryptionKey: Buffer | null;
-  /**
-   * How long every delivery attempt to a webhook must have failed before it is disabled, in
-   * milliseconds; null: webhooks are never disabled.
-   */
-  webhookDisableAfter: number | null;
-}
 
 export interface RateLimit {
   max: number;
@@ -82,8 +21,13 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 interface Setting<T> {
+  /** The environment variable it is read from. */
+  env: string;
+  /** The value when the variable is unset or empty, as it would be written. */
   default: string;
+  /** The value as the code uses it; undefined when it is not valid. */
   parse: (value: string) => T | undefined;
+  /** What a valid value is, as the error message says it. */
   expected: string;
   /** Never echoed in an error message. */
   secret?: boolean;
@@ -224,163 +168,193 @@ export function parsePublicUrl(value: string): string | null | undefined {
   }
 }
 
+/** A secret of at least 16 characters, a shorter one refused outright; unset or empty: none (null). */
+function parseToken(value: string): string | null | undefined {
+  return value === '' ? null : value.length >= 16 ? value : undefined;
+}
+
 function parseLogLevel(value: string): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
 
+type Settings = Record<string, Setting<unknown>>;
+
+/** What a table of settings loads to: each setting's value, parsed, under the setting's key. */
+type Loaded<S extends Settings> = { [K in keyof S]: Exclude<ReturnType<S[K]['parse']>, undefined> };
+
+/** The configuration of the server, the worker and the CLI: `Config`, as `loadConfig` reads it. */
 export const SETTINGS = {
-  PORT: { default: '3000', parse: parsePort, expected: 'a port number from 0 to 65535' },
-  HOST: { default: '127.0.0.1', parse: parseNonEmpty, expected: 'an address to listen on' },
-  // The OpenTelemetry Prometheus exporter's port: the usual one of a process that serves only metrics.
-  METRICS_PORT: { default: '9464', parse: parsePort, expected: 'a port number from 0 to 65535' },
-  DATABASE_PATH: {
-    default: './data/leadhooks.db',
-    parse: parseNonEmpty,
-    expected: 'a file path (or :memory:)',
-  },
-  DATABASE_URL: {
+  port: { env: 'PORT', default: '3000', parse: parsePort, expected: 'a port number from 0 to 65535' },
+  host: { env: 'HOST', default: '127.0.0.1', parse: parseNonEmpty, expected: 'an address to listen on' },
+  /**
+   * Port the standalone worker (src/worker.ts) serves /metrics, /healthz and /readyz on: the
+   * OpenTelemetry Prometheus exporter's, the usual one of a process that serves only metrics.
+   */
+  metricsPort: { env: 'METRICS_PORT', default: '9464', parse: parsePort, expected: 'a port number from 0 to 65535' },
+  databasePath: { env: 'DATABASE_PATH', default: './data/leadhooks.db', parse: parseNonEmpty, expected: 'a file path (or :memory:)' },
+  /** A PostgreSQL URL; when set, the PostgreSQL store runs instead of SQLite. */
+  databaseUrl: {
+    env: 'DATABASE_URL',
     default: '',
     parse: parseDatabaseUrl,
     expected: 'a PostgreSQL URL, such as postgres://user:password@host:5432/leadhooks (unset: SQLite at DATABASE_PATH)',
     display: redactDatabaseUrl,
   },
-  DATABASE_POOL_SIZE: { default: '10', parse: parseCount, expected: 'a whole number from 1' },
-  DATABASE_CONNECT_TIMEOUT: { default: '5s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 5s' },
-  DATABASE_WAIT: { default: '5m', parse: parseDuration, expected: 'a duration with a unit, such as 5m (0s: do not wait)' },
-  DATABASE_STATEMENT_TIMEOUT: {
+  /** Connections the PostgreSQL store keeps open at most, per process. */
+  databasePoolSize: { env: 'DATABASE_POOL_SIZE', default: '10', parse: parseCount, expected: 'a whole number from 1' },
+  /** How long to wait for a PostgreSQL connection, in milliseconds. */
+  databaseConnectTimeout: {
+    env: 'DATABASE_CONNECT_TIMEOUT',
+    default: '5s',
+    parse: parsePositiveDuration,
+    expected: 'a duration with a unit, such as 5s',
+  },
+  /** How long a server or worker starting waits for a PostgreSQL that does not answer, in milliseconds (0: not at all). */
+  databaseWait: { env: 'DATABASE_WAIT', default: '5m', parse: parseDuration, expected: 'a duration with a unit, such as 5m (0s: do not wait)' },
+  /** How long one PostgreSQL statement may run before the server cancels it, in milliseconds. */
+  databaseStatementTimeout: {
+    env: 'DATABASE_STATEMENT_TIMEOUT',
     default: '30s',
     parse: parsePositiveDuration,
     expected: 'a duration with a unit, such as 30s',
   },
-  LOG_LEVEL: { default: 'info', parse: parseLogLevel, expected: `one of ${LOG_LEVELS.join(', ')}` },
-  BODY_LIMIT: {
-    default: '16kb',
-    parse: parseSize,
-    expected: 'a size with a unit, such as 16kb or 1mb',
-  },
-  REQUEST_TIMEOUT: { default: '30s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30s' },
-  PUBLISHER_TOKEN: {
+  logLevel: { env: 'LOG_LEVEL', default: 'info', parse: parseLogLevel, expected: `one of ${LOG_LEVELS.join(', ')}` },
+  /** Largest request body the client API accepts, in bytes. */
+  bodyLimit: { env: 'BODY_LIMIT', default: '16kb', parse: parseSize, expected: 'a size with a unit, such as 16kb or 1mb' },
+  /** How long a request may take to arrive whole, headers and body, in milliseconds. */
+  requestTimeout: { env: 'REQUEST_TIMEOUT', default: '30s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30s' },
+  /** Bearer token of POST /events; null disables publishing. */
+  publisherToken: {
+    env: 'PUBLISHER_TOKEN',
     default: '',
-    // Unset or empty disables publishing; a token shorter than 16 characters is refused outright.
-    parse: (value: string) => (value === '' ? null : value.length >= 16 ? value : undefined),
+    parse: parseToken,
     expected: 'a secret of at least 16 characters (unset disables POST /events)',
     secret: true,
   },
-  ADMIN_TOKEN: {
+  /** Bearer token of the admin operations (/admin/...); null disables them. */
+  adminToken: {
+    env: 'ADMIN_TOKEN',
     default: '',
-    // As PUBLISHER_TOKEN: unset disables the admin API, a short token is refused.
-    parse: (value: string) => (value === '' ? null : value.length >= 16 ? value : undefined),
+    parse: parseToken,
     expected: 'a secret of at least 16 characters (unset disables the admin API)',
     secret: true,
   },
-  PUBLIC_URL: {
+  /** The service's address as its users reach it, without a trailing slash; null: each request's own. */
+  publicUrl: {
+    env: 'PUBLIC_URL',
     default: '',
     parse: parsePublicUrl,
     expected: 'the http or https address clients reach the service at, such as https://hooks.example.com (unset: the address of each request)',
   },
-  PUBLISHER_BODY_LIMIT: {
-    default: '256kb',
-    parse: parseSize,
-    expected: 'a size with a unit, such as 256kb or 1mb',
-  },
-  // A batch (POST /events/batch) holds up to 1,000 events: 4 MB is 4 KB a lead.
-  PUBLISHER_BATCH_BODY_LIMIT: {
-    default: '4mb',
-    parse: parseSize,
-    expected: 'a size with a unit, such as 4mb',
-  },
-  DELIVERY_WORKER: { default: 'on', parse: parseBoolean, expected: 'on or off' },
-  DELIVERY_RETRY_SCHEDULE: {
+  /** Largest POST /events body, in bytes. */
+  publisherBodyLimit: { env: 'PUBLISHER_BODY_LIMIT', default: '256kb', parse: parseSize, expected: 'a size with a unit, such as 256kb or 1mb' },
+  /** Largest POST /events/batch body, in bytes: a batch holds up to 1,000 events, and 4 MB is 4 KB a lead. */
+  publisherBatchBodyLimit: { env: 'PUBLISHER_BATCH_BODY_LIMIT', default: '4mb', parse: parseSize, expected: 'a size with a unit, such as 4mb' },
+  /** Whether the server process runs the delivery worker too. */
+  deliveryWorker: { env: 'DELIVERY_WORKER', default: 'on', parse: parseBoolean, expected: 'on or off' },
+  /** Delays between delivery attempts, in milliseconds; attempts = length + 1. */
+  retrySchedule: {
+    env: 'DELIVERY_RETRY_SCHEDULE',
     default: '5s,5m,30m,2h,5h,10h,10h',
     parse: parseSchedule,
     expected: 'comma-separated delays with units (ms, s, m, h, d), such as 5s,5m,30m',
   },
-  DELIVERY_TIMEOUT: { default: '15s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 15s' },
-  DELIVERY_CONCURRENCY: { default: '64', parse: parseCount, expected: 'a whole number from 1' },
-  DELIVERY_POLL_INTERVAL: {
+  /** Time allowed for one delivery attempt, in milliseconds. */
+  deliveryTimeout: { env: 'DELIVERY_TIMEOUT', default: '15s', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 15s' },
+  /** Deliveries in flight at once, per worker. */
+  deliveryConcurrency: { env: 'DELIVERY_CONCURRENCY', default: '64', parse: parseCount, expected: 'a whole number from 1' },
+  /** How often a worker looks for due deliveries it was not told about, in milliseconds. */
+  deliveryPollInterval: {
+    env: 'DELIVERY_POLL_INTERVAL',
     default: '250ms',
     parse: parsePositiveDuration,
     expected: 'a duration with a unit, such as 250ms',
   },
-  DELIVERY_RATE_LIMIT: {
+  /** Deliveries per second one webhook gets at most, unless it has its own rate; null (`off`): no limit. */
+  deliveryRateLimit: {
+    env: 'DELIVERY_RATE_LIMIT',
     default: '30',
-    // Deliveries per second to one webhook; `off`: no limit for webhooks without their own.
     parse: (value: string) => (value.trim().toLowerCase() === 'off' ? null : parseCount(value)),
     expected: 'deliveries per second to one webhook, a whole number from 1, or off',
   },
-  ALLOW_PRIVATE_TARGETS: { default: 'false', parse: parseBoolean, expected: 'true or false' },
-  RATE_LIMIT_PER_KEY: {
-    default: '600/1m',
-    parse: parseRateLimit,
-    expected: 'requests per window, such as 600/1m, or off',
-  },
-  MAX_WEBHOOKS_PER_CLIENT: { default: '100', parse: parseCount, expected: 'a whole number from 1' },
-  RETENTION: { default: '30d', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30d or 12h' },
-  PRUNE_INTERVAL: { default: '1m', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 1m' },
-  SECRET_ENCRYPTION_KEY: {
+  /** Lets deliveries reach loopback, private and other non-public addresses. */
+  allowPrivateTargets: { env: 'ALLOW_PRIVATE_TARGETS', default: 'false', parse: parseBoolean, expected: 'true or false' },
+  /** Requests per API key and window; null: no limit. */
+  rateLimit: { env: 'RATE_LIMIT_PER_KEY', default: '600/1m', parse: parseRateLimit, expected: 'requests per window, such as 600/1m, or off' },
+  /** Active webhooks one client may have. */
+  maxWebhooksPerClient: { env: 'MAX_WEBHOOKS_PER_CLIENT', default: '100', parse: parseCount, expected: 'a whole number from 1' },
+  /** How long delivered and failed events are kept, with their deliveries and attempts, in milliseconds. */
+  retention: { env: 'RETENTION', default: '30d', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 30d or 12h' },
+  /** How often the history older than `retention` is pruned, in milliseconds. */
+  pruneInterval: { env: 'PRUNE_INTERVAL', default: '1m', parse: parsePositiveDuration, expected: 'a duration with a unit, such as 1m' },
+  /** AES-256 key that seals signing secrets at rest (32 bytes); null: stored as they are. */
+  secretEncryptionKey: {
+    env: 'SECRET_ENCRYPTION_KEY',
     default: '',
     parse: parseEncryptionKey,
     expected: '32 bytes as 64 hex digits or as base64 (openssl rand -base64 32)',
     secret: true,
   },
-  SECRET_ROTATION_GRACE: {
+  /** How long a webhook's previous secret keeps signing after a rotation, in milliseconds. */
+  secretRotationGrace: {
+    env: 'SECRET_ROTATION_GRACE',
     default: '24h',
     parse: parsePositiveDuration,
     expected: 'a duration with a unit, such as 24h',
   },
-  WEBHOOK_DISABLE_AFTER: {
+  /**
+   * How long every delivery attempt to a webhook must have failed before it is disabled, in
+   * milliseconds; null: webhooks are never disabled.
+   */
+  webhookDisableAfter: {
+    env: 'WEBHOOK_DISABLE_AFTER',
     default: '5d',
     parse: parseDurationOrOff,
     expected: 'a duration with a unit, such as 5d, or off',
   },
-} satisfies Record<string, Setting<unknown>>;
+} satisfies Settings;
 
-export type SettingName = keyof typeof SETTINGS;
+export type Config = Loaded<typeof SETTINGS>;
 
-function read<K extends SettingName>(env: Env, name: K): Exclude<ReturnType<(typeof SETTINGS)[K]['parse']>, undefined> {
-  const setting: Setting<unknown> = SETTINGS[name];
+/** Text that may be left unset: null when it is empty or blank, as the OpenTelemetry SDK reads it. */
+const parseOptional = (value: string): string | null => (value.trim() === '' ? null : value);
+
+/**
+ * The OpenTelemetry variables leadhooks decides by (src/tracing.ts); the SDK reads them, and the
+ * other standard OTEL_* variables (protocol, headers, timeout, sampler, batching), itself. Kept
+ * apart from SETTINGS, and none of them refused: the CLI starts tracing before it knows whether
+ * its command needs the rest of the configuration.
+ */
+export const TRACING_SETTINGS = {
+  /** Where traces are exported to, over OTLP; with neither endpoint, the SDK is not even loaded. */
+  endpoint: { env: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: '', parse: parseOptional, expected: 'an OTLP endpoint' },
+  /** The same for traces alone; it wins over `endpoint`. */
+  tracesEndpoint: { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', default: '', parse: parseOptional, expected: 'an OTLP endpoint' },
+  /** `true` keeps the SDK off whatever the endpoints say. */
+  sdkDisabled: { env: 'OTEL_SDK_DISABLED', default: 'false', parse: (value: string) => value.trim().toLowerCase() === 'true', expected: 'true or false' },
+  /** The level of the SDK's own console diagnostics; null: leadhooks tells a failed export itself. */
+  sdkLogLevel: { env: 'OTEL_LOG_LEVEL', default: '', parse: parseOptional, expected: 'an OpenTelemetry log level' },
+  /** The `service.name` of the traces. */
+  serviceName: { env: 'OTEL_SERVICE_NAME', default: 'leadhooks', parse: (value: string) => value, expected: 'a service name' },
+} satisfies Settings;
+
+export type TracingConfig = Loaded<typeof TRACING_SETTINGS>;
+
+function read(env: Env, setting: Setting<unknown>): unknown {
   // An empty value counts as unset, as in most .env loaders.
-  const raw = env[name] || setting.default;
+  const raw = env[setting.env] || setting.default;
   const value = setting.parse(raw);
   if (value === undefined) {
     const shown = setting.secret ? '(value hidden)' : setting.display ? setting.display(raw) : JSON.stringify(raw);
-    throw new ConfigError(`${name}=${shown} is not valid: expected ${setting.expected}`);
+    throw new ConfigError(`${setting.env}=${shown} is not valid: expected ${setting.expected}`);
   }
-  return value as Exclude<ReturnType<(typeof SETTINGS)[K]['parse']>, undefined>;
+  return value;
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  return {
-    port: read(env, 'PORT'),
-    host: read(env, 'HOST'),
-    metricsPort: read(env, 'METRICS_PORT'),
-    databasePath: read(env, 'DATABASE_PATH'),
-    databaseUrl: read(env, 'DATABASE_URL'),
-    databasePoolSize: read(env, 'DATABASE_POOL_SIZE'),
-    databaseConnectTimeout: read(env, 'DATABASE_CONNECT_TIMEOUT'),
-    databaseStatementTimeout: read(env, 'DATABASE_STATEMENT_TIMEOUT'),
-    databaseWait: read(env, 'DATABASE_WAIT'),
-    logLevel: read(env, 'LOG_LEVEL'),
-    bodyLimit: read(env, 'BODY_LIMIT'),
-    requestTimeout: read(env, 'REQUEST_TIMEOUT'),
-    publisherToken: read(env, 'PUBLISHER_TOKEN'),
-    adminToken: read(env, 'ADMIN_TOKEN'),
-    publicUrl: read(env, 'PUBLIC_URL'),
-    publisherBodyLimit: read(env, 'PUBLISHER_BODY_LIMIT'),
-    publisherBatchBodyLimit: read(env, 'PUBLISHER_BATCH_BODY_LIMIT'),
-    deliveryWorker: read(env, 'DELIVERY_WORKER'),
-    retrySchedule: read(env, 'DELIVERY_RETRY_SCHEDULE'),
-    deliveryTimeout: read(env, 'DELIVERY_TIMEOUT'),
-    deliveryConcurrency: read(env, 'DELIVERY_CONCURRENCY'),
-    deliveryPollInterval: read(env, 'DELIVERY_POLL_INTERVAL'),
-    deliveryRateLimit: read(env, 'DELIVERY_RATE_LIMIT'),
-    allowPrivateTargets: read(env, 'ALLOW_PRIVATE_TARGETS'),
-    rateLimit: read(env, 'RATE_LIMIT_PER_KEY'),
-    maxWebhooksPerClient: read(env, 'MAX_WEBHOOKS_PER_CLIENT'),
-    retention: read(env, 'RETENTION'),
-    pruneInterval: read(env, 'PRUNE_INTERVAL'),
-    secretRotationGrace: read(env, 'SECRET_ROTATION_GRACE'),
-    secretEncryptionKey: read(env, 'SECRET_ENCRYPTION_KEY'),
-    webhookDisableAfter: read(env, 'WEBHOOK_DISABLE_AFTER'),
-  };
+function load<S extends Settings>(settings: S, env: Env): Loaded<S> {
+  return Object.fromEntries(Object.entries(settings).map(([key, setting]) => [key, read(env, setting)])) as Loaded<S>;
 }
+
+export const loadConfig = (env: Env = process.env): Config => load(SETTINGS, env);
+
+export const loadTracingConfig = (env: Env = process.env): TracingConfig => load(TRACING_SETTINGS, env);

@@ -2,6 +2,7 @@ import type { FastifySchemaValidationError } from 'fastify';
 import type { operations } from '../generated/openapi.js';
 import { EVENT_NAMES } from '../generated/spec-lists.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
+import { bodySchemaOf, limitOf, parameterSchemaOf, schemaAt, type SpecSchema } from './spec.js';
 
 // Every word the API says to a client, in one place, and the error that carries one with its
 // status. The interface document fixes three of them (`Client not found`, `Missing data`,
@@ -26,6 +27,20 @@ export interface ErrorBody {
 }
 
 export const errorBody = (message: string): ErrorBody => ({ error: message });
+
+/**
+ * What `make` returns, made the first time it is asked for. The words that quote openapi.yaml's
+ * limits are made so: reading the description takes a tenth of a second or more, which a
+ * process that never refuses input (the worker, most CLI commands) does not pay.
+ */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+
+const invalidIdempotencyKey = once(
+  () => `Invalid data: Idempotency-Key must be ${range(schemaAt('#/components/parameters/IdempotencyKey/schema'), 'minLength', 'maxLength')} visible ASCII characters`,
+);
 
 export const MESSAGES = {
   // The interface document's words for an unknown API client; 401 here.
@@ -64,7 +79,9 @@ export const MESSAGES = {
   urlWithCredentials: 'Invalid data: url must not contain a user name or password',
   noBody: 'Invalid data: this operation takes no body',
   tooDeep: `Invalid data: JSON may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`,
-  invalidIdempotencyKey: 'Invalid data: Idempotency-Key must be 1 to 255 visible ASCII characters',
+  get invalidIdempotencyKey() {
+    return invalidIdempotencyKey();
+  },
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
   idempotencyKeyInUse: 'Idempotency-Key in use: a request with this key is still running; retry later',
 } as const;
@@ -98,12 +115,15 @@ export function webhookDisabledReason(disableAfterMs: number, last: { statusCode
 
 // Bad input: each operation has its own words (the interface document's for the first three).
 // A validation failure, or a body that could not be parsed at all, is turned into them here;
-// the schemas themselves live in openapi.yaml.
+// the schemas themselves live in openapi.yaml, and so do the limits and required fields the
+// words name: each operation's words are made from its own schemas, the first time any are needed.
 
 type OperationId = keyof operations;
 type Issue = FastifySchemaValidationError | undefined;
 type RequestPart = 'body' | 'params' | 'querystring' | 'headers';
 type InputMessage = (data: unknown, issue: Issue) => string;
+/** Makes an operation's words for one part of its requests, from the operation in openapi.yaml. */
+type InputMessageOf = (operationId: OperationId) => InputMessage;
 
 const EVENT_LIST = EVENT_NAMES.join(', ');
 const INVALID = 'Invalid data: ';
@@ -129,6 +149,12 @@ export const UNSTORABLE_TEXT = 'unstorableText';
 /** `/form/name` → `form.name` */
 const pathOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1).join('.');
 
+/** `1 to 200` for `minLength`/`maxLength` (or `minimum`/`maximum`, `minItems`/`maxItems`). */
+const range = (schema: SpecSchema | undefined, least: string, most: string) => `${limitOf(schema, least)} to ${limitOf(schema, most)}`;
+
+/** ['clientId', 'type', 'data'] → `clientId, type and data` */
+const listed = (names: string[]) => (names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`);
+
 /** `Invalid data: ` and what the describer of the first issue's field says of it. */
 function invalid(describe: Describers, issue: Issue, data?: unknown): string {
   const [field, index] = fieldOf(issue);
@@ -138,10 +164,12 @@ function invalid(describe: Describers, issue: Issue, data?: unknown): string {
 }
 
 /**
- * A JSON body with required fields: `Missing data` when there is no object or a required field is
- * absent or empty, else `Invalid data: ` and what the field's describer says of the first issue.
+ * A JSON body with required fields (the schema's `required`): `Missing data` when there is no
+ * object or a required field is absent or empty, else `Invalid data: ` and what the field's
+ * describer says of the first issue.
  */
-function jsonBody(required: string[], describe: Describers): InputMessage {
+function jsonBody(schema: SpecSchema, describe: Describers): InputMessage {
+  const required = schema.required ?? [];
   return (body, issue) => {
     if (!isJsonObject(body) || required.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
     return invalid(describe, issue, body);
@@ -149,11 +177,12 @@ function jsonBody(required: string[], describe: Describers): InputMessage {
 }
 
 /**
- * A JSON body of optional fields, at least one of them present (a change): `Missing data` when
- * there is no object, none of the fields is there, or one that is there is null or empty; else
- * as `jsonBody`.
+ * A JSON body of optional fields (the schema's `properties`), at least one of them present (a
+ * change): `Missing data` when there is no object, none of the fields is there, or one that is
+ * there is null or empty; else as `jsonBody`.
  */
-function jsonChanges(fields: string[], describe: Describers): InputMessage {
+function jsonChanges(schema: SpecSchema, describe: Describers): InputMessage {
+  const fields = Object.keys(schema.properties ?? {});
   return (body, issue) => {
     if (!isJsonObject(body)) return MESSAGES.missingData;
     const present = fields.filter((field) => body[field] !== undefined);
@@ -169,105 +198,170 @@ export function hasCredentials(url: unknown): boolean {
   return username !== '' || password !== '';
 }
 
-const webhookFields: Describers = {
-  url: (issue, _index, value) => {
-    if (issue?.keyword === 'maxLength') return 'url must be at most 2048 characters';
-    return (hasCredentials(value) ? MESSAGES.urlWithCredentials : MESSAGES.invalidUrl).slice(INVALID.length);
-  },
-  events: (issue, index) => {
-    if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
-    if (issue?.keyword === 'maxItems') return `events must hold at most ${issue.params.limit} names`;
-    return `events must be an array of ${EVENT_LIST}`;
-  },
-  paused: () => 'paused must be true or false',
-  rateLimit: () => 'rateLimit must be a whole number of deliveries per second from 1 to 1000',
-};
+/**
+ * An operation's words for its body: `check` (`jsonBody`, `jsonChanges`) of its body schema in
+ * openapi.yaml, with the describers `fields` makes from that schema.
+ */
+function bodyOf(check: typeof jsonBody, fields: (schema: SpecSchema) => Describers): InputMessageOf {
+  return (operationId) => {
+    const schema = bodySchemaOf(operationId);
+    return check(schema, fields(schema));
+  };
+}
 
-// A creation needs both fields; an update takes any of them (and `paused`, `rateLimit`), checked the same way.
-const webhookBody = jsonBody(['url', 'events'], webhookFields);
-const webhookChanges = jsonChanges(['url', 'events', 'paused', 'rateLimit'], webhookFields);
+/** A webhook's fields, as its creation's or its update's schema has them. */
+function webhookFields({ properties }: SpecSchema): Describers {
+  const maxUrlLength = limitOf(properties?.url, 'maxLength');
+  const rateLimits = range(properties?.rateLimit, 'minimum', 'maximum');
+  return {
+    url: (issue, _index, value) => {
+      if (issue?.keyword === 'maxLength') return `url must be at most ${maxUrlLength} characters`;
+      return (hasCredentials(value) ? MESSAGES.urlWithCredentials : MESSAGES.invalidUrl).slice(INVALID.length);
+    },
+    events: (issue, index) => {
+      if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
+      if (issue?.keyword === 'maxItems') return `events must hold at most ${issue.params.limit} names`;
+      return `events must be an array of ${EVENT_LIST}`;
+    },
+    paused: () => 'paused must be true or false',
+    rateLimit: () => `rateLimit must be a whole number of deliveries per second from ${rateLimits}`,
+  };
+}
 
-const eventBody = jsonBody(['clientId', 'type', 'data'], {
+// A creation needs the fields its schema requires; an update takes any of them, checked the same way.
+const webhookBody = bodyOf(jsonBody, webhookFields);
+const webhookChanges = bodyOf(jsonChanges, webhookFields);
+
+const eventFields: Describers = {
   clientId: () => 'clientId must be a positive integer',
   type: () => `type must be one of ${EVENT_LIST}`,
   data: () => 'data must be a JSON object',
-});
+};
+const eventBody = bodyOf(jsonBody, () => eventFields);
 
 /**
  * A batch of events: each item is checked as `eventBody` checks one, and named in the words
  * (`events[3].type must be ...`, `events[3] must have clientId, type and data`).
  */
-const eventBatchBody: InputMessage = (body, issue) => {
-  if (!isJsonObject(body) || isAbsent(body.events)) return MESSAGES.missingData;
-  const [field, index, ...inside] = (issue?.instancePath ?? '').split('/').slice(1);
-  if (field !== 'events' || index === undefined || !Array.isArray(body.events)) return `${INVALID}events must be an array of 1 to 1000 events`;
-  const item = eventBody(body.events[Number(index)], issue && { ...issue, instancePath: inside.map((part) => `/${part}`).join('') });
-  return item === MESSAGES.missingData ? `${INVALID}events[${index}] must have clientId, type and data` : `${INVALID}events[${index}].${item.slice(INVALID.length)}`;
+const eventBatchBody: InputMessageOf = (operationId) => {
+  const events = bodySchemaOf(operationId).properties?.events;
+  const item = jsonBody(events?.items ?? {}, eventFields);
+  const notAnArray = `${INVALID}events must be an array of ${range(events, 'minItems', 'maxItems')} events`;
+  const incomplete = `must have ${listed(events?.items?.required ?? [])}`;
+  return (body, issue) => {
+    if (!isJsonObject(body) || isAbsent(body.events)) return MESSAGES.missingData;
+    const [field, index, ...inside] = (issue?.instancePath ?? '').split('/').slice(1);
+    if (field !== 'events' || index === undefined || !Array.isArray(body.events)) return notAnArray;
+    const words = item(body.events[Number(index)], issue && { ...issue, instancePath: inside.map((part) => `/${part}`).join('') });
+    return words === MESSAGES.missingData ? `${INVALID}events[${index}] ${incomplete}` : `${INVALID}events[${index}].${words.slice(INVALID.length)}`;
+  };
 };
 
-const undefinedHookId: InputMessage = () => MESSAGES.undefinedHookId;
+const recoverBody = bodyOf(jsonBody, () => ({ since: () => MESSAGES.invalidSince.slice(INVALID.length) }));
 
-const deliveryParams: InputMessage = (_params, issue) =>
-  fieldOf(issue)[0] === 'deliveryId' ? `${INVALID}deliveryId must be a positive integer` : MESSAGES.undefinedHookId;
+/** Words that are the same whatever the operation's schemas say. */
+function always(message: InputMessage): InputMessageOf {
+  return () => message;
+}
 
-const recoverBody = jsonBody(['since'], { since: () => MESSAGES.invalidSince.slice(INVALID.length) });
+const undefinedHookId = always(() => MESSAGES.undefinedHookId);
 
-// The only header an operation's schema checks is Idempotency-Key.
-const idempotencyKeyHeader: InputMessage = () => MESSAGES.invalidIdempotencyKey;
+const deliveryParams = always((_params, issue) =>
+  fieldOf(issue)[0] === 'deliveryId' ? `${INVALID}deliveryId must be a positive integer` : MESSAGES.undefinedHookId,
+);
 
-const pageQuery: InputMessage = (_query, issue) => {
-  const [field] = fieldOf(issue);
-  return field === 'limit' ? `${INVALID}limit must be an integer from 1 to 100` : `${INVALID}${field ?? 'query'} must be a positive integer`;
+/** Ids in a path or a query (`clientId`, `keyId`, `after`): each a positive integer (`what`, when the issue names no field). */
+function positiveInteger(what: string): InputMessage {
+  return (_data, issue) => `${INVALID}${fieldOf(issue)[0] ?? what} must be a positive integer`;
+}
+
+/** A page of a list: its `limit` within the bounds of the operation's query parameter, its cursor a positive integer. */
+const pageQuery: InputMessageOf = (operationId) => {
+  const limits = range(parameterSchemaOf(operationId, 'query', 'limit'), 'minimum', 'maximum');
+  const cursor = positiveInteger('query');
+  return (query, issue) => (fieldOf(issue)[0] === 'limit' ? `${INVALID}limit must be an integer from ${limits}` : cursor(query, issue));
 };
 
-const eventsQuery: InputMessage = (query, issue) =>
-  fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : pageQuery(query, issue);
+const eventsQuery: InputMessageOf = (operationId) => {
+  const page = pageQuery(operationId);
+  return (query, issue) => (fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : page(query, issue));
+};
 
 // The admin operations' input, in the same words as the client operations'.
-const accountFields: Describers = {
-  name: () => 'name must be 1 to 200 characters, not only spaces',
-  active: () => 'active must be true or false',
-};
-const accountBody = jsonBody(['name'], accountFields);
-const accountChanges = jsonChanges(['name', 'active'], accountFields);
-const portalLinkBody = jsonBody([], { ttl: () => 'ttl must be a whole number of seconds from 1 to 86400' });
-const portalSessionBody = jsonBody(['token'], { token: () => 'token must be 1 to 200 characters' });
+function accountFields({ properties }: SpecSchema): Describers {
+  const lengths = range(properties?.name, 'minLength', 'maxLength');
+  return {
+    name: () => `name must be ${lengths} characters, not only spaces`,
+    active: () => 'active must be true or false',
+  };
+}
+const accountBody = bodyOf(jsonBody, accountFields);
+const accountChanges = bodyOf(jsonChanges, accountFields);
+const portalLinkBody = bodyOf(jsonBody, ({ properties }) => {
+  const ttls = range(properties?.ttl, 'minimum', 'maximum');
+  return { ttl: () => `ttl must be a whole number of seconds from ${ttls}` };
+});
+const portalSessionBody = bodyOf(jsonBody, ({ properties }) => {
+  const lengths = range(properties?.token, 'minLength', 'maxLength');
+  return { token: () => `token must be ${lengths} characters` };
+});
 
-/** Ids in a path (`clientId`, `keyId`): each a positive integer. */
-const idParams: InputMessage = (_params, issue) => `${INVALID}${fieldOf(issue)[0] ?? 'id'} must be a positive integer`;
-
-/** An operation that declares no request body takes none (src/http/body-policy.ts). */
-const noBody: InputMessage = () => MESSAGES.noBody;
-
-// What an operation without words of its own for a part of its requests says of it.
+// What an operation without words of its own for a part of its requests says of it: no body (an
+// operation that declares none takes none, src/http/body-policy.ts), ids that are positive
+// integers, and Idempotency-Key's words, the only header an operation's schema checks.
 const DEFAULT_INPUT_MESSAGES: Record<RequestPart, InputMessage> = {
-  body: noBody,
-  params: idParams,
-  querystring: pageQuery,
-  headers: idempotencyKeyHeader,
+  body: () => MESSAGES.noBody,
+  params: positiveInteger('id'),
+  querystring: positiveInteger('query'),
+  headers: () => MESSAGES.invalidIdempotencyKey,
 };
 
-const INPUT_MESSAGES: Partial<Record<OperationId, Partial<Record<RequestPart, InputMessage>>>> = {
-  createWebhook: { body: webhookBody, headers: idempotencyKeyHeader },
+// Every operation of openapi.yaml, so that one added there without its words here fails the typecheck.
+const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessageOf>>> = {
+  getAbout: {},
+  listWebhooks: { querystring: pageQuery },
+  createWebhook: { body: webhookBody },
   getWebhook: { params: undefinedHookId },
   updateWebhook: { params: undefinedHookId, body: webhookChanges },
   deleteWebhook: { params: undefinedHookId },
-  testWebhook: { params: undefinedHookId },
-  enableWebhook: { params: undefinedHookId },
-  listWebhooks: { querystring: pageQuery },
   listWebhookDeliveries: { params: undefinedHookId, querystring: pageQuery },
+  testWebhook: { params: undefinedHookId },
   retryWebhookDelivery: { params: deliveryParams },
   recoverWebhookDeliveries: { params: undefinedHookId, body: recoverBody },
-  rotateWebhookSecret: { params: undefinedHookId, headers: idempotencyKeyHeader },
-  publishEvent: { body: eventBody, headers: idempotencyKeyHeader },
-  publishEvents: { body: eventBatchBody, headers: idempotencyKeyHeader },
+  rotateWebhookSecret: { params: undefinedHookId },
+  enableWebhook: { params: undefinedHookId },
+  getHealth: {},
+  getReadiness: {},
   listEvents: { querystring: eventsQuery },
+  publishEvent: { body: eventBody },
+  publishEvents: { body: eventBatchBody },
+  listEventTypes: {},
   listOperationalEvents: { querystring: pageQuery },
   createAccount: { body: accountBody },
+  listAccounts: { querystring: pageQuery },
+  getAccount: {},
   updateAccount: { body: accountChanges },
+  createAccountKey: {},
+  listAccountKeys: {},
+  revokeAccountKey: {},
   createPortalLink: { body: portalLinkBody },
   openPortalSession: { body: portalSessionBody },
+  endPortalSession: {},
 };
+
+/**
+ * Each operation's words, all made at once from their schemas: a limit or a schema the
+ * description lost fails here, at the first bad input (and in every test of one).
+ */
+const operationMessages = once(
+  () =>
+    new Map(
+      Object.entries(INPUT_MESSAGES).map(([operationId, parts]) => [
+        operationId,
+        new Map(Object.entries(parts).map(([part, messageOf]) => [part, messageOf(operationId as OperationId)])),
+      ]),
+    ),
+);
 
 /**
  * The contract's message for bad input in one part of a request to an operation (a body that
@@ -281,6 +375,6 @@ export function inputErrorMessage(
 ): string | undefined {
   if (!operationId || !part || !Object.hasOwn(DEFAULT_INPUT_MESSAGES, part)) return undefined;
   if (issue?.keyword === UNSTORABLE_TEXT) return `${INVALID}${pathOf(issue)} must not contain U+0000 or a lone surrogate`;
-  const messages = INPUT_MESSAGES[operationId as OperationId]?.[part as RequestPart] ?? DEFAULT_INPUT_MESSAGES[part as RequestPart];
-  return messages(data, issue);
+  const message = operationMessages().get(operationId)?.get(part) ?? DEFAULT_INPUT_MESSAGES[part as RequestPart];
+  return message(data, issue);
 }

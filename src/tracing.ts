@@ -1,19 +1,22 @@
 import { context, diag, DiagLogLevel, propagation, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 import type { FastifyInstance } from 'fastify';
+import type { TracingConfig } from './config.js';
 import { USER_AGENT } from './package-info.js';
 
-// Traces, exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or its traces-only form) is set:
-// a span per API request (@fastify/otel), one per publish, and one per delivery attempt in the
-// trace of the publish that caused it. The publish's trace context is kept with the event in the
-// outbox (W3C traceparent), so that the attempt joins its trace in whichever process makes it,
-// before or after a restart. The OpenTelemetry SDK reads the other standard OTEL_* variables
-// itself (OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME, headers, sampling). Unset, the SDK is
-// not even loaded (it takes a fifth of a second), and each of the calls below returns at its
-// first line.
+// Traces, exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or its traces-only form) is set
+// (src/config.ts, TRACING_SETTINGS): a span per API request (@fastify/otel), one per publish, and
+// one per delivery attempt in the trace of the publish that caused it. The publish's trace
+// context is kept with the event in the outbox (W3C traceparent), so that the attempt joins its
+// trace in whichever process makes it, before or after a restart. The OpenTelemetry SDK reads the
+// other standard OTEL_* variables itself (OTEL_EXPORTER_OTLP_PROTOCOL, headers, sampling). Unset,
+// the SDK is not even loaded (it takes a fifth of a second), and each of the calls below returns
+// at its first line.
 
 const SCOPE = 'leadhooks';
 let sdk: NodeSDK | undefined;
+/** Where the traces go, for the lines that tell a failed export. */
+let endpoint: string | undefined;
 
 // A trace exporter that fails (its endpoint unreachable, refusing, too slow) never changes what a
 // command or a request comes to: traces are a view of the work, not part of it. Its failures are
@@ -49,7 +52,6 @@ function exportFailed(report: unknown): void {
   failuresSinceReport += 1;
   const now = Date.now();
   if (now - lastReportAt < FAILURE_REPORT_INTERVAL_MS) return;
-  const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   reportFailure({ endpoint, reason: reasonOf(report), failures: failuresSinceReport });
   lastReportAt = now;
   failuresSinceReport = 0;
@@ -60,22 +62,19 @@ export function logTracingFailures(log: { warn(details: object, message: string)
   reportFailure = (failure) => log.warn(failure, 'trace export failed');
 }
 
-export const tracingConfigured = (env: NodeJS.ProcessEnv = process.env): boolean =>
-  Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== 'true';
-
-/** Starts the SDK once per process, if configured; `stopTracing` exports what is left. */
-export async function startTracing(): Promise<void> {
-  if (sdk || !tracingConfigured()) return;
-  // Traces only: metrics are Prometheus's (/metrics), logs pino's.
-  process.env.OTEL_METRICS_EXPORTER ??= 'none';
-  process.env.OTEL_LOGS_EXPORTER ??= 'none';
-  process.env.OTEL_SERVICE_NAME ??= 'leadhooks';
+/** Starts the SDK once per process, if `config` has an endpoint; `stopTracing` exports what is left. */
+export async function startTracing(config: TracingConfig): Promise<void> {
+  const target = config.tracesEndpoint ?? config.endpoint;
+  if (sdk || target === null || config.sdkDisabled) return;
+  endpoint = target;
   const { NodeSDK } = await import('@opentelemetry/sdk-node');
-  sdk = new NodeSDK({ instrumentations: [] });
+  // Traces only: no metric readers (metrics are Prometheus's, /metrics) and no log processors
+  // (logs are pino's), whatever OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER say.
+  sdk = new NodeSDK({ instrumentations: [], serviceName: config.serviceName, metricReaders: [], logRecordProcessors: [] });
   sdk.start();
   // The SDK tells a failed export (and spans dropped meanwhile) to its diagnostic logger, which
   // says nothing unless OTEL_LOG_LEVEL asks for its own console output.
-  if (!process.env.OTEL_LOG_LEVEL) {
+  if (config.sdkLogLevel === null) {
     const ignore = () => {};
     diag.setLogger({ error: exportFailed, warn: exportFailed, info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN);
   }

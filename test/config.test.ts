@@ -1,6 +1,6 @@
 import t from 'tap';
-import { readFileSync } from 'node:fs';
-import { ConfigError, databasePasswords, loadConfig, parseSize, SETTINGS } from '../src/config.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { ConfigError, databasePasswords, loadConfig, loadTracingConfig, parseSize, SETTINGS } from '../src/config.js';
 
 t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
@@ -202,8 +202,30 @@ t.test('SECRET_ENCRYPTION_KEY: 32 bytes as hex or base64; anything else refused 
 t.test('every setting is in .env.example and in the configuration table of docs/operations.md', async (t) => {
   const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
   const readme = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
-  for (const name of Object.keys(SETTINGS)) {
+  for (const { env: name } of Object.values(SETTINGS)) {
     t.match(example, new RegExp(`^(# )?${name}=`, 'm'), `${name} in .env.example`);
     t.match(readme, new RegExp(`^\\| \`${name}\` \\|`, 'm'), `${name} in the configuration table`);
   }
+});
+
+t.test('the OpenTelemetry variables leadhooks decides by: read as the SDK reads them, none refused', async (t) => {
+  t.same(loadTracingConfig({}), { endpoint: null, tracesEndpoint: null, sdkDisabled: false, sdkLogLevel: null, serviceName: 'leadhooks' });
+  t.same(
+    loadTracingConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
+      OTEL_SDK_DISABLED: ' TRUE ',
+      OTEL_LOG_LEVEL: 'debug',
+      OTEL_SERVICE_NAME: 'hooks-eu',
+    }),
+    { endpoint: 'http://collector:4318', tracesEndpoint: 'http://collector:4318/v1/traces', sdkDisabled: true, sdkLogLevel: 'debug', serviceName: 'hooks-eu' },
+  );
+  t.same(loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '  ', OTEL_SDK_DISABLED: 'maybe' }), loadTracingConfig({}), 'blank is unset; only true disables');
+});
+
+t.test('only src/config.ts reads process.env (src/start/cli.ts hands it to the CLI)', async (t) => {
+  const src = new URL('../src/', import.meta.url);
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+  const readers = files.filter((file) => readFileSync(new URL(file, src), 'utf8').includes('process.env'));
+  t.same(readers.sort(), ['config.ts', 'start/cli.ts']);
 });

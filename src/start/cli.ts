@@ -1,7 +1,7 @@
 // The `leadhooks` command once src/cli.ts found the Node supported: `serve` and `worker` start
 // those processes, every other command goes to src/cli/run-cli.ts.
 import { runCli } from '../cli/run-cli.js';
-import { ConfigError } from '../config.js';
+import { ConfigError, loadTracingConfig } from '../config.js';
 import { startTracing, stopTracing } from '../tracing.js';
 
 const [command] = process.argv.slice(2);
@@ -10,8 +10,9 @@ if (command === 'serve') await import('./server.js');
 else if (command === 'worker') await import('./worker.js');
 else {
   // Traced like the server: `event emit` publishes.
-  await startTracing();
+  await startTracing(loadTracingConfig());
   await runCli(process.argv.slice(2), {
+    // Given to the CLI like its output, so that tests can give their own; read only by src/config.ts.
     env: process.env,
     out: (line) => console.log(line),
     err: (line) => console.error(line),

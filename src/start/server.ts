@@ -2,7 +2,7 @@
 // configuration, listens, and closes cleanly on SIGINT/SIGTERM (in-flight requests finish, then
 // the database closes).
 import { buildApp } from '../app.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, loadTracingConfig } from '../config.js';
 import { closeOnSignal } from '../http/close-on-signal.js';
 import { describeStore } from '../store/open-store.js';
 import { startFailureMessage } from './start-failure.js';
@@ -11,7 +11,7 @@ import { startTracing } from '../tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  await startTracing();
+  await startTracing(loadTracingConfig());
   // While a PostgreSQL that does not answer is waited for, the health checks answer on this port.
   const away = whileDatabaseAway(config, config.port);
   const app = await buildApp(config, { whileDatabaseAway: away.start });

@@ -3,7 +3,7 @@
 // API. Same configuration as the server; it serves its metrics and health checks on METRICS_PORT,
 // and closes cleanly on SIGINT/SIGTERM (attempts in flight finish, then the database closes).
 import { buildWorkerApp } from '../app.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, loadTracingConfig } from '../config.js';
 import { closeOnSignal } from '../http/close-on-signal.js';
 import { describeStore } from '../store/open-store.js';
 import { startFailureMessage } from './start-failure.js';
@@ -12,7 +12,7 @@ import { startTracing } from '../tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  await startTracing();
+  await startTracing(loadTracingConfig());
   // While a PostgreSQL that does not answer is waited for, the health checks answer on this port.
   const away = whileDatabaseAway(config, config.metricsPort);
   const app = await buildWorkerApp(config, { whileDatabaseAway: away.start });

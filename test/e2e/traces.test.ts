@@ -14,13 +14,20 @@ import { testDatabase } from '../helpers/stores.js';
 // one per publish, one per delivery attempt in the publish's trace, though the attempt is made by
 // another process, and by a worker started after the event was published.
 
+interface OtlpAttribute {
+  key: string;
+  value: { stringValue?: string; intValue?: string | number };
+}
+
 interface OtlpSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
   name: string;
-  attributes?: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
+  attributes?: OtlpAttribute[];
   status?: { code?: number };
+  /** The `service.name` of the resource that sent it. */
+  service?: string;
 }
 
 async function startOtlpReceiver(t: Test) {
@@ -31,8 +38,11 @@ async function startOtlpReceiver(t: Test) {
     request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
     request.on('end', () => {
       paths.add(`${request.method} ${request.url} ${request.headers['content-type']}`);
-      const message = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-      for (const resource of message.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans);
+      const message = JSON.parse(body) as { resourceSpans: { resource?: { attributes?: OtlpAttribute[] }; scopeSpans: { spans: OtlpSpan[] }[] }[] };
+      for (const { resource, scopeSpans } of message.resourceSpans) {
+        const service = resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue;
+        for (const scope of scopeSpans) spans.push(...scope.spans.map((span) => ({ ...span, service })));
+      }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   }).listen(0, '127.0.0.1');
@@ -72,10 +82,12 @@ t.test('a publish and each of its attempts share a trace, across processes and a
 
   // Published while no worker runs: the trace context waits in the outbox with the event.
   const first = await publish();
-  let worker = await startWorker(t, env);
+  // The workers under a service name of their own; the server under the default one.
+  const workerEnv = { ...env, OTEL_SERVICE_NAME: 'leadhooks-worker' };
+  let worker = await startWorker(t, workerEnv);
   await receiver.waitFor(1);
   await worker.stop();
-  worker = await startWorker(t, env);
+  worker = await startWorker(t, workerEnv);
   const second = await publish();
   await receiver.waitFor(2);
 
@@ -92,6 +104,7 @@ t.test('a publish and each of its attempts share a trace, across processes and a
     );
     const request = otlp.spans.find((s) => s.spanId === publishSpan?.parentSpanId);
     t.equal(request?.traceId, attempt.traceId, "the publish is a child of the request's span");
+    t.same([publishSpan?.service, attempt.service], ['leadhooks', 'leadhooks-worker'], 'each process under its OTEL_SERVICE_NAME, leadhooks by default');
   }
   t.ok(otlp.spans.some((s) => attribute(s, 'http.route') === '/webhook' || attribute(s, 'url.path') === '/webhook'), 'POST /webhook has its span too');
   t.same([...otlp.paths], ['POST /v1/traces application/json'], 'OTLP/HTTP with JSON bodies, as OTEL_EXPORTER_OTLP_PROTOCOL asks');
