@@ -1,8 +1,8 @@
 import t from 'tap';
-import { withKeyCache, type KeyChanges } from '../../src/store/key-cache.js';
+import { withKeyCache, type KeyChanges } from '../../src/store/keys/key-cache.js';
 import type { ApiKeyRecord, Client, KeyRepository } from '../../src/store/store.js';
 
-// The key cache over any store (src/store/key-cache.ts): what it answers from memory, and what
+// The key cache over any store (src/store/keys/key-cache.ts): what it answers from memory, and what
 // makes it ask the store again. Each store's own signal is tested with it, on two processes, in
 // test/postgres/replicas.test.ts and test/handlers/about.test.ts.
 

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { whyLinkRefused } from '../../src/store/portal-link-rules.js';
+import { whyLinkRefused } from '../../src/store/portal-links/portal-link-rules.js';
 
-// What a portal link may still do (src/store/portal-link-rules.ts), as both stores ask it under
-// the link's row lock.
+// What a portal link may still do (src/store/portal-links/portal-link-rules.ts), as both stores
+// ask it under the link's row lock.
 
 const NOW = '2026-11-26T10:00:00.000Z';
 

@@ -1,8 +1,8 @@
 import type { Config } from '../../config.js';
-import { withKeyCache } from '../key-cache.js';
-import { withKeyUsage } from '../key-usage.js';
+import { withKeyCache } from '../keys/key-cache.js';
+import { withKeyUsage } from '../keys/key-usage.js';
 import type { Store } from '../store.js';
-import { createClientRepository } from './clients.js';
+import { createClientRepository } from '../clients/postgres.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { connectionCheck, createPool, firstConnection, type PostgresConfig } from './engine/connect.js';
 import { createListener } from './engine/listener.js';
@@ -12,10 +12,10 @@ import { reportUnavailable } from './engine/unavailable.js';
 import { untilReachable, type DatabaseWait } from './engine/wait-until-reachable.js';
 import { createEventRepository, NEW_WORK_CHANNEL } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
-import { createKeyChanges } from './key-changes.js';
-import { createKeyRepository } from './keys.js';
+import { createKeyChanges } from '../keys/postgres-key-changes.js';
+import { createKeyRepository } from '../keys/postgres.js';
 import { createOperationalEventRepository } from './operational-events.js';
-import { createPortalLinkRepository } from './portal-links.js';
+import { createPortalLinkRepository } from '../portal-links/postgres.js';
 import { createSecretRepository } from './secrets.js';
 import { createWebhookRepository } from './webhooks.js';
 

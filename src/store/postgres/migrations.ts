@@ -206,7 +206,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // The key caches' counter, as on SQLite, moved by the database itself: any change to a key, by
   // leadhooks or by hand, moves it and notifies every process caching keys, when it commits
-  // (src/store/postgres/key-changes.ts listens on leadhooks_keys).
+  // (src/store/keys/postgres-key-changes.ts listens on leadhooks_keys).
   `
   CREATE TABLE meta (name text PRIMARY KEY, value bigint NOT NULL);
   INSERT INTO meta (name, value) VALUES ('keys_version', 0);

@@ -1,16 +1,16 @@
-import { withKeyCache } from '../key-cache.js';
-import { withKeyUsage } from '../key-usage.js';
+import { withKeyCache } from '../keys/key-cache.js';
+import { withKeyUsage } from '../keys/key-usage.js';
 import type { Store } from '../store.js';
-import { createClientRepository } from './clients.js';
+import { createClientRepository } from '../clients/sqlite.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { createDurableWriter } from './engine/durable-writer.js';
 import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from './events.js';
 import { createIdempotencyRepository } from './idempotency.js';
-import { createKeyChanges } from './key-changes.js';
-import { createKeyRepository } from './keys.js';
+import { createKeyChanges } from '../keys/sqlite-key-changes.js';
+import { createKeyRepository } from '../keys/sqlite.js';
 import { createOperationalEventRepository } from './operational-events.js';
-import { createPortalLinkRepository } from './portal-links.js';
+import { createPortalLinkRepository } from '../portal-links/sqlite.js';
 import { createSecretRepository } from './secrets.js';
 import { createWebhookRepository } from './webhooks.js';
 

@@ -259,7 +259,8 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
   // The key cache's counter (meta.keys_version) moved by the database itself: any change to a
-  // key, by leadhooks or by hand, tells every process caching keys (src/store/sqlite/key-changes.ts).
+  // key, by leadhooks or by hand, tells every process caching keys
+  // (src/store/keys/sqlite-key-changes.ts).
   `
   CREATE TRIGGER api_keys_changed AFTER UPDATE OF revoked_at, key_hash, client_id ON api_keys BEGIN
     UPDATE meta SET value = value + 1 WHERE name = 'keys_version';

@@ -1,10 +1,10 @@
 import type pg from 'pg';
 import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
 import type { ClientRepository, NewApiKey } from '../store.js';
-import { KEYS_VERSION, type PostgresKeyChanges } from './key-changes.js';
-import { idempotently } from './idempotency.js';
-import { insertKey } from './keys.js';
-import { inTransaction, type Queryable } from './transaction.js';
+import { KEYS_VERSION, type PostgresKeyChanges } from '../keys/postgres-key-changes.js';
+import { idempotently } from '../postgres/idempotency.js';
+import { insertKey } from '../keys/postgres.js';
+import { inTransaction, type Queryable } from '../postgres/transaction.js';
 
 async function createWithKey(db: Queryable, name: string, key: NewApiKey) {
   const now = new Date().toISOString();
@@ -33,8 +33,8 @@ export function createClientRepository(pool: pg.Pool, keyChanges: PostgresKeyCha
     },
     async update(id, changes) {
       // Deactivating ends the client's keys as revoking them would: it returns once every process
-      // caching keys has dropped them (key-changes.ts), the trigger clients_activity_changed
-      // having moved keys_version.
+      // caching keys has dropped them (../keys/postgres-key-changes.ts), the trigger
+      // clients_activity_changed having moved keys_version.
       if (changes.active !== undefined) await keyChanges.hear();
       const updated = await inTransaction(pool, async (db) => {
         const { rows } = await db.query('UPDATE clients SET name = coalesce($2, name), active = coalesce($3, active) WHERE id = $1 RETURNING id', [

@@ -1,4 +1,4 @@
-import type { KeyRepository } from './store.js';
+import type { KeyRepository } from '../store.js';
 
 // When each key was last used (the admin API's lastUsedAt), the same over both stores: a request's
 // key is noted in memory, and the keys noted are written together once a minute, to the minute.

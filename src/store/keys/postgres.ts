@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { KEY_COLUMNS, toFoundKey, toKey, type FoundKeyRow, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, FoundKey, KeyRepository, NewApiKey } from '../store.js';
-import { KEYS_VERSION, type PostgresKeyChanges } from './key-changes.js';
-import { inTransaction, type Queryable } from './transaction.js';
+import { KEYS_VERSION, type PostgresKeyChanges } from './postgres-key-changes.js';
+import { inTransaction, type Queryable } from '../postgres/transaction.js';
 
 
 /** Inserts a key; used by the client repository too, for a client's first key. */
@@ -15,9 +15,9 @@ export async function insertKey(db: Queryable, clientId: number, key: NewApiKey,
 }
 
 /**
- * Keys on PostgreSQL. findKey asks the database; the key cache (src/store/key-cache.ts) stands
+ * Keys on PostgreSQL. findKey asks the database; the key cache (key-cache.ts) stands
  * in front of it. A revocation returns once every process caching keys has dropped them
- * (key-changes.ts).
+ * (postgres-key-changes.ts).
  */
 export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges): KeyRepository {
   return {

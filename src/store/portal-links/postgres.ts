@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { whyLinkRefused } from '../portal-link-rules.js';
+import { whyLinkRefused } from './portal-link-rules.js';
 import { toClient, type ClientRow } from '../rows.js';
 import type { PortalLinkRepository } from '../store.js';
-import { insertKey } from './keys.js';
-import { inTransaction } from './transaction.js';
+import { insertKey } from '../keys/postgres.js';
+import { inTransaction } from '../postgres/transaction.js';
 
 export function createPortalLinkRepository(pool: pg.Pool): PortalLinkRepository {
   return {

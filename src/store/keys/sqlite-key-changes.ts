@@ -1,8 +1,8 @@
-import type { KeyChanges } from '../key-cache.js';
-import type { Db } from './engine/open-database.js';
+import type { KeyChanges } from './key-cache.js';
+import type { Db } from '../sqlite/engine/open-database.js';
 
 /**
- * How the key cache (src/store/key-cache.ts) learns of a change to the keys made by another
+ * How the key cache (src/store/keys/key-cache.ts) learns of a change to the keys made by another
  * process (the CLI): PRAGMA data_version moves when another connection commits, and then the
  * keys_version counter, which triggers move with any change to api_keys (migrations.ts), says
  * whether keys were among what changed. A change made through this process's own connection

@@ -1,10 +1,10 @@
 // The API key cache, the same over both stores: key hash → client, so that an authenticated
 // request costs no query. What differs is how a store learns that keys changed elsewhere (another
-// process revoked one): each store gives a KeyChanges (src/store/sqlite/key-changes.ts,
-// src/store/postgres/key-changes.ts). A revocation through the repository this returns empties
-// the cache at once; a client change that should end its keys (deactivation) would move the
-// same signal.
-import type { FoundKey, KeyRepository } from './store.js';
+// process revoked one): each store gives a KeyChanges (sqlite-key-changes.ts and
+// postgres-key-changes.ts, beside this file). A revocation through the repository this returns
+// empties the cache at once; a client change that should end its keys (deactivation) would move
+// the same signal.
+import type { FoundKey, KeyRepository } from '../store.js';
 
 const KEY_CACHE_SIZE = 10_000;
 

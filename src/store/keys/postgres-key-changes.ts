@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { KeyChanges } from '../key-cache.js';
-import type { createListener, ListeningSession } from './engine/listener.js';
+import type { KeyChanges } from './key-cache.js';
+import type { createListener, ListeningSession } from '../postgres/engine/listener.js';
 
 /** What the api_keys_changed trigger notifies, with the new keys_version, at commit (migrations.ts). */
 const KEYS_CHANNEL = 'leadhooks_keys';
@@ -16,8 +16,8 @@ const KEY_LEASE_MS = 2_000;
 export const KEYS_VERSION = "SELECT value FROM meta WHERE name = 'keys_version'";
 
 /**
- * The key cache's side of PostgreSQL (src/store/key-cache.ts), where any replica or the CLI may
- * revoke a key, and every replica's cache must refuse it from the moment the revocation returns.
+ * The key cache's side of PostgreSQL (key-cache.ts), where any replica or the CLI may revoke a
+ * key, and every replica's cache must refuse it from the moment the revocation returns.
  *
  * - Each process caching keys LISTENs on leadhooks_keys, which a trigger notifies inside the
  *   revoking transaction (delivered at commit). On a notice it empties its cache, then confirms
