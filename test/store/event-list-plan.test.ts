@@ -1,7 +1,7 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
-import { EVENT_LIST_SQL as POSTGRES_SQL } from '../../src/store/postgres/events.js';
-import { EVENT_LIST_SQL as SQLITE_SQL } from '../../src/store/sqlite/events.js';
+import { EVENT_LIST_SQL as POSTGRES_SQL } from '../../src/store/events/postgres.js';
+import { EVENT_LIST_SQL as SQLITE_SQL } from '../../src/store/events/sqlite.js';
 import { openTestStore, type TestDatabase } from '../helpers/stores.js';
 
 // GET /events must cost the same on a table of a million events as on an empty one: each of the

@@ -1,7 +1,8 @@
 // What an Idempotency-Key's row means for a write under it, on its own
-// (src/store/idempotency-rules.ts); the stores' side is in test/store/idempotent-writes.test.ts.
+// (src/store/idempotency/idempotency-rules.ts); the stores' side is in
+// test/store/idempotent-writes.test.ts.
 import t from 'tap';
-import { settleKnownKey } from '../../src/store/idempotency-rules.js';
+import { settleKnownKey } from '../../src/store/idempotency/idempotency-rules.js';
 import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite } from '../../src/store/store.js';
 
 const NOW = Date.parse('2025-03-01T12:00:00.000Z');

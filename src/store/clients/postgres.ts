@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
 import type { ClientRepository, NewApiKey } from '../store.js';
 import { KEYS_VERSION, type PostgresKeyChanges } from '../keys/postgres-key-changes.js';
-import { idempotently } from '../postgres/idempotency.js';
+import { idempotently } from '../idempotency/postgres.js';
 import { insertKey } from '../keys/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 

@@ -2,7 +2,7 @@ import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type 
 import type { ApiKeyRecord, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
 import type { GroupedWrite, SyncedWrite } from '../sqlite/engine/durable-writer.js';
 import type { Db } from '../sqlite/engine/open-database.js';
-import { idempotentRunner } from '../sqlite/idempotency.js';
+import { idempotentRunner } from '../idempotency/sqlite.js';
 import { createKeyInserter } from '../keys/sqlite.js';
 
 /** `keysChanged`: empties this process's key cache, once a client's activity changed (its keys with it). */
@@ -58,8 +58,8 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
       return row && toClientSummary(row);
     },
     async update(id, changes) {
-      // An inactive client's keys are refused: clients_activity_changed (migrations.ts) moves the
-      // key caches' counter for the other processes; this one's cache is emptied here.
+      // An inactive client's keys are refused: clients_activity_changed (../sqlite/migrations.ts)
+      // moves the key caches' counter for the other processes; this one's cache is emptied here.
       const updated = synced(() => update.immediate(id, changes));
       if (changes.active !== undefined) keysChanged();
       return updated;

@@ -2,7 +2,10 @@ import type pg from 'pg';
 import type { KeyChanges } from './key-cache.js';
 import type { createListener, ListeningSession } from '../postgres/engine/listener.js';
 
-/** What the api_keys_changed trigger notifies, with the new keys_version, at commit (migrations.ts). */
+/**
+ * What the api_keys_changed trigger notifies, with the new keys_version, at commit
+ * (../postgres/migrations.ts).
+ */
 const KEYS_CHANNEL = 'leadhooks_keys';
 /** Where a process caching keys confirms that it has dropped them, up to a keys_version. */
 const SEEN_CHANNEL = 'leadhooks_keys_seen';

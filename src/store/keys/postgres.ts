@@ -54,7 +54,8 @@ export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges):
               [now, idOrPrefix],
             );
         if (!rows[0]) return undefined;
-        // The api_keys_changed trigger (migrations.ts) moved keys_version and notifies at commit.
+        // The api_keys_changed trigger (../postgres/migrations.ts) moved keys_version, and notifies at
+        // commit.
         const version = await db.query<{ value: number }>(KEYS_VERSION);
         return { key: toKey(rows[0]), version: version.rows[0]!.value };
       });

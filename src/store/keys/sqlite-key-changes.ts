@@ -4,12 +4,12 @@ import type { Db } from '../sqlite/engine/open-database.js';
 /**
  * How the key cache (src/store/keys/key-cache.ts) learns of a change to the keys made by another
  * process (the CLI): PRAGMA data_version moves when another connection commits, and then the
- * keys_version counter, which triggers move with any change to api_keys (migrations.ts), says
- * whether keys were among what changed. A change made through this process's own connection
- * does not move data_version: the repository empties the cache itself. The check runs once per
- * turn of the event loop, not per request: a change committed before a turn begins is seen by
- * every request of that turn, and a request from the network after a change by another process
- * always arrives in a later turn.
+ * keys_version counter, which triggers move with any change to api_keys (../sqlite/migrations.ts),
+ * says whether keys were among what changed. A change made through this process's own connection
+ * does not move data_version: the repository empties the cache itself. The check runs once per turn
+ * of the event loop, not per request: a change committed before a turn begins is seen by every
+ * request of that turn, and a request from the network after a change by another process always
+ * arrives in a later turn.
  */
 export function createKeyChanges(db: Db): KeyChanges & { changedHere(): void } {
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();

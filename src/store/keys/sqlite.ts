@@ -32,7 +32,7 @@ export function createKeyRepository(db: Db, synced: SyncedWrite, committed: Comm
     SELECT k.id, k.expires_at, c.id AS client_id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
     WHERE k.key_hash = ? AND k.revoked_at IS NULL AND c.active = 1`);
 
-  // api_keys_changed (migrations.ts) moves the key cache's counter with the update.
+  // api_keys_changed (../sqlite/migrations.ts) moves the key cache's counter with the update.
   const revoke = db.transaction((idOrPrefix: string): ApiKeyRecord | undefined => {
     const now = new Date().toISOString();
     let id: number | undefined = /^\d+$/.test(idOrPrefix) ? Number(idOrPrefix) : undefined;

@@ -6,18 +6,18 @@ import { createClientRepository } from '../clients/postgres.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { connectionCheck, createPool, firstConnection, type PostgresConfig } from './engine/connect.js';
 import { createListener } from './engine/listener.js';
-import { createNotifier } from './engine/notifier.js';
+import { createNotifier, NEW_WORK_CHANNEL } from './engine/notifier.js';
 import { migrate } from './engine/migrate.js';
 import { reportUnavailable } from './engine/unavailable.js';
 import { untilReachable, type DatabaseWait } from './engine/wait-until-reachable.js';
-import { createEventRepository, NEW_WORK_CHANNEL } from './events.js';
-import { createIdempotencyRepository } from './idempotency.js';
+import { createEventRepository } from '../events/postgres.js';
+import { createIdempotencyRepository } from '../idempotency/postgres.js';
 import { createKeyChanges } from '../keys/postgres-key-changes.js';
 import { createKeyRepository } from '../keys/postgres.js';
-import { createOperationalEventRepository } from './operational-events.js';
+import { createOperationalEventRepository } from '../operational-events/postgres.js';
 import { createPortalLinkRepository } from '../portal-links/postgres.js';
-import { createSecretRepository } from './secrets.js';
-import { createWebhookRepository } from './webhooks.js';
+import { createSecretRepository } from '../secrets/postgres.js';
+import { createWebhookRepository } from '../webhooks/postgres.js';
 
 /**
  * The store on PostgreSQL, for several API processes and delivery workers on one database.

@@ -249,7 +249,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX api_keys_expiring ON api_keys(expires_at) WHERE expires_at IS NOT NULL;
   `,
   // An attempt's row is written by the statement that ends its delivery's lease, and retention
-  // deletes attempts before their deliveries and webhooks (events.ts, webhooks.ts). The foreign
+  // deletes attempts before their deliveries and webhooks (../events/, ../webhooks/). The foreign
   // keys checked that again for every attempt: a query and a row lock on the delivery and on the
   // webhook, each a WAL record, about a quarter of the database's CPU per delivery.
   `

@@ -1,12 +1,12 @@
 import { FINAL_STATE, followFailure } from '../attempt-rules.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
-import { ERASE_SECRETS } from '../secret-rules.js';
+import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import { createClaimer, DUE_AT } from './claim-due.js';
 import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
 import type { Db } from './engine/open-database.js';
-import { operationalEventWriter } from './operational-events.js';
-import { settleAllPending } from './webhooks.js';
+import { operationalEventWriter } from '../operational-events/sqlite.js';
+import { settleAllPending } from '../webhooks/sqlite.js';
 
 /**
  * A webhook's settled deliveries whose webhook_queue entries are taken out together, once this

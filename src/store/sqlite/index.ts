@@ -5,14 +5,14 @@ import { createClientRepository } from '../clients/sqlite.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { createDurableWriter } from './engine/durable-writer.js';
 import { openDatabase } from './engine/open-database.js';
-import { createEventRepository } from './events.js';
-import { createIdempotencyRepository } from './idempotency.js';
+import { createEventRepository } from '../events/sqlite.js';
+import { createIdempotencyRepository } from '../idempotency/sqlite.js';
 import { createKeyChanges } from '../keys/sqlite-key-changes.js';
 import { createKeyRepository } from '../keys/sqlite.js';
-import { createOperationalEventRepository } from './operational-events.js';
+import { createOperationalEventRepository } from '../operational-events/sqlite.js';
 import { createPortalLinkRepository } from '../portal-links/sqlite.js';
-import { createSecretRepository } from './secrets.js';
-import { createWebhookRepository } from './webhooks.js';
+import { createSecretRepository } from '../secrets/sqlite.js';
+import { createWebhookRepository } from '../webhooks/sqlite.js';
 
 /** The embedded store: one SQLite file, created and migrated on first use. */
 export function createSqliteStore(path: string): Store {

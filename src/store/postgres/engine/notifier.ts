@@ -11,6 +11,9 @@ import type { PostgresConfig } from './connect.js';
 // round trip, not once per publication. A notification lost (the database away, the connection
 // broken) delays work by one poll interval of the workers at most.
 
+/** The channel a publication with deliveries notifies, after its commit, so that idle workers look at once. */
+export const NEW_WORK_CHANNEL = 'leadhooks_new_work';
+
 export interface Notifier {
   /** Asks for a notification on the channel, soon, whatever the caller's transaction does next. */
   notify(): void;

@@ -1,17 +1,11 @@
-// What the stores do to webhooks' signing secrets, written once for both: erased when a webhook
-// is detached, and sealed at rest (SecretRepository.seal): which rows change, and where the next
-// batch starts. Both stores walk the webhooks by id, then the stored answers by (scope, key).
-import type { SealCursor } from './store.js';
+// How the stores seal webhooks' signing secrets at rest (SecretRepository.seal), written once for
+// both: which rows change, and where the next batch starts. Both stores walk the webhooks by id,
+// then the stored answers by (scope, key).
+import type { SealCursor } from '../store.js';
 
 /**
- * What detaching a webhook does to its signing secrets, in both stores (an UPDATE's SET list):
- * erased, as nothing is signed with them any more. `secret` is NOT NULL: an empty string.
- */
-export const ERASE_SECRETS = "secret = '', previous_secret = NULL, previous_secret_until = NULL";
-
-/**
- * A webhook's secrets sealed; undefined when both already were, or were erased (ERASE_SECRETS):
- * the row is left as it is.
+ * A webhook's secrets sealed; undefined when both already were, or were erased when it was
+ * detached (ERASE_SECRETS, ../webhooks/detach-rules.ts): the row is left as it is.
  */
 export function sealedSecrets(
   row: { secret: string; previous_secret: string | null },

@@ -1,15 +1,12 @@
 import type pg from 'pg';
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
-import { idempotently } from './idempotency.js';
-import { inTransaction, type Queryable } from './transaction.js';
-
-/** The channel a publication with deliveries notifies, after its commit, so that idle workers look at once. */
-export const NEW_WORK_CHANNEL = 'leadhooks_new_work';
+import { idempotently } from '../idempotency/postgres.js';
+import { inTransaction, type Queryable } from '../postgres/transaction.js';
 
 // The client's listing, newest first by seq (the order of writing): events_by_client and
-// events_by_client_type (migrations.ts) hold each client's events in that order, of one type for
-// the second, so a page is one backward range of an index and nothing is sorted. Two statements
-// rather than one with an optional type, so that each is planned for its own index
+// events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one
+// type for the second, so a page is one backward range of an index and nothing is sorted. Two
+// statements rather than one with an optional type, so that each is planned for its own index
 // (test/store/event-list-plan.test.ts checks the plans).
 export const EVENT_LIST_SQL = {
   all: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',

@@ -1,7 +1,8 @@
-// What an Idempotency-Key's row means for a write under the key, written once for both stores;
-// each store holds the key its own way (idempotency.ts in each) and reads the row under it.
-import type { IdempotencyKeyRow } from './rows.js';
-import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite, type KeyTaken } from './store.js';
+// What an Idempotency-Key's row means for a write under the key, written once for both stores; each
+// store holds the key its own way (sqlite.ts and postgres.ts beside this file) and reads the row
+// under it.
+import type { IdempotencyKeyRow } from '../rows.js';
+import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite, type KeyTaken } from '../store.js';
 
 /**
  * What both stores make of the row an Idempotency-Key left, once they hold the key (SQLite: in
