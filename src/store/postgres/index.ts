@@ -3,7 +3,7 @@ import { withKeyCache } from '../keys/key-cache.js';
 import { withKeyUsage } from '../keys/key-usage.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from '../clients/postgres.js';
-import { createDeliveryRepository } from './deliveries.js';
+import { createDeliveryRepository } from '../deliveries/postgres.js';
 import { connectionCheck, createPool, firstConnection, type PostgresConfig } from './engine/connect.js';
 import { createListener } from './engine/listener.js';
 import { createNotifier, NEW_WORK_CHANNEL } from './engine/notifier.js';

@@ -2,7 +2,7 @@ import { withKeyCache } from '../keys/key-cache.js';
 import { withKeyUsage } from '../keys/key-usage.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from '../clients/sqlite.js';
-import { createDeliveryRepository } from './deliveries.js';
+import { createDeliveryRepository } from '../deliveries/sqlite.js';
 import { createDurableWriter } from './engine/durable-writer.js';
 import { openDatabase } from './engine/open-database.js';
 import { createEventRepository } from '../events/sqlite.js';

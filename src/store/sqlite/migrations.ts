@@ -223,8 +223,9 @@ export const MIGRATIONS: readonly string[] = [
   // deliveries_pending_by_webhook, and the WAL took half a page per delivery for it alone.
   // webhook_queue holds every pending delivery by webhook and due time, kept so by the triggers
   // below whatever writes the deliveries; a settled one's entry is left for the store to take out
-  // later with others of the same webhook, a leaf written once for many (src/store/sqlite/deliveries.ts).
-  // Until then, the queries through the queue pass over it: they read the delivery's state.
+  // later with others of the same webhook, a leaf written once for many
+  // (src/store/deliveries/sqlite.ts). Until then, the queries through the queue pass over it:
+  // they read the delivery's state.
   `
   CREATE TABLE webhook_queue (
     webhook_id INTEGER NOT NULL,

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from '../claim-rules.js';
+import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from './claim-rules.js';
 import { toJob, type JobRow } from '../rows.js';
 import type { ClaimedDeliveries } from '../store.js';
 
@@ -18,7 +18,7 @@ const DUE_AT = '(extract(epoch FROM next_attempt_at) * 1000)::float8 AS due_at';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-// The statements of a claim, and those of deliveries.ts run for each attempt, are named:
+// The statements of a claim, and those of postgres.ts run for each attempt, are named:
 // prepared once on each connection. Planning them anew each time was a quarter of the database's
 // CPU per delivery.
 
@@ -95,7 +95,7 @@ async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Prom
  * claim stores the time it moved the first to before it commits, so workers pace one webhook
  * one after the other and share its rate.
  *
- * What to take, hold and pace is decided by the claim's picker (../claim-rules.ts).
+ * What to take, hold and pace is decided by the claim's picker (claim-rules.ts).
  */
 export function createClaimer() {
   // Where the last claim behind a backlog stopped going round the webhooks (see ringFrom).

@@ -1,4 +1,4 @@
-// Pacing of deliveries per webhook, as both stores' claims apply it (see claimDue in store.ts):
+// Pacing of deliveries per webhook, as both stores' claims apply it (see claimDue in ../store.ts):
 // the arithmetic only, run by a claim's picker (claim-rules.ts); each store reads the rows and
 // writes the outcome in its claim's transaction.
 

@@ -1,8 +1,8 @@
-// What recording an attempt decides (DeliveryRepository.recordAttempt in store.ts), written once
+// What recording an attempt decides (DeliveryRepository.recordAttempt in ../store.ts), written once
 // for both stores: the delivery's next state, and what a failure does to its webhook. No SQL here:
 // each store reads the webhook's row and writes the outcome in the attempt's transaction.
-import type { WebhookHealthRow } from './rows.js';
-import type { AttemptOutcome, AttemptRecord } from './store.js';
+import type { WebhookHealthRow } from '../rows.js';
+import type { AttemptOutcome, AttemptRecord } from '../store.js';
 
 /** The state a delivery moves to after an attempt with this outcome; null: it stays pending. */
 export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {

@@ -1,10 +1,10 @@
-// What a claim decides (DeliveryRepository.claimDue in store.ts), written once for both stores:
+// What a claim decides (DeliveryRepository.claimDue in ../store.ts), written once for both stores:
 // which due deliveries it takes, which paused webhooks' deliveries it sets aside, how many held
 // deliveries it releases, and, through pacing.ts, which deliveries it gives later turns. No SQL
-// here: each store reads the rows its own way, feeds them to a claim's picker, and writes what
-// the picker decided in the claim's transaction.
+// here: each store reads the rows its own way, feeds them to a claim's picker, and writes what the
+// picker decided in the claim's transaction.
 import { createPacer, type PacedCandidate } from './pacing.js';
-import type { DeliveryRepository } from './store.js';
+import type { DeliveryRepository } from '../store.js';
 
 export type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
 

@@ -1,19 +1,19 @@
-import { FINAL_STATE, followFailure } from '../attempt-rules.js';
+import { FINAL_STATE, followFailure } from './attempt-rules.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
-import { createClaimer, DUE_AT } from './claim-due.js';
-import type { CommittedWrite, GroupedWrite } from './engine/durable-writer.js';
-import type { Db } from './engine/open-database.js';
+import { createClaimer, DUE_AT } from './sqlite-claim-due.js';
+import type { CommittedWrite, GroupedWrite } from '../sqlite/engine/durable-writer.js';
+import type { Db } from '../sqlite/engine/open-database.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { settleAllPending } from '../webhooks/sqlite.js';
 
 /**
- * A webhook's settled deliveries whose webhook_queue entries are taken out together, once this
- * many have been settled here (and all of them when a claim finds nothing to do): the queue's
- * entries of a webhook sit side by side, so that is a page written once for them all instead of
- * one for each (migrations.ts). Between, the queries through the queue pass over at most this
- * many settled entries of a webhook (per process that settles them).
+ * A webhook's settled deliveries whose webhook_queue entries are taken out together, once this many
+ * have been settled here (and all of them when a claim finds nothing to do): the queue's entries of
+ * a webhook sit side by side, so that is a page written once for them all instead of one for each
+ * (../sqlite/migrations.ts). Between, the queries through the queue pass over at most this many
+ * settled entries of a webhook (per process that settles them).
  */
 const UNQUEUE_BATCH = 32;
 /**
@@ -27,7 +27,8 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const claim = createClaimer(db);
   // A receiver's 429: none of the webhook's deliveries before the time it asked for.
   const slowDown = db.prepare<[number, number]>('UPDATE webhooks SET slow_until = max(slow_until, ?) WHERE id = ?');
-  // A resumed webhook with deliveries still held: the next claim releases some (claim-due.ts).
+  // A resumed webhook with deliveries still held: the next claim releases some
+  // (sqlite-claim-due.ts).
   const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 AND suspended = 0 LIMIT 1');
   const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number, number]>(`
     INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
@@ -101,7 +102,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
 
   /**
    * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
-   * run is old enough (followFailure in ../attempt-rules.ts). Returns the outcome to record.
+   * run is old enough (followFailure in attempt-rules.ts). Returns the outcome to record.
    */
   const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
     const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);
