@@ -1,7 +1,7 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import type { AttemptRecord, DeliveryJob, Store } from '../../src/store/store.js';
 import { migrateUntil, openTestStore, testDatabase, type TestDatabase } from '../helpers/stores.js';
 

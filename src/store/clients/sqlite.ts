@@ -1,7 +1,7 @@
 import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
 import type { ApiKeyRecord, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
-import type { GroupedWrite, SyncedWrite } from '../sqlite/engine/durable-writer.js';
-import type { Db } from '../sqlite/engine/open-database.js';
+import type { GroupedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 import { createKeyInserter } from '../keys/sqlite.js';
 

@@ -2,7 +2,7 @@ import { createClaimPicker, createReleaser, HELD_AT, HOLD_BATCH, RELEASE_WEBHOOK
 import type { PacedCandidate } from './pacing.js';
 import { toJob, type JobRow } from '../rows.js';
 import type { ClaimedDeliveries } from '../store.js';
-import type { Db } from '../sqlite/engine/open-database.js';
+import type { Db } from '../sqlite/open-database.js';
 
 /**
  * When a pending delivery is due: the later of its due time and the end of its lease

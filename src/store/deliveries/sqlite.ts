@@ -3,8 +3,8 @@ import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import { createClaimer, DUE_AT } from './sqlite-claim-due.js';
-import type { CommittedWrite, GroupedWrite } from '../sqlite/engine/durable-writer.js';
-import type { Db } from '../sqlite/engine/open-database.js';
+import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { settleAllPending } from '../webhooks/sqlite.js';
 

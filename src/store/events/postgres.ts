@@ -16,7 +16,7 @@ export const EVENT_LIST_SQL = {
 /**
  * One statement, so one transaction: the event, and one pending delivery per active webhook of
  * the client subscribed to its type (none for a disabled one). The workers are told after the
- * commit, not in the transaction (engine/notifier.ts says why).
+ * commit, not in the transaction (../postgres/notifier.ts says why).
  */
 async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: number } | undefined> {
   const { rows } = await db.query<{ events: number; deliveries: number }>(

@@ -1,6 +1,6 @@
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
-import type { GroupedWrite } from '../sqlite/engine/durable-writer.js';
-import type { Db } from '../sqlite/engine/open-database.js';
+import type { GroupedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 
 // The client's listing, newest first, in rowid order (the order of writing; every index of a rowid

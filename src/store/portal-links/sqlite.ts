@@ -1,8 +1,8 @@
 import { whyLinkRefused } from './portal-link-rules.js';
 import { toClient, type ClientRow } from '../rows.js';
 import type { NewApiKey, PortalLinkOpened, PortalLinkRepository } from '../store.js';
-import type { GroupedWrite, SyncedWrite } from '../sqlite/engine/durable-writer.js';
-import type { Db } from '../sqlite/engine/open-database.js';
+import type { GroupedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
 import { createKeyInserter } from '../keys/sqlite.js';
 
 export function createPortalLinkRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite): PortalLinkRepository {

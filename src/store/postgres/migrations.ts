@@ -1,6 +1,6 @@
 // Versioned schema migrations of the PostgreSQL store, the counterpart of ../sqlite/migrations.ts.
 // schema_migrations holds the number of migrations applied; each runs in its own transaction at
-// start, under an advisory lock (engine/migrate.ts). Append only: never edit a shipped one.
+// start, under an advisory lock (migrate.ts). Append only: never edit a shipped one.
 
 export const MIGRATIONS: readonly string[] = [
   `

@@ -1,7 +1,7 @@
 import { answersCursor, sealedSecrets } from './secret-rules.js';
 import type { SecretRepository } from '../store.js';
-import type { GroupedWrite } from '../sqlite/engine/durable-writer.js';
-import type { Db } from '../sqlite/engine/open-database.js';
+import type { GroupedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 
 export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRepository {

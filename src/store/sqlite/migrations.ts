@@ -1,5 +1,5 @@
 // Versioned schema migrations. The database's `user_version` is the number of migrations
-// applied; each runs in its own transaction at start (engine/migrate.ts). Append only: never
+// applied; each runs in its own transaction at start (migrate.ts). Append only: never
 // edit a shipped one.
 
 export const MIGRATIONS: readonly string[] = [

@@ -3,7 +3,7 @@ import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, 
 import { ERASE_SECRETS } from './detach-rules.js';
 import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
 import { idempotently } from '../idempotency/postgres.js';
-import { NEW_WORK_CHANNEL } from '../postgres/engine/notifier.js';
+import { NEW_WORK_CHANNEL } from '../postgres/notifier.js';
 import type { Queryable } from '../postgres/transaction.js';
 
 /**

@@ -1,8 +1,8 @@
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary } from '../store.js';
-import type { GroupedWrite } from '../sqlite/engine/durable-writer.js';
-import type { Db } from '../sqlite/engine/open-database.js';
+import type { GroupedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 
 type StoredSummary = Omit<SummaryRow, 'events'> & { events: string };

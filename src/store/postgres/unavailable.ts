@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../store.js';
+import { StoreUnavailableError } from '../store.js';
 
 // What says the database cannot be reached, as opposed to a statement it refused: socket errors,
 // SQLSTATE class 08 (connection exception), a server shutting down or refusing connections, a

@@ -1,5 +1,5 @@
-import { durationInWords } from '../../../messages.js';
-import { StoreUnavailableError } from '../../store.js';
+import { durationInWords } from '../../messages.js';
+import { StoreUnavailableError } from '../store.js';
 
 // A server or worker often starts before its database does (a host booting, containers started
 // together, a database restarting): that is an outage, not a mistake in the configuration. The

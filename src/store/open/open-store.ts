@@ -1,6 +1,6 @@
-import { maskDatabaseUrl, type Config } from '../config.js';
-import type { DatabaseWait } from './postgres/engine/wait-until-reachable.js';
-import type { Store } from './store.js';
+import { maskDatabaseUrl, type Config } from '../../config.js';
+import type { DatabaseWait } from '../postgres/wait-until-reachable.js';
+import type { Store } from '../store.js';
 
 export type { DatabaseWait };
 
@@ -22,10 +22,10 @@ export type StoreConfig = Pick<
  */
 export async function openStore(config: StoreConfig, wait?: DatabaseWait): Promise<Store> {
   if (config.databaseUrl !== null) {
-    const { createPostgresStore } = await import('./postgres/index.js');
+    const { createPostgresStore } = await import('./postgres.js');
     return createPostgresStore({ ...config, databaseUrl: config.databaseUrl }, wait);
   }
-  const { createSqliteStore } = await import('./sqlite/index.js');
+  const { createSqliteStore } = await import('./sqlite.js');
   return createSqliteStore(config.databasePath);
 }
 

@@ -4,12 +4,12 @@ import { withKeyUsage } from '../keys/key-usage.js';
 import type { Store } from '../store.js';
 import { createClientRepository } from '../clients/postgres.js';
 import { createDeliveryRepository } from '../deliveries/postgres.js';
-import { connectionCheck, createPool, firstConnection, type PostgresConfig } from './engine/connect.js';
-import { createListener } from './engine/listener.js';
-import { createNotifier, NEW_WORK_CHANNEL } from './engine/notifier.js';
-import { migrate } from './engine/migrate.js';
-import { reportUnavailable } from './engine/unavailable.js';
-import { untilReachable, type DatabaseWait } from './engine/wait-until-reachable.js';
+import { connectionCheck, createPool, firstConnection, type PostgresConfig } from '../postgres/connect.js';
+import { createListener } from '../postgres/listener.js';
+import { createNotifier, NEW_WORK_CHANNEL } from '../postgres/notifier.js';
+import { migrate } from '../postgres/migrate.js';
+import { reportUnavailable } from '../postgres/unavailable.js';
+import { untilReachable, type DatabaseWait } from '../postgres/wait-until-reachable.js';
 import { createEventRepository } from '../events/postgres.js';
 import { createIdempotencyRepository } from '../idempotency/postgres.js';
 import { createKeyChanges } from '../keys/postgres-key-changes.js';
@@ -48,9 +48,9 @@ export async function createPostgresStore(config: PostgresConfig & Pick<Config, 
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     secrets: reportUnavailable(createSecretRepository(pool)),
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
-    // A publication notifies once committed (events.ts); so does the session listening again
-    // after a loss, since publications made in between notified no one. Workers poll as well, so
-    // a lost notification delays a delivery by one poll interval at most.
+    // A publication notifies once committed (../events/postgres.ts); so does the session listening
+    // again after a loss, since publications made in between notified no one. Workers poll as well,
+    // so a lost notification delays a delivery by one poll interval at most.
     onNewWork: (wake) => listener.subscribe(NEW_WORK_CHANNEL, { notice: wake, listening: wake }),
     async ping() {
       await pool.query('SELECT 1');

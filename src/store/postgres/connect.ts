@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { ConfigError, redactDatabaseUrl, type Config } from '../../../config.js';
-import { StoreUnavailableError } from '../../store.js';
+import { ConfigError, redactDatabaseUrl, type Config } from '../../config.js';
+import { StoreUnavailableError } from '../store.js';
 import { isUnavailable } from './unavailable.js';
 
 export type PostgresConfig = Pick<

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { MIGRATIONS } from '../migrations.js';
-import { withConnection } from '../transaction.js';
+import { MIGRATIONS } from './migrations.js';
+import { withConnection } from './transaction.js';
 
 /** The advisory lock key under which replicas starting together migrate one at a time ("leadhook"). */
 export const MIGRATION_LOCK_KEY = 0x6c65_6164_686f_6f6bn;

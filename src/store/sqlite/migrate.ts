@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { MIGRATIONS } from '../migrations.js';
+import { MIGRATIONS } from './migrations.js';
 
 /**
  * Brings the schema up to date, at opening. The version applied is the file's user_version; each
