@@ -1,5 +1,5 @@
-// The tests of ../store/event-list-plan.test.ts, on PostgreSQL.
+// The tests of ../store/events/event-list-plan.test.ts, on PostgreSQL.
 import { usePostgres } from '../helpers/stores.js';
 
 usePostgres();
-await import('../store/event-list-plan.test.js');
+await import('../store/events/event-list-plan.test.js');

@@ -1,5 +1,5 @@
-// The tests of ../store/idempotent-writes.test.ts, on PostgreSQL.
+// The tests of ../store/idempotency/idempotent-writes.test.ts, on PostgreSQL.
 import { usePostgres } from '../helpers/stores.js';
 
 usePostgres();
-await import('../store/idempotent-writes.test.js');
+await import('../store/idempotency/idempotent-writes.test.js');

@@ -6,7 +6,8 @@ import { idempotentRunner } from '../idempotency/sqlite.js';
 // The client's listing, newest first, in rowid order (the order of writing; every index of a rowid
 // table ends with the rowid): events_by_client and events_by_client_type each hold one client's
 // events, of one type for the second, in that order, so a page reads its rows and no others, and
-// nothing is sorted (../sqlite/migrations.ts; test/store/event-list-plan.test.ts checks the plans).
+// nothing is sorted (../sqlite/migrations.ts; test/store/events/event-list-plan.test.ts checks the
+// plans).
 export const EVENT_LIST_SQL = {
   all: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
   ofType: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',

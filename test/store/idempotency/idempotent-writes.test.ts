@@ -1,7 +1,7 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/secrets/credentials.js';
-import type { IdempotentWrite } from '../../src/store/store.js';
-import { openTestStore } from '../helpers/stores.js';
+import { generateApiKey } from '../../../src/secrets/credentials.js';
+import type { IdempotentWrite } from '../../../src/store/store.js';
+import { openTestStore } from '../../helpers/stores.js';
 
 // The store's side of Idempotency-Key (src/store/store.ts, IdempotentWrite and Keyed): a keyed
 // write is made once, its answer kept in its own transaction; the same request again is a replay

@@ -1,7 +1,7 @@
 // What the stores do to webhooks' secrets, on its own (src/store/secrets/secret-rules.ts); the
 // stores' side is in test/store/store-contract.test.ts.
 import t from 'tap';
-import { answersCursor, sealedSecrets } from '../../src/store/secrets/secret-rules.js';
+import { answersCursor, sealedSecrets } from '../../../src/store/secrets/secret-rules.js';
 
 const seal = (value: string) => `sealed:${value.toUpperCase()}`;
 

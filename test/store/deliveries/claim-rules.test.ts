@@ -2,7 +2,7 @@
 // (src/store/deliveries/claim-rules.ts); test/store/store-contract.test.ts holds each store's claim
 // to the same rules on a database.
 import t from 'tap';
-import { createClaimPicker, createReleaser, RELEASE_BATCH, type ClaimRequest, type WebhookAtClaim } from '../../src/store/deliveries/claim-rules.js';
+import { createClaimPicker, createReleaser, RELEASE_BATCH, type ClaimRequest, type WebhookAtClaim } from '../../../src/store/deliveries/claim-rules.js';
 
 const NOW = 1_000_000;
 const request = (changes: Partial<ClaimRequest> = {}): ClaimRequest => ({

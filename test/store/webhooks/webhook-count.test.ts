@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import { createSqliteStore } from '../../src/store/open/sqlite.js';
-import { tempDir } from '../helpers/app.js';
+import { MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
+import { createSqliteStore } from '../../../src/store/open/sqlite.js';
+import { tempDir } from '../../helpers/app.js';
 
 // The webhook cap reads a count kept on the client row (src/store/sqlite/migrations.ts) instead of
 // counting the client's webhooks on every creation. test/store/store-contract.test.ts holds the count to

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { whyLinkRefused } from '../../src/store/portal-links/portal-link-rules.js';
+import { whyLinkRefused } from '../../../src/store/portal-links/portal-link-rules.js';
 
 // What a portal link may still do (src/store/portal-links/portal-link-rules.ts), as both stores
 // ask it under the link's row lock.

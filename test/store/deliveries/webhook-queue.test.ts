@@ -1,9 +1,9 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/secrets/credentials.js';
-import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open/open-store.js';
-import type { AttemptRecord, DeliveryJob, Store } from '../../src/store/store.js';
-import { migrateUntil, openTestStore, testDatabase, type TestDatabase } from '../helpers/stores.js';
+import { generateApiKey } from '../../../src/secrets/credentials.js';
+import { loadConfig } from '../../../src/config.js';
+import { openStore } from '../../../src/store/open/open-store.js';
+import type { AttemptRecord, DeliveryJob, Store } from '../../../src/store/store.js';
+import { migrateUntil, openTestStore, testDatabase, type TestDatabase } from '../../helpers/stores.js';
 
 // SQLite keeps each webhook's pending deliveries in webhook_queue (the claim's round of the
 // webhooks reads it), and takes a settled delivery's entry out later, with 31 others of the same

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { generateApiKey } from '../../src/secrets/credentials.js';
-import { EVENT_LIST_SQL as POSTGRES_SQL } from '../../src/store/events/postgres.js';
-import { EVENT_LIST_SQL as SQLITE_SQL } from '../../src/store/events/sqlite.js';
-import { openTestStore, type TestDatabase } from '../helpers/stores.js';
+import { generateApiKey } from '../../../src/secrets/credentials.js';
+import { EVENT_LIST_SQL as POSTGRES_SQL } from '../../../src/store/events/postgres.js';
+import { EVENT_LIST_SQL as SQLITE_SQL } from '../../../src/store/events/sqlite.js';
+import { openTestStore, type TestDatabase } from '../../helpers/stores.js';
 
 // GET /events must cost the same on a table of a million events as on an empty one: each of the
 // store's two listing queries (all types, one type) reads one backward range of an index made

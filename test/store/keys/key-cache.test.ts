@@ -1,6 +1,6 @@
 import t from 'tap';
-import { withKeyCache, type KeyChanges } from '../../src/store/keys/key-cache.js';
-import type { ApiKeyRecord, Client, KeyRepository } from '../../src/store/store.js';
+import { withKeyCache, type KeyChanges } from '../../../src/store/keys/key-cache.js';
+import type { ApiKeyRecord, Client, KeyRepository } from '../../../src/store/store.js';
 
 // The key cache over any store (src/store/keys/key-cache.ts): what it answers from memory, and what
 // makes it ask the store again. Each store's own signal is tested with it, on two processes, in

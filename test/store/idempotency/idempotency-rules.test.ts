@@ -1,9 +1,9 @@
 // What an Idempotency-Key's row means for a write under it, on its own
 // (src/store/idempotency/idempotency-rules.ts); the stores' side is in
-// test/store/idempotent-writes.test.ts.
+// test/store/idempotency/idempotent-writes.test.ts.
 import t from 'tap';
-import { settleKnownKey } from '../../src/store/idempotency/idempotency-rules.js';
-import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite } from '../../src/store/store.js';
+import { settleKnownKey } from '../../../src/store/idempotency/idempotency-rules.js';
+import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite } from '../../../src/store/store.js';
 
 const NOW = Date.parse('2025-03-01T12:00:00.000Z');
 const write: IdempotentWrite<unknown> = { scope: 'client:1', key: 'k-1', requestHash: 'hash-a', respond: () => ({ status: 201, body: '{}' }) };

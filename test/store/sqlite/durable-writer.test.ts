@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { createDurableWriter } from '../../src/store/sqlite/durable-writer.js';
-import { openDatabase, WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
-import { tempDir } from '../helpers/app.js';
+import { createDurableWriter } from '../../../src/store/sqlite/durable-writer.js';
+import { openDatabase, WAL_SIZE_LIMIT_BYTES } from '../../../src/store/sqlite/open-database.js';
+import { tempDir } from '../../helpers/app.js';
 
 // The group commit answers a write only once the WAL holding it is on disk. The fsync runs on
 // libuv's thread pool, so the test observes it by wrapping fs.fdatasync: the real call runs, and
