@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
-import type { ClientRepository, NewApiKey } from '../store.js';
-import { KEYS_VERSION, type PostgresKeyChanges } from '../keys/postgres-key-changes.js';
 import { idempotently } from '../idempotency/postgres.js';
+import { KEYS_VERSION, type PostgresKeyChanges } from '../keys/postgres-key-changes.js';
 import { insertKey } from '../keys/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
+import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
+import type { ClientRepository, NewApiKey } from '../store.js';
 
 async function createWithKey(db: Queryable, name: string, key: NewApiKey) {
   const now = new Date().toISOString();

@@ -1,9 +1,9 @@
-import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
-import type { ApiKeyRecord, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
-import type { GroupedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
-import type { Db } from '../sqlite/open-database.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 import { createKeyInserter } from '../keys/sqlite.js';
+import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
+import type { GroupedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
+import type { ApiKeyRecord, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
 
 /** `keysChanged`: empties this process's key cache, once a client's activity changed (its keys with it). */
 export function createClientRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite, keysChanged: () => void): ClientRepository {

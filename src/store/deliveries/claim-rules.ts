@@ -3,8 +3,8 @@
 // deliveries it releases, and, through pacing.ts, which deliveries it gives later turns. No SQL
 // here: each store reads the rows its own way, feeds them to a claim's picker, and writes what the
 // picker decided in the claim's transaction.
-import { createPacer, type PacedCandidate } from './pacing.js';
 import type { DeliveryRepository } from '../store.js';
+import { createPacer, type PacedCandidate } from './pacing.js';
 
 export type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
 

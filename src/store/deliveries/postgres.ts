@@ -1,11 +1,11 @@
 import type pg from 'pg';
-import { FINAL_STATE, followFailure } from './attempt-rules.js';
-import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
-import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
-import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
-import { CLAIM_SETTINGS, createClaimer } from './postgres-claim-due.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
 import { inTransaction } from '../postgres/transaction.js';
+import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
+import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
+import { FINAL_STATE, followFailure } from './attempt-rules.js';
+import { CLAIM_SETTINGS, createClaimer } from './postgres-claim-due.js';
 
 /** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
 const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL

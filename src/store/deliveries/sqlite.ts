@@ -1,12 +1,12 @@
-import { FINAL_STATE, followFailure } from './attempt-rules.js';
+import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
-import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
-import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
-import { createClaimer, DUE_AT } from './sqlite-claim-due.js';
 import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import { operationalEventWriter } from '../operational-events/sqlite.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
+import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
 import { settleAllPending } from '../webhooks/sqlite.js';
+import { FINAL_STATE, followFailure } from './attempt-rules.js';
+import { createClaimer, DUE_AT } from './sqlite-claim-due.js';
 
 /**
  * A webhook's settled deliveries whose webhook_queue entries are taken out together, once this many

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 import { idempotently } from '../idempotency/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
+import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 
 // The client's listing, newest first by seq (the order of writing): events_by_client and
 // events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one

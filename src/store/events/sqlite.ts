@@ -1,7 +1,7 @@
-import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
+import { idempotentRunner } from '../idempotency/sqlite.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import { idempotentRunner } from '../idempotency/sqlite.js';
+import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 
 // The client's listing, newest first, in rowid order (the order of writing; every index of a rowid
 // table ends with the rowid): events_by_client and events_by_client_type each hold one client's

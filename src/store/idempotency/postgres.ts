@@ -1,9 +1,9 @@
 import { hash } from 'node:crypto';
 import type pg from 'pg';
-import { settleKnownKey } from './idempotency-rules.js';
+import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import type { IdempotencyKeyRow } from '../rows.js';
 import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
-import { inTransaction, type Queryable } from '../postgres/transaction.js';
+import { settleKnownKey } from './idempotency-rules.js';
 
 // Idempotency keys on PostgreSQL, where several API processes share the database. A keyed write
 // is one transaction that first takes the key's transaction-level advisory lock without waiting

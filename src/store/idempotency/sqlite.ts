@@ -1,8 +1,8 @@
-import { settleKnownKey } from './idempotency-rules.js';
 import type { IdempotencyKeyRow } from '../rows.js';
-import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
+import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
+import { settleKnownKey } from './idempotency-rules.js';
 
 // Idempotency keys on SQLite. A keyed write runs in the group commit's write transaction, which
 // no other write of this process or of another enters at the same time: the key is looked up,

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { KeyChanges } from './key-cache.js';
 import type { createListener, ListeningSession } from '../postgres/listener.js';
+import type { KeyChanges } from './key-cache.js';
 
 /**
  * What the api_keys_changed trigger notifies, with the new keys_version, at commit

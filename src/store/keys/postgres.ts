@@ -1,8 +1,8 @@
 import type pg from 'pg';
+import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import { KEY_COLUMNS, toFoundKey, toKey, type FoundKeyRow, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, FoundKey, KeyRepository, NewApiKey } from '../store.js';
 import { KEYS_VERSION, type PostgresKeyChanges } from './postgres-key-changes.js';
-import { inTransaction, type Queryable } from '../postgres/transaction.js';
 
 
 /** Inserts a key; used by the client repository too, for a client's first key. */

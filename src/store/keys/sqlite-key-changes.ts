@@ -1,5 +1,5 @@
-import type { KeyChanges } from './key-cache.js';
 import type { Db } from '../sqlite/open-database.js';
+import type { KeyChanges } from './key-cache.js';
 
 /**
  * How the key cache (src/store/keys/key-cache.ts) learns of a change to the keys made by another

@@ -1,7 +1,7 @@
 import { KEY_COLUMNS, toFoundKey, toKey, type FoundKeyRow, type KeyRow } from '../rows.js';
-import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
 import type { CommittedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
+import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
 
 
 /** Inserts a key; used by the client repository too, for a client's first key. */

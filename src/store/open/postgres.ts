@@ -1,22 +1,22 @@
 import type { Config } from '../../config.js';
-import { withKeyCache } from '../keys/key-cache.js';
-import { withKeyUsage } from '../keys/key-usage.js';
-import type { Store } from '../store.js';
 import { createClientRepository } from '../clients/postgres.js';
 import { createDeliveryRepository } from '../deliveries/postgres.js';
-import { connectionCheck, createPool, firstConnection, type PostgresConfig } from '../postgres/connect.js';
-import { createListener } from '../postgres/listener.js';
-import { createNotifier, NEW_WORK_CHANNEL } from '../postgres/notifier.js';
-import { migrate } from '../postgres/migrate.js';
-import { reportUnavailable } from '../postgres/unavailable.js';
-import { untilReachable, type DatabaseWait } from '../postgres/wait-until-reachable.js';
 import { createEventRepository } from '../events/postgres.js';
 import { createIdempotencyRepository } from '../idempotency/postgres.js';
+import { withKeyCache } from '../keys/key-cache.js';
+import { withKeyUsage } from '../keys/key-usage.js';
 import { createKeyChanges } from '../keys/postgres-key-changes.js';
 import { createKeyRepository } from '../keys/postgres.js';
 import { createOperationalEventRepository } from '../operational-events/postgres.js';
 import { createPortalLinkRepository } from '../portal-links/postgres.js';
+import { connectionCheck, createPool, firstConnection, type PostgresConfig } from '../postgres/connect.js';
+import { createListener } from '../postgres/listener.js';
+import { migrate } from '../postgres/migrate.js';
+import { createNotifier, NEW_WORK_CHANNEL } from '../postgres/notifier.js';
+import { reportUnavailable } from '../postgres/unavailable.js';
+import { untilReachable, type DatabaseWait } from '../postgres/wait-until-reachable.js';
 import { createSecretRepository } from '../secrets/postgres.js';
+import type { Store } from '../store.js';
 import { createWebhookRepository } from '../webhooks/postgres.js';
 
 /**

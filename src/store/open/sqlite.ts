@@ -1,17 +1,17 @@
-import { withKeyCache } from '../keys/key-cache.js';
-import { withKeyUsage } from '../keys/key-usage.js';
-import type { Store } from '../store.js';
 import { createClientRepository } from '../clients/sqlite.js';
 import { createDeliveryRepository } from '../deliveries/sqlite.js';
-import { createDurableWriter } from '../sqlite/durable-writer.js';
-import { openDatabase } from '../sqlite/open-database.js';
 import { createEventRepository } from '../events/sqlite.js';
 import { createIdempotencyRepository } from '../idempotency/sqlite.js';
+import { withKeyCache } from '../keys/key-cache.js';
+import { withKeyUsage } from '../keys/key-usage.js';
 import { createKeyChanges } from '../keys/sqlite-key-changes.js';
 import { createKeyRepository } from '../keys/sqlite.js';
 import { createOperationalEventRepository } from '../operational-events/sqlite.js';
 import { createPortalLinkRepository } from '../portal-links/sqlite.js';
 import { createSecretRepository } from '../secrets/sqlite.js';
+import { createDurableWriter } from '../sqlite/durable-writer.js';
+import { openDatabase } from '../sqlite/open-database.js';
+import type { Store } from '../store.js';
 import { createWebhookRepository } from '../webhooks/sqlite.js';
 
 /** The embedded store: one SQLite file, created and migrated on first use. */

@@ -1,7 +1,7 @@
 import { OPERATIONAL_EVENT_COLUMNS, toOperationalEvent, type OperationalEventRow } from '../rows.js';
-import type { OperationalEvent, OperationalEventRepository } from '../store.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
+import type { OperationalEvent, OperationalEventRepository } from '../store.js';
 
 /**
  * Writes one operational event, in the caller's transaction (the one that made it happen), and

@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { whyLinkRefused } from './portal-link-rules.js';
-import { toClient, type ClientRow } from '../rows.js';
-import type { PortalLinkRepository } from '../store.js';
 import { insertKey } from '../keys/postgres.js';
 import { inTransaction } from '../postgres/transaction.js';
+import { toClient, type ClientRow } from '../rows.js';
+import type { PortalLinkRepository } from '../store.js';
+import { whyLinkRefused } from './portal-link-rules.js';
 
 export function createPortalLinkRepository(pool: pg.Pool): PortalLinkRepository {
   return {

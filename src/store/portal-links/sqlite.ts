@@ -1,9 +1,9 @@
-import { whyLinkRefused } from './portal-link-rules.js';
+import { createKeyInserter } from '../keys/sqlite.js';
 import { toClient, type ClientRow } from '../rows.js';
-import type { NewApiKey, PortalLinkOpened, PortalLinkRepository } from '../store.js';
 import type { GroupedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import { createKeyInserter } from '../keys/sqlite.js';
+import type { NewApiKey, PortalLinkOpened, PortalLinkRepository } from '../store.js';
+import { whyLinkRefused } from './portal-link-rules.js';
 
 export function createPortalLinkRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite): PortalLinkRepository {
   const insert = db.prepare<[string, number, string]>('INSERT INTO portal_links (token_hash, client_id, expires_at) VALUES (?, ?, ?)');

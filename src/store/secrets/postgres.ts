@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { answersCursor, sealedSecrets } from './secret-rules.js';
-import type { SecretRepository } from '../store.js';
 import { idempotently } from '../idempotency/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
+import type { SecretRepository } from '../store.js';
+import { answersCursor, sealedSecrets } from './secret-rules.js';
 
 async function rotate(db: Queryable, clientId: number, id: number, secret: string, previousUntil: string): Promise<boolean> {
   // The right-hand sides read the row as it was: the current secret becomes the previous one.

@@ -1,8 +1,8 @@
-import { answersCursor, sealedSecrets } from './secret-rules.js';
-import type { SecretRepository } from '../store.js';
+import { idempotentRunner } from '../idempotency/sqlite.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import { idempotentRunner } from '../idempotency/sqlite.js';
+import type { SecretRepository } from '../store.js';
+import { answersCursor, sealedSecrets } from './secret-rules.js';
 
 export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRepository {
   // The right-hand sides read the row as it was: the current secret becomes the previous one.

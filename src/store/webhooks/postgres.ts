@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
-import { ERASE_SECRETS } from './detach-rules.js';
-import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
 import { idempotently } from '../idempotency/postgres.js';
 import { NEW_WORK_CHANNEL } from '../postgres/notifier.js';
 import type { Queryable } from '../postgres/transaction.js';
+import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
+import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
+import { ERASE_SECRETS } from './detach-rules.js';
 
 /**
  * One statement: the client row is locked while its kept count is compared with the cap (a

@@ -1,9 +1,9 @@
+import { idempotentRunner } from '../idempotency/sqlite.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
-import { ERASE_SECRETS } from './detach-rules.js';
-import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary } from '../store.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import { idempotentRunner } from '../idempotency/sqlite.js';
+import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary } from '../store.js';
+import { ERASE_SECRETS } from './detach-rules.js';
 
 type StoredSummary = Omit<SummaryRow, 'events'> & { events: string };
 const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, events: JSON.parse(row.events) as EventName[] });
