@@ -14,7 +14,7 @@ import { storePlugin } from './plugins/store.js';
 import { operationsPlugin } from './routes/operations.js';
 import { loadSpec } from './spec.js';
 import { createSecretBox, sealSecretsAtRest } from './secrets/webhook-secrets.js';
-import { openStore } from './store/open-store.js';
+import { openStore } from './store/open/open-store.js';
 import { logTracingFailures, stopTracing, traceRequests } from './tracing.js';
 
 export interface AppOptions {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
-import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
+import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { parseOptions } from './bench-options.js';
 import { measureApi, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';

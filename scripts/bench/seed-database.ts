@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { hashApiKey } from '../../src/secrets/credentials.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
+import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { say } from './progress.js';
 
 const SEEDER_SCHEMA_VERSION = 3;

@@ -4,7 +4,7 @@ import { createSecretBox } from '../secrets/webhook-secrets.js';
 import { loadConfig } from '../config.js';
 import { EVENT_NAMES } from '../../generated/spec-lists.js';
 import { HttpError } from '../messages.js';
-import { openStore } from '../store/open-store.js';
+import { openStore } from '../store/open/open-store.js';
 import { ADMIN_COMMANDS } from './admin-commands.js';
 import type { CliIo } from './cli-io.js';
 import { positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';

@@ -8,7 +8,7 @@ import { StoreUnavailableError, type Store } from '../store/store.js';
 
 /**
  * What a server or worker answers while it waits for its database at start (the store waits,
- * src/store/postgres/engine/wait-until-reachable.ts): on the port it will serve on, /healthz 200
+ * src/store/postgres/wait-until-reachable.ts): on the port it will serve on, /healthz 200
  * (the process is alive: an orchestrator must not restart it for its database's sake), /readyz 503
  * and /metrics with leadhooks_database_up 0, answered by the plugins that answer them once it runs,
  * over a store that is not there yet. Anything else gets 404. Started at the first miss, closed

@@ -5,7 +5,7 @@
 import { buildWorkerApp } from '../app.js';
 import { loadConfig, loadTracingConfig } from '../config.js';
 import { closeOnSignal } from '../http/close-on-signal.js';
-import { describeStore } from '../store/open-store.js';
+import { describeStore } from '../store/open/open-store.js';
 import { startFailureMessage } from './start-failure.js';
 import { whileDatabaseAway } from './while-database-away.js';
 import { startTracing } from '../tracing.js';

@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/migrations.js';
-import { connectionCheck, createPool, type PostgresConfig } from './postgres/engine/connect.js';
-import { migrate } from './postgres/engine/migrate.js';
+import { connectionCheck, createPool, type PostgresConfig } from './postgres/connect.js';
+import { migrate } from './postgres/migrate.js';
 import { inTransaction } from './postgres/transaction.js';
 import { TABLES, type Column, type Kind } from './schema.js';
+import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/migrations.js';
 
 /** Rows sent to PostgreSQL per statement. */
 const BATCH = 1_000;

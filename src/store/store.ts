@@ -29,7 +29,7 @@ export interface KeyRepository {
   /**
    * Revokes by numeric id or by display prefix; undefined when no active key matches. Once it
    * returns, every process on the database refuses the key, whatever it had cached
-   * (src/store/key-cache.ts).
+   * (src/store/keys/key-cache.ts).
    */
   revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
   /**
@@ -37,7 +37,7 @@ export interface KeyRepository {
    * expired key is found: whoever asks compares its expiresAt with the time.
    */
   findKey(hash: string): Promise<FoundKey | undefined>;
-  /** Marks the keys with these hashes used at `at` (an ISO time), unless marked later already (src/store/key-usage.ts). */
+  /** Marks the keys with these hashes used at `at` (an ISO time), unless marked later already (src/store/keys/key-usage.ts). */
   recordUse(hashes: string[], at: string): Promise<void>;
 }
 

@@ -6,10 +6,10 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open-store.js';
-import { migrate as migratePostgres } from '../../src/store/postgres/engine/migrate.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import { migrate as migratePostgres } from '../../src/store/postgres/migrate.js';
 import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
+import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from './temp-dir.js';
 

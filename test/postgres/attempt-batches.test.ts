@@ -2,7 +2,7 @@ import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { belongsTo, openTestStore } from '../helpers/stores.js';
 
-// Successful attempts on PostgreSQL are recorded together (src/store/postgres/deliveries.ts,
+// Successful attempts on PostgreSQL are recorded together (src/store/deliveries/postgres.ts,
 // createSuccessRecorder): those that finish while a batch is being written go in the next one,
 // one statement and one transaction for all. Each row's xmin is the transaction that wrote it.
 

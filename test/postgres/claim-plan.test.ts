@@ -1,6 +1,6 @@
 import pg from 'pg';
 import t from 'tap';
-import { CLAIM_SETTINGS, EARLIEST_DUE_SQL, LEASE_SQL } from '../../src/store/postgres/claim-due.js';
+import { CLAIM_SETTINGS, EARLIEST_DUE_SQL, LEASE_SQL } from '../../src/store/deliveries/postgres-claim-due.js';
 import { belongsTo, openTestStore } from '../helpers/stores.js';
 
 // A claim must cost the same whatever the planner knows: on tables never analyzed (a fresh

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
-import { connectionCheck, createPool, type PostgresConfig } from '../../src/store/postgres/engine/connect.js';
+import { connectionCheck, createPool, type PostgresConfig } from '../../src/store/postgres/connect.js';
 import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 
 belongsTo('postgres');

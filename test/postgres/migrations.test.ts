@@ -1,6 +1,6 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { beforeFirstQuery, belongsTo, openTestStore } from '../helpers/stores.js';

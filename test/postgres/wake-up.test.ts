@@ -6,7 +6,7 @@ import { belongsTo, testDatabase } from '../helpers/stores.js';
 belongsTo('postgres');
 
 // A publication wakes idle workers in other processes at once: the API process notifies after
-// its commit (src/store/postgres/engine/notifier.ts), and the workers poll only once an hour here,
+// its commit (src/store/postgres/notifier.ts), and the workers poll only once an hour here,
 // so nothing else could bring the deliveries in time.
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

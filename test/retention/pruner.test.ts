@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { createPruner } from '../../src/retention/pruner.js';
-import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/engine/open-database.js';
+import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
 import type { Store } from '../../src/store/store.js';
 import { failPastDisableTime } from '../helpers/failed-attempt.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';

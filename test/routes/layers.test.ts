@@ -30,6 +30,10 @@ function sources(dir: string, names = /\.ts$/): string[] {
   );
 }
 
+/** The modules a module of src/ imports by a relative path, statically or not, as the .ts files they are. */
+const importsOf = (file: string): string[] =>
+  [...readFileSync(file, 'utf8').matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)].map(([, spec]) => join(dirname(file), spec!).replace(/\.js$/, '.ts'));
+
 t.test('every module of src/ has a layer', async (t) => {
   for (const file of sources(SRC)) t.not(placeOf(file).layer, -1, relative(SRC, file));
 });
@@ -38,8 +42,7 @@ t.test('no import runs back up the layers', async (t) => {
   const upward: string[] = [];
   for (const file of sources(SRC)) {
     const from = placeOf(file);
-    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+)'/g)) {
-      const target = join(dirname(file), spec!).replace(/\.js$/, '.ts');
+    for (const target of importsOf(file)) {
       if (!target.startsWith(SRC)) continue; // generated/, beside src/, sits below every layer
       const to = placeOf(target);
       if (to.layer < from.layer || (to.layer === from.layer && to.top !== from.top && from.layer !== 0 && from.layer !== LAYERS.length - 1)) {
@@ -48,6 +51,84 @@ t.test('no import runs back up the layers', async (t) => {
     }
   }
   t.same(upward, []);
+});
+
+// Inside src/store/, the same one way down: what opens a store (open/, and the move of an SQLite
+// file to PostgreSQL); the repositories, each a folder holding both engines' statements and its
+// rules without SQL; each engine's plumbing; and the types both engines share.
+const STORE_LAYERS: string[][] = [
+  ['open', 'move-to-postgres.ts'],
+  ['clients', 'keys', 'portal-links', 'webhooks', 'events', 'deliveries', 'idempotency', 'secrets', 'operational-events'],
+  ['sqlite', 'postgres'],
+  ['store.ts', 'records.ts', 'rows.ts', 'schema.ts'],
+];
+const REPOSITORIES = STORE_LAYERS[1]!;
+
+// A repository folder imports another only to write that one's rows inside its own transaction,
+// and only as listed here. What it imports stays in the folder of the rows it writes, so that a
+// change to what is stored is made in one folder.
+const REPOSITORY_USES: Record<string, string[]> = {
+  // A client is made with its first key; deactivating one ends its keys as revoking them would.
+  clients: ['keys', 'idempotency'],
+  // Opening a link makes its session's key.
+  'portal-links': ['keys'],
+  // A write under an Idempotency-Key keeps its answer in the write's own transaction.
+  events: ['idempotency'],
+  secrets: ['idempotency'],
+  webhooks: ['idempotency'],
+  // A 410 detaches the webhook; disabling one settles its deliveries and writes an operational event.
+  deliveries: ['webhooks', 'operational-events'],
+};
+
+const STORE = join(SRC, 'store');
+const storePlace = (file: string) => {
+  const top = relative(STORE, file).split('/')[0]!;
+  return { top, layer: STORE_LAYERS.findIndex((names) => names.includes(top)) };
+};
+
+t.test('every module of src/store/ has a layer of the store', async (t) => {
+  for (const file of sources(STORE)) t.not(storePlace(file).layer, -1, relative(SRC, file));
+});
+
+t.test('inside src/store/, no import runs back up, and repositories use each other only as listed', async (t) => {
+  const wrong: string[] = [];
+  const made = new Set<string>();
+  for (const file of sources(STORE)) {
+    const from = storePlace(file);
+    for (const target of importsOf(file)) {
+      if (!target.startsWith(`${STORE}/`)) continue;
+      const to = storePlace(target);
+      if (to.top === from.top || to.layer > from.layer || (to.layer === from.layer && from.layer === STORE_LAYERS.length - 1)) continue;
+      if (to.layer === from.layer && REPOSITORY_USES[from.top]?.includes(to.top)) made.add(`${from.top} → ${to.top}`);
+      else wrong.push(`${relative(SRC, file)} → ${relative(SRC, target)}`);
+    }
+  }
+  t.same(wrong, []);
+  const listed = Object.entries(REPOSITORY_USES).flatMap(([from, uses]) => uses.map((to) => `${from} → ${to}`));
+  t.same(listed.filter((use) => !made.has(use)), [], 'each use listed is made');
+});
+
+// Each repository's statements are one engine's (named for it: sqlite.ts, postgres-claim-due.ts…)
+// and its rules no engine's, so a change to one engine's SQL stays out of the other's files.
+const ENGINES = { sqlite: 'better-sqlite3', postgres: 'pg' } as const;
+type Engine = keyof typeof ENGINES;
+const engineOf = (file: string): Engine | undefined => {
+  const [top, name] = relative(STORE, file).split('/');
+  return (Object.keys(ENGINES) as Engine[]).find((engine) => top === engine || name?.startsWith(engine));
+};
+
+t.test("a repository's statements use one engine, its rules none", async (t) => {
+  const wrong: string[] = [];
+  for (const file of sources(STORE).filter((file) => REPOSITORIES.includes(storePlace(file).top))) {
+    const own = engineOf(file);
+    const packages = [...readFileSync(file, 'utf8').matchAll(/from '([^.'][^']*)'/g)].map(([, name]) => name!);
+    const engines = [
+      ...importsOf(file).filter((target) => target.startsWith(`${STORE}/`)).map(engineOf),
+      ...(Object.keys(ENGINES) as Engine[]).filter((engine) => packages.includes(ENGINES[engine])),
+    ];
+    for (const engine of new Set(engines)) if (engine !== undefined && engine !== own) wrong.push(`${relative(SRC, file)} → ${engine}`);
+  }
+  t.same(wrong, []);
 });
 
 // No module imports itself through others, anywhere in the repository: a circle makes two files

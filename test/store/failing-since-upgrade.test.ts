@@ -1,6 +1,6 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { migrateUntil, testDatabase } from '../helpers/stores.js';
 
 // The listing's `failing` reads when a webhook's run of failures began (webhooks.failing_since),

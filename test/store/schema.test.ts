@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { ENGINE_ONLY, ENGINE_TYPES, TABLES } from '../../src/store/schema.js';
-import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
+import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { belongsTo, POSTGRES_HOW_TO, postgresDatabase, TEST_DATABASE_URL } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -2,7 +2,7 @@
 // warn, in turn with bare Fastify (POST /echo, the same bodies), GET /about beside its GET /, and
 // POST /events/batch at warn; then pgbench runs leadhooks' publish statement (docs/benchmarks.md).
 import type pg from 'pg';
-import { createEventRepository } from '../../../src/store/postgres/events.js';
+import { createEventRepository } from '../../../src/store/events/postgres.js';
 import type { BenchOptions } from '../bench-options.js';
 import type { Measured, PreparedRequest } from '../load.js';
 import { count, say } from '../progress.js';

@@ -1,6 +1,6 @@
 // Versioned schema migrations of the PostgreSQL store, the counterpart of ../sqlite/migrations.ts.
 // schema_migrations holds the number of migrations applied; each runs in its own transaction at
-// start, under an advisory lock (engine/migrate.ts). Append only: never edit a shipped one.
+// start, under an advisory lock (migrate.ts). Append only: never edit a shipped one.
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -206,7 +206,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // The key caches' counter, as on SQLite, moved by the database itself: any change to a key, by
   // leadhooks or by hand, moves it and notifies every process caching keys, when it commits
-  // (src/store/postgres/key-changes.ts listens on leadhooks_keys).
+  // (src/store/keys/postgres-key-changes.ts listens on leadhooks_keys).
   `
   CREATE TABLE meta (name text PRIMARY KEY, value bigint NOT NULL);
   INSERT INTO meta (name, value) VALUES ('keys_version', 0);
@@ -249,7 +249,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX api_keys_expiring ON api_keys(expires_at) WHERE expires_at IS NOT NULL;
   `,
   // An attempt's row is written by the statement that ends its delivery's lease, and retention
-  // deletes attempts before their deliveries and webhooks (events.ts, webhooks.ts). The foreign
+  // deletes attempts before their deliveries and webhooks (../events/, ../webhooks/). The foreign
   // keys checked that again for every attempt: a query and a row lock on the delivery and on the
   // webhook, each a WAL record, about a quarter of the database's CPU per delivery.
   `

@@ -1,5 +1,5 @@
 // Versioned schema migrations. The database's `user_version` is the number of migrations
-// applied; each runs in its own transaction at start (engine/migrate.ts). Append only: never
+// applied; each runs in its own transaction at start (migrate.ts). Append only: never
 // edit a shipped one.
 
 export const MIGRATIONS: readonly string[] = [
@@ -223,8 +223,9 @@ export const MIGRATIONS: readonly string[] = [
   // deliveries_pending_by_webhook, and the WAL took half a page per delivery for it alone.
   // webhook_queue holds every pending delivery by webhook and due time, kept so by the triggers
   // below whatever writes the deliveries; a settled one's entry is left for the store to take out
-  // later with others of the same webhook, a leaf written once for many (src/store/sqlite/deliveries.ts).
-  // Until then, the queries through the queue pass over it: they read the delivery's state.
+  // later with others of the same webhook, a leaf written once for many
+  // (src/store/deliveries/sqlite.ts). Until then, the queries through the queue pass over it:
+  // they read the delivery's state.
   `
   CREATE TABLE webhook_queue (
     webhook_id INTEGER NOT NULL,
@@ -259,7 +260,8 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
   // The key cache's counter (meta.keys_version) moved by the database itself: any change to a
-  // key, by leadhooks or by hand, tells every process caching keys (src/store/sqlite/key-changes.ts).
+  // key, by leadhooks or by hand, tells every process caching keys
+  // (src/store/keys/sqlite-key-changes.ts).
   `
   CREATE TRIGGER api_keys_changed AFTER UPDATE OF revoked_at, key_hash, client_id ON api_keys BEGIN
     UPDATE meta SET value = value + 1 WHERE name = 'keys_version';

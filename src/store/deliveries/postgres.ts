@@ -1,0 +1,251 @@
+import type pg from 'pg';
+import { writeOperationalEvent } from '../operational-events/postgres.js';
+import { inTransaction } from '../postgres/transaction.js';
+import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
+import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
+import { FINAL_STATE, followFailure } from './attempt-rules.js';
+import { CLAIM_SETTINGS, createClaimer } from './postgres-claim-due.js';
+
+/** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
+const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
+  WHERE webhook_id = $2 AND state = 'pending'`;
+
+// Replay: settled deliveries made pending again, due now, their next attempt marked as a replay.
+const REQUEUE = `UPDATE deliveries SET state = 'pending', next_attempt_at = $2::timestamptz, completed_at = NULL,
+  leased_until = NULL, replay = true WHERE id = ANY ($1::bigint[]) AND state <> 'pending'`;
+
+/**
+ * Whether the client has this active webhook, locked (FOR SHARE) until the transaction ends: a
+ * deletion, which cancels the webhook's pending deliveries, waits for a replay, or the replay
+ * sees the webhook gone. The delivery's event row is locked too (FOR KEY SHARE), so retention
+ * cannot delete it under a replay (PostgreSQL's prune re-checks after locking the events).
+ */
+async function lockOwnWebhook(db: pg.PoolClient, clientId: number, webhookId: number): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT id FROM webhooks WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL FOR SHARE',
+    [webhookId, clientId],
+  );
+  return rows.length > 0;
+}
+
+/** A successful attempt waiting to be recorded with others (createSuccessRecorder). */
+interface Success {
+  job: DeliveryJob;
+  attempt: AttemptRecord;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Successful attempts, recorded together: while one batch's statement runs, the successes that
+ * come in wait, and go in the next one, all in one statement and one commit. No timer: a success
+ * alone is recorded at once. The commit does not wait for the WAL flush: a success lost in a
+ * crash leaves its delivery leased, then due again, and it is attempted once more (at least once).
+ */
+function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: AttemptRecord) => Promise<void> {
+  let waiting: Success[] = [];
+  let running = false;
+  const recordBatch = (batch: Success[]) =>
+    inTransaction(pool, async (db) => {
+      await db.query({
+        name: 'record-successes',
+        text: `WITH s AS (
+           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::int[], $5::int[], $6::boolean[])
+             AS s(delivery_id, webhook_id, attempted_at, status_code, duration_ms, replay)
+         ), attempt AS (
+           INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, duration_ms, outcome, replay, disabled_webhook)
+           SELECT delivery_id, webhook_id, attempted_at, status_code, duration_ms, 'succeeded', replay, false FROM s
+         ), recovered AS (
+           UPDATE webhooks SET failing_since = NULL WHERE id IN (SELECT webhook_id FROM s) AND failing_since IS NOT NULL
+         )
+         UPDATE deliveries d SET attempts = attempts + 1, leased_until = NULL, state = 'succeeded', completed_at = s.attempted_at
+         FROM s WHERE d.id = s.delivery_id AND d.state = 'pending'`,
+        values: [
+          batch.map((s) => s.job.deliveryId),
+          batch.map((s) => s.job.webhookId),
+          batch.map((s) => s.attempt.attemptedAt),
+          batch.map((s) => s.attempt.statusCode),
+          batch.map((s) => Math.round(s.attempt.durationMs)),
+          batch.map((s) => s.job.replay === true),
+        ],
+      });
+    }, 'SET LOCAL synchronous_commit = off');
+  async function run() {
+    running = true;
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      await recordBatch(batch).then(
+        () => batch.forEach((success) => success.resolve()),
+        (error: unknown) => batch.forEach((success) => success.reject(error)),
+      );
+    }
+    running = false;
+  }
+  return (job, attempt) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ job, attempt, resolve, reject });
+      if (!running) void run();
+    });
+}
+
+export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
+  const claim = createClaimer();
+  const recordSuccess = createSuccessRecorder(pool);
+
+  return {
+    async claimDue(request) {
+      return inTransaction(pool, (db) => claim(db, request), CLAIM_SETTINGS);
+    },
+
+    async recordAttempt(job, attempt) {
+      // A failure, or a 410: the attempt and the delivery's next state in one statement; the lease
+      // ends with it. Successes are recorded in batches (createSuccessRecorder).
+      const record = (db: pg.PoolClient, outcome: AttemptOutcome, disabledWebhook = false) => {
+        const finalState = FINAL_STATE[outcome];
+        return db.query({
+          name: 'record-attempt',
+          text: `WITH attempt AS (
+             INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
+             VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $10, $11)
+           )
+           UPDATE deliveries SET attempts = attempts + 1, leased_until = NULL,
+             state = coalesce($8::text, state),
+             completed_at = CASE WHEN $8::text IS NULL THEN completed_at ELSE $3::timestamptz END,
+             next_attempt_at = CASE WHEN $8::text IS NULL THEN $9::timestamptz ELSE next_attempt_at END
+           WHERE id = $1 AND state = 'pending'`,
+          values: [
+            job.deliveryId,
+            job.webhookId,
+            attempt.attemptedAt,
+            attempt.statusCode,
+            attempt.error,
+            Math.round(attempt.durationMs),
+            outcome,
+            finalState,
+            new Date(attempt.nextAttemptAt ?? Date.now()).toISOString(),
+            job.replay === true,
+            disabledWebhook,
+          ],
+        });
+      };
+      if (attempt.outcome === 'succeeded') {
+        await recordSuccess(job, attempt);
+        return undefined;
+      }
+      if (attempt.outcome === 'gone') {
+        // 410 Gone: the receiver is gone for good (REST Hooks); the webhook is detached with it.
+        await inTransaction(pool, async (db) => {
+          await record(db, attempt.outcome);
+          const now = new Date().toISOString();
+          await db.query(`UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND deleted_at IS NULL`, [now, job.webhookId]);
+          await db.query(CANCEL_PENDING, [now, job.webhookId]);
+        });
+        return undefined;
+      }
+      // A failure: the webhook's run of failures, under its row lock, so that two failures
+      // recorded at once cannot both disable it (DeliveryRepository.recordAttempt).
+      return inTransaction(pool, async (db) => {
+        const { rows } = await db.query<WebhookHealthRow>(
+          'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = $1 FOR NO KEY UPDATE',
+          [job.webhookId],
+        );
+        const webhook = rows[0];
+        const { startsRun, outcome, disables } = followFailure(webhook, attempt);
+        if (startsRun) {
+          await db.query('UPDATE webhooks SET failing_since = $1::timestamptz WHERE id = $2', [attempt.attemptedAt, job.webhookId]);
+        }
+        // A 429: none of the webhook's deliveries before the time the receiver asked for.
+        if (webhook && webhook.deleted_at === null && attempt.slowDownUntil !== undefined) {
+          await db.query('UPDATE webhooks SET slow_until = greatest(slow_until, $1) WHERE id = $2', [attempt.slowDownUntil, job.webhookId]);
+        }
+        if (!disables) {
+          await record(db, outcome);
+          return undefined;
+        }
+        const now = new Date().toISOString();
+        await db.query('UPDATE webhooks SET disabled_at = $1::timestamptz, disabled_reason = $2 WHERE id = $3', [now, disables.reason, job.webhookId]);
+        await record(db, 'failed', true);
+        // Its other pending deliveries fail (a recovery sends them again). Those locked by a claim
+        // or an attempt being recorded right now are stepped over, not waited for: their attempt
+        // is made or recorded, and a retry of it fails as above.
+        await db.query(
+          `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz, leased_until = NULL
+           WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)`,
+          [now, job.webhookId, job.deliveryId],
+        );
+        return writeOperationalEvent(db, { type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
+      });
+    },
+
+    async nextDueAt(now = Date.now()) {
+      const { rows } = await pool.query<{ at: string | null; release: boolean }>({
+        name: 'next-due',
+        text: `SELECT (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending') AS at,
+           EXISTS (SELECT 1 FROM webhooks WHERE held AND NOT paused AND NOT suspended) AS release`,
+      });
+      const at = rows[0]?.at ? Date.parse(rows[0].at) : undefined;
+      return rows[0]?.release && (at === undefined || at > now) ? now : at;
+    },
+
+    async pendingStats() {
+      const { rows } = await pool.query<{ count: number; oldest: string | null }>(
+        "SELECT count(*) AS count, min(created_at) AS oldest FROM deliveries WHERE state = 'pending'",
+      );
+      const row = rows[0]!;
+      return { count: row.count, oldestCreatedAt: row.oldest === null ? undefined : Date.parse(row.oldest) };
+    },
+
+    async listAttempts(clientId, webhookId, { limit, before }) {
+      const { rows } = await pool.query<AttemptRow & { owned: boolean }>(
+        `SELECT true AS owned, a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay,
+           a.disabled_webhook
+         FROM webhooks w
+         LEFT JOIN LATERAL (
+           SELECT * FROM delivery_attempts a WHERE a.webhook_id = w.id AND a.id < $3 ORDER BY a.id DESC LIMIT $4
+         ) AS a ON true
+         LEFT JOIN deliveries d ON d.id = a.delivery_id LEFT JOIN events e ON e.id = d.event_id
+         WHERE w.id = $1 AND w.client_id = $2 AND w.deleted_at IS NULL
+         ORDER BY a.id DESC`,
+        [webhookId, clientId, before ?? Number.MAX_SAFE_INTEGER, limit],
+      );
+      if (rows.length === 0) return undefined;
+      return rows
+        .filter((row) => row.id !== null)
+        .map(toAttempt);
+    },
+
+    async requeue(clientId, webhookId, deliveryId, now) {
+      return inTransaction(pool, async (db) => {
+        if (!(await lockOwnWebhook(db, clientId, webhookId))) return { outcome: 'no-webhook' as const };
+        const { rows } = await db.query<{ state: string; event_id: string }>(
+          `SELECT d.state, d.event_id FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.id = $1 AND d.webhook_id = $2 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
+          [deliveryId, webhookId],
+        );
+        const delivery = rows[0];
+        if (!delivery) return { outcome: 'no-delivery' as const };
+        if (delivery.state === 'pending') return { outcome: 'pending' as const };
+        await db.query(REQUEUE, [[deliveryId], new Date(now).toISOString()]);
+        return { outcome: 'queued' as const, eventId: delivery.event_id };
+      });
+    },
+
+    async recoverFailed(clientId, webhookId, since, limit, now) {
+      return inTransaction(pool, async (db) => {
+        if (!(await lockOwnWebhook(db, clientId, webhookId))) return undefined;
+        // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
+        const { rows } = await db.query<{ id: number }>(
+          `SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.webhook_id = $1 AND d.state = 'failed' AND d.created_at >= $2::timestamptz
+           ORDER BY d.created_at, d.id LIMIT $3 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
+          [webhookId, since, limit + 1],
+        );
+        const ids = rows.slice(0, limit).map((row) => row.id);
+        if (ids.length > 0) await db.query(REQUEUE, [ids, new Date(now).toISOString()]);
+        return { queued: ids.length, more: rows.length > limit };
+      });
+    },
+  };
+}

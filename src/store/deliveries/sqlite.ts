@@ -1,0 +1,196 @@
+import { operationalEventWriter } from '../operational-events/sqlite.js';
+import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
+import type { Db } from '../sqlite/open-database.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
+import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
+import { settleAllPending } from '../webhooks/sqlite.js';
+import { FINAL_STATE, followFailure } from './attempt-rules.js';
+import { createClaimer, DUE_AT } from './sqlite-claim-due.js';
+
+/**
+ * A webhook's settled deliveries whose webhook_queue entries are taken out together, once this many
+ * have been settled here (and all of them when a claim finds nothing to do): the queue's entries of
+ * a webhook sit side by side, so that is a page written once for them all instead of one for each
+ * (../sqlite/migrations.ts). Between, the queries through the queue pass over at most this many
+ * settled entries of a webhook (per process that settles them).
+ */
+const UNQUEUE_BATCH = 32;
+/**
+ * How many webhooks may have settled entries waiting at once. Past it, every waiting entry goes:
+ * a webhook detached before it reached UNQUEUE_BATCH would otherwise keep its entries here for
+ * as long as claims find work, and under steady webhook churn they would never stop adding up.
+ */
+const UNQUEUE_WEBHOOKS = 1_000;
+
+export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committed: CommittedWrite): DeliveryRepository {
+  const claim = createClaimer(db);
+  // A receiver's 429: none of the webhook's deliveries before the time it asked for.
+  const slowDown = db.prepare<[number, number]>('UPDATE webhooks SET slow_until = max(slow_until, ?) WHERE id = ?');
+  // A resumed webhook with deliveries still held: the next claim releases some
+  // (sqlite-claim-due.ts).
+  const anyToRelease = db.prepare<[], { one: number }>('SELECT 1 AS one FROM webhooks WHERE held = 1 AND paused = 0 AND suspended = 0 LIMIT 1');
+  const insertAttempt = db.prepare<[number, number, string, number | null, string | null, number, string, number, number]>(`
+    INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, error, duration_ms, outcome, replay, disabled_webhook)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const retryLater = db.prepare<[number, number]>(
+    "UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?, lease_until = 0 WHERE id = ? AND state = 'pending'",
+  );
+  // What it returns is the delivery's key in webhook_queue, for the entry to be taken out later.
+  const finish = db.prepare<[string, string, number], { due_at: number }>(
+    "UPDATE deliveries SET attempts = attempts + 1, state = ?, completed_at = ?, lease_until = 0 WHERE id = ? AND state = 'pending' RETURNING next_attempt_at AS due_at",
+  );
+  // Settled deliveries' entries, by webhook, waiting to be taken out of webhook_queue together.
+  // An entry whose delivery is pending again (a replay) stays.
+  const unqueued = new Map<number, { dueAt: number; id: number }[]>();
+  const unqueue = db.prepare<{ webhook: number; due: number; id: number }>(`
+    DELETE FROM webhook_queue WHERE webhook_id = :webhook AND due_at = :due AND delivery_id = :id
+    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE id = :id AND state = 'pending')`);
+  const takeOut = (webhook: number, entries: { dueAt: number; id: number }[]) => {
+    for (const { dueAt, id } of entries) unqueue.run({ webhook, due: dueAt, id });
+    unqueued.delete(webhook);
+  };
+  const takeOutAll = () => {
+    for (const [webhook, entries] of unqueued) takeOut(webhook, entries);
+  };
+  const settled = (webhook: number, entry: { dueAt: number; id: number }) => {
+    const entries = unqueued.get(webhook);
+    if (entries !== undefined) {
+      if (entries.push(entry) >= UNQUEUE_BATCH) takeOut(webhook, entries);
+    } else if (unqueued.set(webhook, [entry]).size > UNQUEUE_WEBHOOKS) {
+      takeOutAll();
+    }
+  };
+  const detach = db.prepare<[string, number]>(`UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND deleted_at IS NULL`);
+  const settlePending = settleAllPending(db);
+  // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, so
+  // a healthy webhook's attempts do not write its row), and what disabling it changes.
+  const health = db.prepare<[number], WebhookHealthRow>(
+    'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = ?',
+  );
+  const startFailing = db.prepare<[string, number]>('UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL');
+  const stopFailing = db.prepare<[number]>('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
+  const disable = db.prepare<[string, string, number]>('UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL');
+  const writeOperationalEvent = operationalEventWriter(db);
+  const earliest = db.prepare<[], { at: number }>(
+    `SELECT ${DUE_AT} AS at FROM deliveries d WHERE d.state = 'pending' ORDER BY ${DUE_AT} LIMIT 1`,
+  );
+  const pending = db.prepare<[], { count: number; oldest: string | null }>(
+    "SELECT count(*) AS count, min(created_at) AS oldest FROM deliveries WHERE state = 'pending'",
+  );
+  const ownWebhook = db.prepare<[number, number], { id: number }>(
+    'SELECT id FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
+  );
+  const attemptsPage = db.prepare<[number, number, number], AttemptRow>(`
+    SELECT a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay, a.disabled_webhook
+    FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
+    WHERE a.webhook_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?`);
+
+  // Replay: a settled delivery made pending again, due now, its attempt marked as a replay. Its
+  // event stays: retention only deletes events whose deliveries are all settled, in the same
+  // serialized transactions.
+  const deliveryOf = db.prepare<[number, number], { state: string; event_id: string }>(
+    'SELECT state, event_id FROM deliveries WHERE id = ? AND webhook_id = ?',
+  );
+  const requeueOne = db.prepare<[number, number]>(
+    "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_until = 0, completed_at = NULL, replay = 1 WHERE id = ? AND state <> 'pending'",
+  );
+  // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
+  const failedSince = db.prepare<[number, string, number], { id: number }>(
+    "SELECT id FROM deliveries WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? ORDER BY created_at, id LIMIT ?",
+  );
+
+  /**
+   * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
+   * run is old enough (followFailure in attempt-rules.ts). Returns the outcome to record.
+   */
+  const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
+    const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);
+    if (startsRun) startFailing.run(attempt.attemptedAt, job.webhookId);
+    if (!disables) return { outcome };
+    const now = new Date().toISOString();
+    disable.run(now, disables.reason, job.webhookId);
+    settlePending('failed', now, job.webhookId, job.deliveryId);
+    const disabled = writeOperationalEvent({ type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
+    return { outcome, disabled };
+  };
+
+  const record = (job: DeliveryJob, attempt: AttemptRecord): OperationalEvent | undefined => {
+    let outcome = attempt.outcome;
+    let disabled: OperationalEvent | undefined;
+    if (outcome === 'succeeded') stopFailing.run(job.webhookId);
+    else if (outcome === 'retrying' || outcome === 'failed') ({ outcome, disabled } = recordFailure(job, attempt));
+    insertAttempt.run(
+      job.deliveryId,
+      job.webhookId,
+      attempt.attemptedAt,
+      attempt.statusCode,
+      attempt.error,
+      attempt.durationMs,
+      outcome,
+      job.replay ? 1 : 0,
+      disabled ? 1 : 0,
+    );
+    if (attempt.slowDownUntil !== undefined) slowDown.run(attempt.slowDownUntil, job.webhookId);
+    const finalState = FINAL_STATE[outcome];
+    if (finalState === null) {
+      retryLater.run(attempt.nextAttemptAt ?? Date.now(), job.deliveryId);
+    } else {
+      const row = finish.get(finalState, attempt.attemptedAt, job.deliveryId);
+      if (row !== undefined) settled(job.webhookId, { dueAt: row.due_at, id: job.deliveryId });
+    }
+    if (attempt.outcome === 'gone') {
+      // 410 Gone: the receiver is gone for good (REST Hooks); detach the webhook.
+      const now = new Date().toISOString();
+      detach.run(now, job.webhookId);
+      settlePending('cancelled', now, job.webhookId);
+    }
+    return disabled;
+  };
+
+  return {
+    async claimDue(request) {
+      // Committed, not waited for on disk: a lease lost in a power cut only means the delivery
+      // is attempted again (at least once), so the attempt need not wait for an fsync first.
+      return committed(() => {
+        const claimed = claim(request);
+        // Nothing to do: the settled deliveries' entries still waiting go now.
+        if (claimed.jobs.length === 0) takeOutAll();
+        return claimed;
+      });
+    },
+    async recordAttempt(job, attempt) {
+      return grouped(() => record(job, attempt));
+    },
+    async nextDueAt(now = Date.now()) {
+      const at = earliest.get()?.at ?? undefined;
+      return anyToRelease.get() && (at === undefined || at > now) ? now : at;
+    },
+    async pendingStats() {
+      const row = pending.get()!;
+      return { count: row.count, oldestCreatedAt: row.oldest === null ? undefined : Date.parse(row.oldest) };
+    },
+    async listAttempts(clientId, webhookId, { limit, before }) {
+      if (!ownWebhook.get(webhookId, clientId)) return undefined;
+      return attemptsPage.all(webhookId, before ?? Number.MAX_SAFE_INTEGER, limit).map(toAttempt);
+    },
+    async requeue(clientId, webhookId, deliveryId, now) {
+      return grouped(() => {
+        if (!ownWebhook.get(webhookId, clientId)) return { outcome: 'no-webhook' as const };
+        const delivery = deliveryOf.get(deliveryId, webhookId);
+        if (!delivery) return { outcome: 'no-delivery' as const };
+        if (delivery.state === 'pending') return { outcome: 'pending' as const };
+        requeueOne.run(now, deliveryId);
+        return { outcome: 'queued' as const, eventId: delivery.event_id };
+      });
+    },
+    async recoverFailed(clientId, webhookId, since, limit, now) {
+      return grouped(() => {
+        if (!ownWebhook.get(webhookId, clientId)) return undefined;
+        const failed = failedSince.all(webhookId, since, limit + 1);
+        for (const { id } of failed.slice(0, limit)) requeueOne.run(now, id);
+        return { queued: Math.min(failed.length, limit), more: failed.length > limit };
+      });
+    },
+  };
+}

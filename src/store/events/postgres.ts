@@ -1,0 +1,152 @@
+import type pg from 'pg';
+import { idempotently } from '../idempotency/postgres.js';
+import { inTransaction, type Queryable } from '../postgres/transaction.js';
+import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
+
+// The client's listing, newest first by seq (the order of writing): events_by_client and
+// events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one
+// type for the second, so a page is one backward range of an index and nothing is sorted. Two
+// statements rather than one with an optional type, so that each is planned for its own index
+// (test/store/events/event-list-plan.test.ts checks the plans).
+export const EVENT_LIST_SQL = {
+  all: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
+  ofType: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
+};
+
+/**
+ * One statement, so one transaction: the event, and one pending delivery per active webhook of
+ * the client subscribed to its type (none for a disabled one). The workers are told after the
+ * commit, not in the transaction (../postgres/notifier.ts says why).
+ */
+async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: number } | undefined> {
+  const { rows } = await db.query<{ events: number; deliveries: number }>(
+    `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
+     event AS (
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context)
+       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text FROM client RETURNING id
+     ), delivery AS (
+       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
+       SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
+       JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries`,
+    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null],
+  );
+  const row = rows[0]!;
+  return row.events === 0 ? undefined : { deliveries: row.deliveries };
+}
+
+/** `newWork`: called once a publication that made deliveries has committed. */
+/**
+ * `publish` for many events in one statement: the events arrive as arrays, one per column, and
+ * are written in their order (WITH ORDINALITY), so their seq follows it.
+ */
+async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliveries: number } | undefined)[]> {
+  if (events.length === 0) return [];
+  const column = <K extends keyof NewEvent>(key: K) => events.map((event) => event[key] ?? null);
+  const { rows } = await db.query<{ stored: boolean; deliveries: number }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[])
+         WITH ORDINALITY AS i(id, client_id, type, payload, created_at, trace_context, n)
+     ), event AS (
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context)
+       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context FROM input i
+       WHERE EXISTS (SELECT 1 FROM clients c WHERE c.id = i.client_id) ORDER BY i.n
+       RETURNING id, client_id, type, created_at
+     ), delivery AS (
+       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
+       SELECT e.id, w.id, 'pending', e.created_at, e.created_at FROM event e
+       JOIN webhooks w ON w.client_id = e.client_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND e.type = ANY (w.events)
+       RETURNING event_id
+     )
+     SELECT e.id IS NOT NULL AS stored, coalesce(d.n, 0) AS deliveries FROM input i
+     LEFT JOIN event e ON e.id = i.id
+     LEFT JOIN (SELECT event_id, count(*) AS n FROM delivery GROUP BY event_id) d ON d.event_id = i.id
+     ORDER BY i.n`,
+    [column('id'), column('clientId'), column('type'), column('payload'), column('createdAt'), column('traceContext')],
+  );
+  return rows.map((row) => (row.stored ? { deliveries: row.deliveries } : undefined));
+}
+
+const anyDeliveries = (published: ({ deliveries: number } | undefined)[]) => published.some((event) => event?.deliveries);
+
+export function createEventRepository(pool: pg.Pool, newWork: () => void): EventRepository {
+  return {
+    async publish(event) {
+      const published = await publish(pool, event);
+      if (published?.deliveries) newWork();
+      return published;
+    },
+    async publishOnce(event, key) {
+      const keyed = await idempotently(pool, key, (db) => publish(db, event));
+      if (keyed.kind === 'done' && keyed.value?.deliveries) newWork();
+      return keyed;
+    },
+    async publishBatch(events) {
+      const published = await publishBatch(pool, events);
+      if (anyDeliveries(published)) newWork();
+      return published;
+    },
+    async publishBatchOnce(events, key) {
+      const keyed = await idempotently(pool, key, (db) => publishBatch(db, events));
+      if (keyed.kind === 'done' && anyDeliveries(keyed.value)) newWork();
+      return keyed;
+    },
+
+    async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
+      const { rows } =
+        type === undefined
+          ? await pool.query<StoredEvent>(EVENT_LIST_SQL.all, [clientId, before, limit])
+          : await pool.query<StoredEvent>(EVENT_LIST_SQL.ofType, [clientId, type, before, limit]);
+      return rows;
+    },
+
+    async prune(before, limit, cursor): Promise<PruneBatch> {
+      // Events are visited in the order they were written (seq), from the cursor on: each batch
+      // reads only what it visits, so its cost does not grow with the table. The walk stops at
+      // the first event younger than the cut-off.
+      const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
+        `SELECT e.seq, e.id, e.created_at < $2::timestamptz AS old,
+           EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending') AS pending
+         FROM events e WHERE e.seq > $1 ORDER BY e.seq LIMIT $3`,
+        [cursor, before, limit],
+      );
+      const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
+      const doomed: string[] = [];
+      let younger = false;
+      for (const row of rows) {
+        if (!row.old) {
+          younger = true;
+          break;
+        }
+        batch.cursor = row.seq;
+        if (!row.pending) doomed.push(row.id);
+      }
+      batch.more = !younger && rows.length === limit;
+      if (doomed.length === 0) return batch;
+      await inTransaction(pool, async (db) => {
+        // A replay can make a settled delivery pending again: lock the events (a replay holds a
+        // share lock on its delivery's event), then drop those whose deliveries are pending now,
+        // read by a statement of its own, after the locks, which sees what the replays committed.
+        await db.query('SELECT id FROM events WHERE id = ANY ($1) ORDER BY id FOR UPDATE', [doomed]);
+        const replayed = await db.query<{ event_id: string }>(
+          "SELECT DISTINCT event_id FROM deliveries WHERE event_id = ANY ($1) AND state = 'pending'",
+          [doomed],
+        );
+        for (const { event_id } of replayed.rows) doomed.splice(doomed.indexOf(event_id), 1);
+        if (doomed.length === 0) return;
+        const attempts = await db.query(
+          'DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id = ANY ($1))',
+          [doomed],
+        );
+        const deliveries = await db.query('DELETE FROM deliveries WHERE event_id = ANY ($1)', [doomed]);
+        const events = await db.query('DELETE FROM events WHERE id = ANY ($1)', [doomed]);
+        batch.attempts = attempts.rowCount ?? 0;
+        batch.deliveries = deliveries.rowCount ?? 0;
+        batch.events = events.rowCount ?? 0;
+      });
+      return batch;
+    },
+  };
+}

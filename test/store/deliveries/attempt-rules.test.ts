@@ -1,0 +1,57 @@
+// What recording an attempt decides, on its own (src/store/deliveries/attempt-rules.ts); the
+// stores' side is in test/store/store-contract.test.ts and test/delivery/auto-disable.test.ts.
+import t from 'tap';
+import { FINAL_STATE, followFailure } from '../../../src/store/deliveries/attempt-rules.js';
+import type { AttemptRecord } from '../../../src/store/store.js';
+
+const webhook = (changes: { failing_since?: string | null; disabled_at?: string | null; deleted_at?: string | null } = {}) => ({
+  client_id: 7,
+  failing_since: null,
+  disabled_at: null,
+  deleted_at: null,
+  ...changes,
+});
+const failed = (changes: Partial<AttemptRecord> = {}): AttemptRecord => ({
+  attemptedAt: '2025-03-01T12:00:00.000Z',
+  statusCode: 500,
+  error: null,
+  durationMs: 12,
+  outcome: 'retrying',
+  ...changes,
+});
+const disable = (failingSince: string) => ({ disable: { failingSince, reason: 'failing for 3 days' } });
+
+t.test('the state a delivery moves to after each outcome', async (t) => {
+  t.same(FINAL_STATE, { succeeded: 'succeeded', failed: 'failed', gone: 'failed', retrying: null });
+});
+
+t.test("a failure starts its webhook's run of failures, or carries it on", async (t) => {
+  t.same(followFailure(webhook(), failed()), { startsRun: true, outcome: 'retrying' });
+  t.same(followFailure(webhook(), failed({ outcome: 'failed' })), { startsRun: true, outcome: 'failed' });
+  t.same(followFailure(webhook({ failing_since: '2025-03-01T11:00:00.000Z' }), failed()), { startsRun: false, outcome: 'retrying' });
+});
+
+t.test('a run at least as old as the limit disables the webhook, and the attempt fails', async (t) => {
+  const running = webhook({ failing_since: '2025-02-26T12:00:00.000Z' });
+  t.same(followFailure(running, failed(disable('2025-02-26T12:00:00.000Z'))), {
+    startsRun: false,
+    outcome: 'failed',
+    disables: { clientId: 7, reason: 'failing for 3 days' },
+  });
+  t.same(followFailure(running, failed(disable('2025-02-26T11:59:59.999Z'))), { startsRun: false, outcome: 'retrying' }, 'younger than the limit');
+  t.same(
+    followFailure(webhook(), failed(disable('2025-03-01T12:00:00.000Z'))),
+    { startsRun: true, outcome: 'failed', disables: { clientId: 7, reason: 'failing for 3 days' } },
+    'a run starting now, with a limit of now',
+  );
+});
+
+t.test('a disabled webhook: the attempt fails; a deleted or unknown one is left alone', async (t) => {
+  t.same(followFailure(webhook({ failing_since: '2025-02-26T12:00:00.000Z', disabled_at: '2025-03-01T00:00:00.000Z' }), failed()), {
+    startsRun: false,
+    outcome: 'failed',
+  });
+  t.same(followFailure(webhook({ disabled_at: '2025-03-01T00:00:00.000Z' }), failed()), { startsRun: true, outcome: 'failed' }, 'enabled and disabled again');
+  t.same(followFailure(webhook({ deleted_at: '2025-03-01T00:00:00.000Z' }), failed(disable('2025-03-01T12:00:00.000Z'))), { startsRun: false, outcome: 'retrying' });
+  t.same(followFailure(undefined, failed()), { startsRun: false, outcome: 'retrying' });
+});
