@@ -7,16 +7,17 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { openDatabase } from '../../src/store/sqlite/engine/open-database.js';
+import { buildLeadhooks } from '../lib/server-process.js';
 import { parseOptions } from './bench-options.js';
 import { measureApi, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';
 import { measureIngestion } from './measures/ingestion.js';
 import { measurePostgres } from './measures/postgres.js';
 import { measureStartUp } from './measures/start-up.js';
+import { startBareFastify } from './peer-processes.js';
 import { count, elapsedSeconds, loadAverage, say } from './progress.js';
 import { judge, reportTables, writeBenchmarksReport, type Results } from './report.js';
 import { copyDatabase, groupsOf, seed, webhookCount } from './seed-database.js';
-import { buildLeadhooks, startBareFastify } from './server-process.js';
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));

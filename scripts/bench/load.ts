@@ -3,8 +3,8 @@
 // autocannon the bottleneck of earlier runs), a warm-up first; each figure carries the CPU the
 // server and the generator used, so that a reader sees which of the two was the busy one.
 import autocannon from 'autocannon';
+import type { RunningServer } from '../lib/server-process.js';
 import { cpuSeconds, peakRssMb, percent, say } from './progress.js';
-import type { RunningServer } from './server-process.js';
 
 export type PreparedRequest = autocannon.Request;
 

@@ -5,10 +5,11 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { leadhooksEnv, PUBLISHER_TOKEN, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
+import { startBareSender } from '../peer-processes.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
 import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
-import { leadhooksEnv, PUBLISHER_TOKEN, startBareSender, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../server-process.js';
 
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;

@@ -3,11 +3,11 @@
 // POST /events/batch at warn; then pgbench runs leadhooks' publish statement (docs/benchmarks.md).
 import type pg from 'pg';
 import { createEventRepository } from '../../../src/store/postgres/events.js';
+import { PUBLISHER_TOKEN } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import type { Measured, PreparedRequest } from '../load.js';
 import { count, say } from '../progress.js';
 import { copyDatabase, groupsOf, type BenchDatabase, type ClientGroup } from '../seed-database.js';
-import { PUBLISHER_TOKEN } from '../server-process.js';
 import { aboutStep, inTurn, type ApiCase } from './api.js';
 import { pgbench, postgresCopy, postgresServer } from './postgres.js';
 

@@ -1,7 +1,7 @@
 // Start to listening: from spawning leadhooks as `npm start` runs it to its first answered request.
+import { startLeadhooks } from '../../lib/server-process.js';
 import { say } from '../progress.js';
 import { median } from '../load.js';
-import { startLeadhooks } from '../server-process.js';
 
 const startOnce = (database: Record<string, string>) => startLeadhooks(database).then((server) => server.stop().then(() => server.startMs));
 
