@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// npm run crash-test -- [kills] [seconds]: the crash test of test/helpers/crash-test.ts at length, on
+// npm run crash-test -- [kills] [seconds]: the crash test of scripts/lib/crash-test.ts at length, on
 // SQLite, or on PostgreSQL when DATABASE_URL is set.
-import { runCrashTest } from '../test/helpers/crash-test.js';
+import { runCrashTest } from './lib/crash-test.js';
 
 const kills = Number(process.argv[2] ?? 6);
 const seconds = Number(process.argv[3] ?? 3);

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fuzzHttpSurface } from '../test/helpers/fuzz-http-surface.js';
+import { fuzzHttpSurface } from './lib/fuzz-http-surface.js';
 
 const runs = Number(process.argv[2] ?? 20_000);
 const seed = Number(process.argv[3] ?? Date.now() % 2 ** 31);

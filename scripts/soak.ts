@@ -22,7 +22,7 @@ import { WAL_HARD_LIMIT_BYTES } from '../src/store/sqlite/durable-writer.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../src/store/sqlite/open-database.js';
 import { count, say } from './bench/progress.js';
 import { apiKeyFor, seed } from './bench/seed-database.js';
-import { buildLeadhooks, PUBLISHER_TOKEN, startLeadhooks } from './bench/server-process.js';
+import { buildLeadhooks, PUBLISHER_TOKEN, startLeadhooks } from './lib/server-process.js';
 
 const minutes = Number(process.argv[2] ?? 30);
 const WARM_UP_MINUTES = Math.min(5, minutes / 3);

@@ -4,14 +4,14 @@ import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { nodeCommandIn } from '../scripts/bench/server-process.js';
+import { nodeCommandIn } from '../scripts/lib/server-process.js';
 import { sectionBlocks } from './helpers/readme.js';
 import { tempDir } from './helpers/temp-dir.js';
 
 // The server and the worker run as their package.json scripts run node (two malloc arenas, a small
 // young generation: docs/benchmarks.md). The package's `leadhooks` command, which the deployment
 // docs use, runs them the same way, and the bench reads the command from the same scripts
-// (scripts/bench/server-process.ts).
+// (scripts/lib/server-process.ts).
 
 const scripts = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
 const optionsBefore = (command: string, file: string) => nodeCommandIn(command, file)?.join(' ');

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, startWorker } from './helpers/server-process.js';
+import { startServer, startWorker } from '../scripts/lib/server-process.js';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from './helpers/app.js';
 import { eventually, startReceiver } from './helpers/receiver.js';
 import { testDatabase } from './helpers/stores.js';

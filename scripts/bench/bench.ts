@@ -7,16 +7,17 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
+import { buildLeadhooks } from '../lib/server-process.js';
 import { parseOptions } from './bench-options.js';
 import { measureApi, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';
 import { measureIngestion } from './measures/ingestion.js';
-import { measurePostgres } from './measures/postgres.js';
+import { measurePostgres, postgresServer } from './measures/postgres.js';
 import { measureStartUp } from './measures/start-up.js';
+import { startBareFastify } from './peer-processes.js';
 import { count, elapsedSeconds, loadAverage, say } from './progress.js';
 import { judge, reportTables, writeBenchmarksReport, type Results } from './report.js';
 import { copyDatabase, groupsOf, seed, webhookCount } from './seed-database.js';
-import { buildLeadhooks, startBareFastify } from './server-process.js';
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));
@@ -26,8 +27,7 @@ async function main() {
   try {
     say('building (npm run build)');
     buildLeadhooks();
-    const [api, grown, shallowOutbox, deepOutbox] = [options.api, options.apiGrown, options.shallowOutbox, options.deepOutbox].map((layout) => seed(dir, layout)) as [string, string, string, string];
-    const seeded = { api, grown, shallowOutbox, deepOutbox };
+    const seeded = { api: seed(dir, options.api), grown: seed(dir, options.apiGrown), shallowOutbox: seed(dir, options.shallowOutbox), deepOutbox: seed(dir, options.deepOutbox) };
     const copy = (from: string, name: string) => copyDatabase(from, dir, name);
     const [groups, grownWebhooks] = [groupsOf(options.api), webhookCount(options.apiGrown)];
 
@@ -48,7 +48,8 @@ async function main() {
       { label: 'beside bare Fastify', database: copy(seeded.api, 'beside-bare'), group: groups.small },
       { label: 'tracing on', database: { ...traced, env: { ...traced.env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } }, group: groups.small },
     ]).finally(() => sink.stop())) as [ApiOperations, ApiOperations, ApiOperations];
-    const ingestion = await measureIngestion(options, dir, seed(dir, options.ingestion));
+    const postgresAt = await postgresServer();
+    const ingestion = await measureIngestion(options, dir, seed(dir, options.ingestion), postgresAt);
 
     // The small case and its two grown cases, in turn, each on a copy of its own.
     const [small, bigClients, bigDatabase] = (await measureApi(options, [
@@ -58,7 +59,7 @@ async function main() {
     ])) as [ApiOperations, ApiOperations, ApiOperations];
 
     const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
-    const postgres = await measurePostgres(options, dir, { api: seeded.api, shallowOutbox: seeded.shallowOutbox, deepOutbox: seeded.deepOutbox, group: groups.small });
+    const postgres = await measurePostgres(options, dir, postgresAt, { ...seeded, group: groups.small });
 
     const results: Results = { bare, besideBare, tracing, ingestion, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
     const judged = judge(results, options.smoke);

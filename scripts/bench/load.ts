@@ -3,8 +3,8 @@
 // autocannon the bottleneck of earlier runs), a warm-up first; each figure carries the CPU the
 // server and the generator used, so that a reader sees which of the two was the busy one.
 import autocannon from 'autocannon';
+import type { RunningServer } from '../lib/server-process.js';
 import { cpuSeconds, peakRssMb, percent, say } from './progress.js';
-import type { RunningServer } from './server-process.js';
 
 export type PreparedRequest = autocannon.Request;
 
@@ -64,9 +64,9 @@ export async function measureLoad(name: string, server: RunningServer, spec: Loa
   return m;
 }
 
-/** The middle value (the upper of the two middle ones for an even count). */
-export function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** The value at `q` of the values sorted (0.99: the p99; 0.5: the median, the upper of the two middle ones for an even count). */
+export function quantile(values: number[], q: number): number {
+  return [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 }
 
 /**
@@ -79,6 +79,6 @@ export function combineRounds(name: string, rounds: Measured[]): Measured {
   const total = seconds.reduce((a, b) => a + b, 0);
   const weighted = (pick: (r: Measured) => number) => rounds.reduce((sum, r, i) => sum + pick(r) * seconds[i]!, 0) / total;
   const completed = rounds.reduce((sum, r) => sum + r.completed, 0);
-  const [p50Ms, p99Ms, peakRssMb] = [median(rounds.map((r) => r.p50Ms)), Math.max(...rounds.map((r) => r.p99Ms)), Math.max(...rounds.map((r) => r.peakRssMb))];
+  const [p50Ms, p99Ms, peakRssMb] = [quantile(rounds.map((r) => r.p50Ms), 0.5), Math.max(...rounds.map((r) => r.p99Ms)), Math.max(...rounds.map((r) => r.peakRssMb))];
   return { name, completed, rps: completed / total, p50Ms, p99Ms, serverCores: weighted((r) => r.serverCores), generatorCores: weighted((r) => r.generatorCores), peakRssMb };
 }

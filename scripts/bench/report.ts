@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
+import { scriptCommand } from '../lib/server-process.js';
 import type { BenchOptions } from './bench-options.js';
 import { generatorSaturated, type Measured } from './load.js';
 import type { ApiOperations } from './measures/api.js';
@@ -13,7 +14,6 @@ import type { Drain, measureDelivery } from './measures/delivery.js';
 import type { Ingesting, IngestionResults } from './measures/ingestion.js';
 import type { CommitCeiling, PostgresResults } from './measures/postgres.js';
 import { count, percent } from './progress.js';
-import { scriptCommand } from './server-process.js';
 
 export interface Results {
   /** Bare Fastify, and leadhooks on a database of its own with tracing off and on, answering the same requests in turn. */

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import { startServer, startWorker } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, deliveriesHeld, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { sleep, startReceiver } from '../helpers/receiver.js';
-import { startServer, startWorker } from '../helpers/server-process.js';
 import { testDatabase } from '../helpers/stores.js';
 
 async function setup(t: Test) {

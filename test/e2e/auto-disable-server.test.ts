@@ -1,8 +1,8 @@
 import createClient from 'openapi-fetch';
 import t from 'tap';
 import type { paths } from '../../generated/openapi.js';
-import { checkedFetch } from '../helpers/contract.js';
-import { startServer } from '../helpers/server-process.js';
+import { checkedFetch } from '../../scripts/lib/contract.js';
+import { startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, noDeliveryPending, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { testDatabase } from '../helpers/stores.js';

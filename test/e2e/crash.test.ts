@@ -1,5 +1,5 @@
 import t from 'tap';
-import { runCrashTest } from '../helpers/crash-test.js';
+import { runCrashTest } from '../../scripts/lib/crash-test.js';
 import { testDatabase } from '../helpers/stores.js';
 
 // The short version of `npm run crash-test`: two SIGKILLs under load.

@@ -1,9 +1,9 @@
 import createClient from 'openapi-fetch';
 import t from 'tap';
 import type { paths } from '../../generated/openapi.js';
+import { checkedFetch } from '../../scripts/lib/contract.js';
+import { startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient } from '../helpers/app.js';
-import { checkedFetch } from '../helpers/contract.js';
-import { startServer } from '../helpers/server-process.js';
 import { testDatabase } from '../helpers/stores.js';
 
 // A consumer's view: a client generated from openapi.yaml (openapi-fetch over the generated

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { fuzzHttpSurface } from '../helpers/fuzz-http-surface.js';
+import { fuzzHttpSurface } from '../../scripts/lib/fuzz-http-surface.js';
 import { testDatabase } from '../helpers/stores.js';
 
 // A fixed seed and a bounded number of runs, so the suite is repeatable; `npm run fuzz` runs

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { parse, stringify } from 'yaml';
+import { checkedFetch } from '../../scripts/lib/contract.js';
+import { startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { consumerFolder, installedVersion, readmeConsumerSteps, runIn, tscDiagnostics } from '../helpers/consumer-build.js';
 import { CONSUMER_PROGRAM, DATA_LINES } from '../helpers/consumer-program.js';
 import { eventCatalogue } from '../../src/event-catalogue.js';
-import { checkedFetch } from '../helpers/contract.js';
-import { startServer } from '../helpers/server-process.js';
 import { belongsTo } from '../helpers/stores.js';
 
 belongsTo('sqlite');

@@ -2,9 +2,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { startProcess } from '../../scripts/lib/server-process.js';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { startReceiver, verifies } from '../helpers/receiver.js';
-import { startProcess } from '../helpers/server-process.js';
 import { belongsTo, postgresDatabase, TEST_DATABASE_URL } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

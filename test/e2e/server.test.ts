@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
-import { assertMatchesSpec } from '../helpers/contract.js';
+import { assertMatchesSpec } from '../../scripts/lib/contract.js';
+import { failedStart, startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, tempDir } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { failedStart, startServer } from '../helpers/server-process.js';
 import { onlyOn, testDatabase } from '../helpers/stores.js';
 
 async function call(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {

@@ -5,9 +5,9 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
+import { startServer, startWorker } from '../../scripts/lib/server-process.js';
 import { cliCreateClient } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
-import { startServer, startWorker } from '../helpers/server-process.js';
 import { testDatabase } from '../helpers/stores.js';
 
 // Traces at a real OTLP receiver (OTLP/HTTP with JSON bodies, on loopback): a span per request,

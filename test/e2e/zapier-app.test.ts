@@ -4,11 +4,11 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { checkedFetch } from '../../scripts/lib/contract.js';
+import { startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testDatabase } from '../helpers/stores.js';
-import { checkedFetch } from '../helpers/contract.js';
-import { startServer } from '../helpers/server-process.js';
 
 // The Zapier integration of examples/zapier against the real server. Its own tests
 // (examples/zapier/test, run by `npm test` there, as `zapier-platform test` runs them) need only

@@ -5,7 +5,7 @@ import { buildApp, type AppOptions } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { HELD_AT, HELD_AT_ISO } from '../../src/store/deliveries/claim-rules.js';
-import { assertMatchesSpec } from './contract.js';
+import { assertMatchesSpec } from '../../scripts/lib/contract.js';
 import { eventually } from './receiver.js';
 import { databaseAt, testDatabase, type TestDatabase } from './stores.js';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { loadSpec } from '../../src/spec.js';
-import { assertMatchesSpec, type ObservedResponse } from '../helpers/contract.js';
+import { assertMatchesSpec, type ObservedResponse } from '../../scripts/lib/contract.js';
 
 // The response check of every other test is only as good as what it rejects: these are answers
 // it must refuse, each next to one it must let through.
@@ -61,8 +61,8 @@ t.test('formats are checked: a date-time that is not one is refused', async (t) 
   t.throws(() => assertMatchesSpec(read({ ...webhook, ...rest, created: 'yesterday' })), /\/created must match format "date-time"/);
   t.throws(() => assertMatchesSpec(read({ ...webhook, ...rest, disabledAt: '2026-11-22 22:15' })), /\/disabledAt must match format "date-time"/);
 
-  // Answers carry date-time; http-url is the request's webhook URL, registered in test/helpers/contract.ts
-  // as the app checks it. A format that test/helpers/contract.ts does not know throws when a schema
+  // Answers carry date-time; http-url is the request's webhook URL, registered in scripts/lib/contract.ts
+  // as the app checks it. A format that scripts/lib/contract.ts does not know throws when a schema
   // naming it is compiled; a new one needs its case here.
   const formats = new Set<string>();
   const walk = (node: unknown): void => {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
-import { NESTING_KINDS, nestedJson, withField } from '../helpers/fuzz-http-surface.js';
+import { NESTING_KINDS, nestedJson, withField } from '../../scripts/lib/fuzz-http-surface.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 t.test('the per-key rate limit answers 429 with retry-after, and one key never uses up another', async (t) => {

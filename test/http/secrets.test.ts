@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';
+import { startServer, startWorker } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, buildTestApp, createClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { testDatabase } from '../helpers/stores.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
-import { startServer, startWorker } from '../helpers/server-process.js';
 
 // Secrets in play: API keys, the publisher token, webhook signing secrets. None may appear in a
 // log line or an error body, whatever the log level.

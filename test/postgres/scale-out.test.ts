@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { cliCreateClient, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually } from '../helpers/receiver.js';
-import { startServer, startWorker } from '../helpers/server-process.js';
+import { startServer, startWorker } from '../../scripts/lib/server-process.js';
 import { belongsTo, postgresDatabase } from '../helpers/stores.js';
 
 belongsTo('postgres');

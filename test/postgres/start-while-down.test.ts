@@ -3,7 +3,7 @@ import t from 'tap';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { freePort, privateCluster, privateClusterUnavailable } from '../helpers/private-postgres.js';
 import { eventually, startReceiver, verifies } from '../helpers/receiver.js';
-import { failedStart, startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { failedStart, startProcess, type ServerProcess } from '../../scripts/lib/server-process.js';
 
 // A server and a worker started while their PostgreSQL is down wait for it (DATABASE_WAIT): a log
 // line per try, pauses growing, the health checks answering on the port each will serve on; once

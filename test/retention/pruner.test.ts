@@ -6,7 +6,7 @@ import { generateApiKey } from '../../src/secrets/credentials.js';
 import { createPruner } from '../../src/retention/pruner.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
 import type { Store } from '../../src/store/store.js';
-import { failPastDisableTime } from '../helpers/failed-attempt.js';
+import { failPastDisableTime } from '../../scripts/lib/failed-attempt.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, openTestStore, type TestDatabase } from '../helpers/stores.js';

@@ -18,6 +18,9 @@ const LAYERS: string[][] = [
 ];
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');
+const ROOT = join(SRC, '..');
+/** A relative import's path: `from '…'` (an export's too), `import '…'` and `import('…')`. */
+const RELATIVE_IMPORT = /(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g;
 const placeOf = (file: string) => {
   const top = relative(SRC, file).split('/')[0]!;
   const layer = LAYERS.findIndex((names) => names.includes(top));
@@ -134,16 +137,15 @@ t.test("a repository's statements use one engine, its rules none", async (t) => 
 // No module imports itself through others, anywhere in the repository: a circle makes two files
 // one, and the order they load in decides what each sees.
 t.test('no import circle anywhere in the repository', async (t) => {
-  const root = join(SRC, '..');
   const files = ['src', 'test', 'scripts', 'portal', 'examples', 'support']
-    .filter((dir) => existsSync(join(root, dir)))
-    .flatMap((dir) => sources(join(root, dir), /\.(ts|mjs|js)$/))
+    .filter((dir) => existsSync(join(ROOT, dir)))
+    .flatMap((dir) => sources(join(ROOT, dir), /\.(ts|mjs|js)$/))
     .filter((file) => !file.includes('/node_modules/') && !file.includes('/dist/'));
   const known = new Set(files);
   const importsOf = new Map<string, string[]>();
   for (const file of files) {
     const targets: string[] = [];
-    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(RELATIVE_IMPORT)) {
       const target = join(dirname(file), spec!);
       const found = [target, target.replace(/\.js$/, '.ts')].find((candidate) => known.has(candidate));
       if (found) targets.push(found);
@@ -155,11 +157,24 @@ t.test('no import circle anywhere in the repository', async (t) => {
   const visit = (file: string, path: string[]) => {
     state.set(file, 'open');
     for (const next of importsOf.get(file) ?? []) {
-      if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(root, f)).join(' → '));
+      if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(ROOT, f)).join(' → '));
       else if (!state.has(next)) visit(next, [...path, next]);
     }
     state.set(file, 'done');
   };
   for (const file of files) if (!state.has(file)) visit(file, [file]);
   t.same(circles, []);
+});
+
+// The scripts run the tests' harness at length (the crash test, the fuzzer) and the tests start
+// processes as the bench does: what both use lives in scripts/lib/. test/ is the suite's own, so
+// that a script never depends on a file a test may change for itself.
+t.test('no script imports from test/', async (t) => {
+  const reaching: string[] = [];
+  for (const file of sources(join(ROOT, 'scripts'), /\.(ts|mjs|js)$/)) {
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(RELATIVE_IMPORT)) {
+      if (relative(ROOT, join(dirname(file), spec!)).split('/')[0] === 'test') reaching.push(`${relative(ROOT, file)} → ${spec}`);
+    }
+  }
+  t.same(reaching, []);
 });

@@ -2,7 +2,7 @@ import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
 import { HELD_AT, HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH } from '../../src/store/deliveries/claim-rules.js';
 import type { AttemptRecord, Store } from '../../src/store/store.js';
-import { failPastDisableTime } from '../helpers/failed-attempt.js';
+import { failPastDisableTime } from '../../scripts/lib/failed-attempt.js';
 import { openTestStore } from '../helpers/stores.js';
 
 // The store interface's contract, method by method: what each returns and what it leaves in the

@@ -4,10 +4,11 @@
 // turn, each case on a server and a database of its own, up for the whole measure (a case sharing
 // a server with another paid for the writes of the run before it). Keys go round a group of
 // clients so that the rate limit and the key cache see many keys.
+import { startLeadhooks, type RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import { combineRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
+import { startBareFastify } from '../peer-processes.js';
 import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
-import { startBareFastify, startLeadhooks, type RunningServer } from '../server-process.js';
 
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';

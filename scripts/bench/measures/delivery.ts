@@ -5,10 +5,12 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { leadhooksEnv, PUBLISHER_TOKEN, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
+import { quantile } from '../load.js';
+import { startBareSender } from '../peer-processes.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
 import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
-import { leadhooksEnv, PUBLISHER_TOKEN, startBareSender, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../server-process.js';
 
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -150,9 +152,7 @@ async function measurePublishLatency(options: BenchOptions, server: RunningServe
   }
   await Promise.all(answers);
   await receiver.reached(delivered + published, 30_000);
-  const latencies = [...receiver.latencies].sort((a, b) => a - b);
-  const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  const measured = { rate, published, p50Ms: p(0.5), p99Ms: p(0.99) };
+  const measured = { rate, published, p50Ms: quantile(receiver.latencies, 0.5), p99Ms: quantile(receiver.latencies, 0.99) };
   say(`publish → receiver: ${published} events, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms`);
   return measured;
 }

@@ -4,9 +4,9 @@
 import Database from 'better-sqlite3';
 import { Logger, makeWorkerUtils } from 'graphile-worker';
 import type { BenchOptions } from '../bench-options.js';
+import { startGraphilePeers } from '../peer-processes.js';
 import { scratchDatabase } from '../postgres-database.js';
 import { RECEIVER_PORT, type DatabaseLayout } from '../seed-database.js';
-import { startGraphilePeers } from '../server-process.js';
 import { timeDrain, type Drain } from './delivery.js';
 
 // Its lines while it installs its schema are not the bench's: its errors alone.

@@ -3,13 +3,13 @@
 // POST /events/batch at warn; then pgbench runs leadhooks' publish statement (docs/benchmarks.md).
 import type pg from 'pg';
 import { createEventRepository } from '../../../src/store/events/postgres.js';
+import { PUBLISHER_TOKEN } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import type { Measured, PreparedRequest } from '../load.js';
 import { count, say } from '../progress.js';
 import { copyDatabase, groupsOf, type BenchDatabase, type ClientGroup } from '../seed-database.js';
-import { PUBLISHER_TOKEN } from '../server-process.js';
 import { aboutStep, inTurn, type ApiCase } from './api.js';
-import { pgbench, postgresCopy, postgresServer } from './postgres.js';
+import { pgbench, postgresCopy, type PostgresServer } from './postgres.js';
 
 /** A case: `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo; `batch` (requests of options.batch.events) at warn. */
 export type Ingesting = { store?: BenchDatabase['store']; level?: string; about: Measured; publish: Measured; batch?: Measured };
@@ -25,9 +25,8 @@ const publishing = (path: string, length: number, body: (n: number) => unknown):
 const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
 const batches = (group: ClientGroup, { events, connections }: BenchOptions['batch']) => publishing('/events/batch', connections, (b) => ({ events: Array.from({ length: events }, (_, n) => publication(group, b * events + n)) }));
 
-export async function measureIngestion(options: BenchOptions, dir: string, seeded: string): Promise<IngestionResults> {
+export async function measureIngestion(options: BenchOptions, dir: string, seeded: string, server: PostgresServer): Promise<IngestionResults> {
   const group = groupsOf(options.ingestion).publishers;
-  const server = await postgresServer();
   const levels = ['info', 'warn'];
   const cases: ApiCase[] = [{ label: 'bare Fastify, ingestion', group }];
   try {

@@ -60,8 +60,9 @@ async function measureCommitCeiling(serverUrl: string, dir: string, seconds: num
   }
 }
 
-/** The server the PostgreSQL measures run on, or why they are skipped. */
-export async function postgresServer(): Promise<{ url: string } | { skipped: string }> {
+/** The server the PostgreSQL measures run on, or why they are skipped: asked once a run, so that the measures agree. */
+export type PostgresServer = { url: string } | { skipped: string };
+export async function postgresServer(): Promise<PostgresServer> {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const unreachable = await runSql(url, 'SELECT 1').then(() => undefined, (error: Error) => error.message);
   if (unreachable === undefined) return { url };
@@ -70,8 +71,7 @@ export async function postgresServer(): Promise<{ url: string } | { skipped: str
   return { skipped };
 }
 
-export async function measurePostgres(options: BenchOptions, dir: string, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
-  const server = await postgresServer();
+export async function measurePostgres(options: BenchOptions, dir: string, server: PostgresServer, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
   if ('skipped' in server) return server;
   const { url } = server;
   const api = await postgresCopy(url, seeded.api, "the small case's database");

@@ -1,7 +1,7 @@
 // Start to listening: from spawning leadhooks as `npm start` runs it to its first answered request.
+import { startLeadhooks } from '../../lib/server-process.js';
 import { say } from '../progress.js';
-import { median } from '../load.js';
-import { startLeadhooks } from '../server-process.js';
+import { quantile } from '../load.js';
 
 const startOnce = (database: Record<string, string>) => startLeadhooks(database).then((server) => server.stop().then(() => server.startMs));
 
@@ -17,6 +17,6 @@ export async function measureStartUp(cases: { label: string; database: Record<st
     const order = i % 2 === 0 ? [...cases.entries()] : [...cases.entries()].reverse();
     for (const [index, { database }] of order) starts[index]!.push(await startOnce(database));
   }
-  cases.forEach(({ label }, i) => say(`start to listening, ${label}: ${starts[i]!.map((s) => s.toFixed(0)).join(', ')} ms (median ${median(starts[i]!).toFixed(0)})`));
-  return starts.map(median);
+  cases.forEach(({ label }, i) => say(`start to listening, ${label}: ${starts[i]!.map((s) => s.toFixed(0)).join(', ')} ms (median ${quantile(starts[i]!, 0.5).toFixed(0)})`));
+  return starts.map((probed) => quantile(probed, 0.5));
 }

@@ -32,7 +32,7 @@ const options: Options = {
     log: console.log,
     error: console.error,
     warn: (message: string) => {
-      throw new Error(`test/helpers/contract.ts: ${message}`);
+      throw new Error(`scripts/lib/contract.ts: ${message}`);
     },
   },
 };
