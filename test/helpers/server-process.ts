@@ -63,7 +63,7 @@ export function startProcess(t: Test | undefined, [program, ...args]: string[], 
   t?.teardown(() => stop('SIGKILL'));
 
   return new Promise((resolve, reject) => {
-    collectLines(child.stdout!, stdout, (line) => {
+    collectLines(child.stdout, stdout, (line) => {
       try {
         const entry = JSON.parse(line);
         if (entry.msg === readyMessage) resolve({ url: entry.address ?? '', child, stdout, stderr, stop });
@@ -71,7 +71,7 @@ export function startProcess(t: Test | undefined, [program, ...args]: string[], 
         // not a log line
       }
     });
-    collectLines(child.stderr!, stderr);
+    collectLines(child.stderr, stderr);
     exited.then((code) => reject(new Error(`${[program, ...args].join(' ')} exited (${code}) before it was ready:\n${stderr.join('\n')}`)));
   });
 }
@@ -83,7 +83,7 @@ export async function failedStart(env: Record<string, string>): Promise<{ code: 
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const stderr: string[] = [];
-  collectLines(child.stderr!, stderr);
+  collectLines(child.stderr, stderr);
   const [code] = await once(child, 'exit');
   return { code, stderr: stderr.join('\n') };
 }
