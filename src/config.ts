@@ -67,7 +67,7 @@ function parseDurationOrOff(value: string): number | null | undefined {
 /** `5s,5m,30m` → [5000, 300000, 1800000]. */
 export function parseSchedule(value: string): number[] | undefined {
   const delays = value.split(',').map((part) => parseDuration(part));
-  return delays.length <= 50 && delays.every((d) => d !== undefined) ? (delays as number[]) : undefined;
+  return delays.length <= 50 && delays.every((d) => d !== undefined) ? delays : undefined;
 }
 
 function parseBoolean(value: string): boolean | undefined {

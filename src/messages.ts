@@ -220,7 +220,7 @@ function webhookFields({ properties }: SpecSchema): Describers {
     },
     events: (issue, index) => {
       if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
-      if (issue?.keyword === 'maxItems') return `events must hold at most ${issue.params.limit} names`;
+      if (issue?.keyword === 'maxItems') return `events must hold at most ${String(issue.params.limit)} names`;
       return `events must be an array of ${EVENT_LIST}`;
     },
     paused: () => 'paused must be true or false',

@@ -10,7 +10,7 @@ import { loadSpec } from '../../src/spec.js';
 
 type Json = Record<string, any>;
 
-const spec = loadSpec() as Json;
+const spec: Json = loadSpec();
 
 /** `format: http-url`, as the app checks it (src/routes/operations.ts): it must parse, with a host. */
 function isHttpUrl(url: string): boolean {

@@ -42,7 +42,8 @@ export const jsonBodyPlugin = fp(
       }
       if (text === '') return done(null, undefined);
       if (nestsTooDeep(text)) return done(new HttpError(400, MESSAGES.tooDeep), undefined);
-      parseJson(request, text, done);
+      // Fastify's parser answers through `done`; `void` because its type also allows a promise.
+      void parseJson(request, text, done);
     });
   },
   { name: 'json-body' },
@@ -148,7 +149,7 @@ function lowerCaseHeaderNames(schema: ObjectSchema & { required?: string[] }): O
 
 /** The app's validator compiler: each operation's body, parameters and headers, as openapi.yaml declares them. */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  if (httpPart === 'body') return withStorableText(schema as Schema, ajv.compile(schema));
-  const parameters = httpPart === 'headers' ? lowerCaseHeaderNames(schema as ObjectSchema) : (schema as ObjectSchema);
+  if (httpPart === 'body') return withStorableText(schema, ajv.compile(schema));
+  const parameters = httpPart === 'headers' ? lowerCaseHeaderNames(schema) : (schema as ObjectSchema);
   return withStorableText(parameters as Schema, withIntegerParameters(parameters, ajv.compile(parameters)));
 };

@@ -122,7 +122,7 @@ export function createIdempotency(secrets: SecretBox): Idempotency {
         // once the request has answered.
         try {
           running.add(slot);
-          const hashed = requestHash(operationId, request.body, (request.params ?? {}) as object);
+          const hashed = requestHash(operationId, request.body, request.params ?? {});
           request.idempotency = {
             keep: (render) => ({
               scope,

@@ -16,6 +16,7 @@ export interface Schema {
 }
 
 // U+0000, or a UTF-16 surrogate without its other half.
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what PostgreSQL cannot store
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
@@ -56,6 +57,7 @@ function unstorableText(data: unknown, schema: Schema, at = ''): string | undefi
  * schema describes text: the same 400 on both stores, rather than a 500 from PostgreSQL and U+0000
  * kept by SQLite.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any of ajv's validators, each typed by its schema's data
 export function withStorableText(schema: Schema, validate: (data: any) => boolean): ValidateFunction {
   const check = ((data: unknown) => {
     check.errors = null;

@@ -1,5 +1,4 @@
 import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

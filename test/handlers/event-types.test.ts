@@ -9,7 +9,7 @@ import { startReceiver } from '../helpers/receiver.js';
 // Its schemas are what a client validates deliveries with, or builds samples and mappings from.
 
 type Json = Record<string, any>;
-const spec = loadSpec() as Json;
+const spec: Json = loadSpec();
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after'];
 
 /** The catalogue as openapi.yaml states it: each type's schema with its references put in place. */

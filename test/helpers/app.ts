@@ -75,7 +75,7 @@ export async function send(app: FastifyInstance, options: InjectOptions): Promis
     method,
     url: String(options.url),
     status: res.statusCode,
-    contentType: res.headers['content-type'] as string | undefined,
+    contentType: res.headers['content-type'],
     headers: res.headers,
     body: res.body,
   });

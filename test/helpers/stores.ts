@@ -128,7 +128,7 @@ export function sqliteDatabase(path: string): TestDatabase {
 const INT8_AS_NUMBER = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') =>
     oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format),
-} as pg.CustomTypesConfig;
+};
 
 let admin: pg.Pool | undefined;
 let created = 0;
@@ -221,7 +221,7 @@ export async function migrateUntil(db: TestDatabase, until: string): Promise<voi
   const count = migrations.findIndex((sql) => sql.includes(until));
   if (count < 0) throw new Error(`no migration contains ${until}`);
   if (db.kind === 'sqlite') {
-    const old = new Database(db.env.DATABASE_PATH!);
+    const old = new Database(db.env.DATABASE_PATH);
     try {
       old.exec(migrations.slice(0, count).join(';\n'));
       old.pragma(`user_version = ${count}`);

@@ -43,7 +43,7 @@ t.test('while the database is away the API answers 503, nothing acknowledged is 
     { method: 'GET', url: `/webhook/${hook.json.hookId}/deliveries`, headers: key },
   ] as const;
   for (const request of requests) {
-    const res = await send(app, request as Parameters<typeof send>[1]);
+    const res = await send(app, request);
     t.equal(res.status, 503, `${request.method} ${request.url}`);
     t.same(res.json, UNAVAILABLE);
     t.equal(res.headers['retry-after'], '5');

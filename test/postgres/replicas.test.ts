@@ -4,7 +4,7 @@ import { generateApiKey } from '../../src/secrets/credentials.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/open/open-store.js';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, send } from '../helpers/app.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { beforeFirstQuery, belongsTo, openTestStore } from '../helpers/stores.js';
 
@@ -20,7 +20,7 @@ async function twoReplicas(t: Test) {
   const origins = [await one.app.listen({ host: '127.0.0.1', port: 0 }), await two.app.listen({ host: '127.0.0.1', port: 0 })];
   const about = async (origin: string, apiKey: string) => {
     const res = await fetch(`${origin}/about`, { headers: { 'x-api-key': apiKey } });
-    return { status: res.status, json: (await res.json()) as unknown };
+    return { status: res.status, json: (await res.json()) };
   };
   /** The status each replica answers `apiKey` with, in turn. */
   const statuses = async (apiKey: string) => [(await about(origins[0]!, apiKey)).status, (await about(origins[1]!, apiKey)).status];

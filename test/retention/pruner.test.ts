@@ -22,7 +22,7 @@ const silent = { info() {}, error() {} } as never;
  */
 async function databaseSize(db: TestDatabase): Promise<number> {
   if (db.kind === 'sqlite') {
-    const file = new Database(db.env.DATABASE_PATH!, { readonly: true });
+    const file = new Database(db.env.DATABASE_PATH, { readonly: true });
     try {
       return (file.pragma('page_count', { simple: true }) as number) * (file.pragma('page_size', { simple: true }) as number);
     } finally {

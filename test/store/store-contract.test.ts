@@ -408,7 +408,7 @@ t.test("a detached webhook's secrets are erased at once; retention deletes its r
   const cutOff = new Date(Date.now() + 3_600_000).toISOString();
   // One a batch, in the order they were detached: only the one nothing refers to goes.
   const walk = async () => {
-    let totals = { deleted: 0, batches: 0 };
+    const totals = { deleted: 0, batches: 0 };
     for (let cursor = start, more = true; more; totals.batches++) {
       const batch = await store.webhooks.prune(cutOff, 1, cursor);
       totals.deleted += batch.deleted;

@@ -18,7 +18,7 @@ const TYPES = {
     if (oid === pg.types.builtins.TIMESTAMPTZ) return (value: string) => (parseDate(value) as Date).toISOString();
     return pg.types.getTypeParser(oid, format);
   },
-} as pg.CustomTypesConfig;
+};
 
 /**
  * The pool every query of the store goes through. `raiseSynchronousCommit` is set when the

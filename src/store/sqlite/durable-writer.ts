@@ -140,7 +140,7 @@ export function createDurableWriter(db: Db): DurableWriter {
     // more than 100 ms (the thread's checkpoint running, a reader on an old snapshot): the next
     // commit tries again, and the event loop was not held for the whole busy timeout.
     if (checkpointer && wal.size() > WAL_HARD_LIMIT_BYTES) {
-      const busyTimeout = db.pragma('busy_timeout', { simple: true });
+      const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
       db.pragma('busy_timeout = 100');
       try {
         db.pragma('wal_checkpoint(TRUNCATE)');
@@ -221,12 +221,14 @@ export function createDurableWriter(db: Db): DurableWriter {
     grouped: (write) => enqueue(write, true),
     committed: (write) => enqueue(write, false),
     synced: <T>(write: () => T): T => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the fsync failure, as it was caught
       if (failure !== undefined) throw failure;
       const result = write();
       wal?.syncNow();
       return result;
     },
     assertHealthy() {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the fsync failure, as it was caught
       if (failure !== undefined) throw failure;
     },
     async close() {
