@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import { webhookDisabledReason } from '../messages.js';
 import type { DeliveryJob, LoggedOutcome, OperationalEvent, Store } from '../store/store.js';
-import { decideNext } from './retry-policy.js';
+import { decideNext } from '../delivery-policy/retry.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
 import { endAttemptSpan, startAttemptSpan } from '../tracing.js';

@@ -2,6 +2,8 @@
 // its errors, and the results of a write under an Idempotency-Key.
 
 import type { EventName } from '../../generated/spec-lists.js';
+import type { DisableRule } from '../delivery-policy/failure.js';
+import type { AttemptOutcome } from '../delivery-policy/retry.js';
 
 // Event names come from openapi.yaml (components.schemas.EventName), through `npm run generate`.
 export type { EventName };
@@ -194,7 +196,8 @@ export interface ClaimedDeliveries {
   paced: number;
 }
 
-export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
+// The outcomes, and what disabling a webhook needs, are the delivery policy's words.
+export type { AttemptOutcome };
 
 export interface AttemptRecord {
   attemptedAt: string;
@@ -211,7 +214,7 @@ export interface AttemptRecord {
    * since `failingSince` (ISO 8601) or earlier, the webhook is disabled with `reason`: see
    * DeliveryRepository.recordAttempt. Absent: webhooks are never disabled.
    */
-  disable?: { failingSince: string; reason: string };
+  disable?: DisableRule;
 }
 
 /** An attempt's outcome as the delivery log shows it: `disabled` for the one that disabled its webhook. */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
+import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from '../../delivery-policy/claim.js';
 import { toJob, type JobRow } from '../rows.js';
 import type { ClaimedDeliveries } from '../store.js';
-import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from './claim-rules.js';
 
 /** A due delivery as a claim reads it. */
 interface Candidate {

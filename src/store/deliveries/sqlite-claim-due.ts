@@ -1,8 +1,8 @@
+import { createClaimPicker, createReleaser, HELD_AT, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest } from '../../delivery-policy/claim.js';
+import type { PacedCandidate } from '../../delivery-policy/pacing.js';
 import { toJob, type JobRow } from '../rows.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { ClaimedDeliveries } from '../store.js';
-import { createClaimPicker, createReleaser, HELD_AT, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest } from './claim-rules.js';
-import type { PacedCandidate } from './pacing.js';
 
 /**
  * When a pending delivery is due: the later of its due time and the end of its lease
