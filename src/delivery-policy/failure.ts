@@ -12,11 +12,7 @@ export interface WebhookHealthRow {
   deleted_at: string | null;
 }
 
-/**
- * Disabling asked for with a failed attempt: when every attempt to its webhook has failed since
- * `failingSince` (ISO 8601) or earlier, the webhook is disabled with `reason` (disableRule in
- * retry.ts makes it from WEBHOOK_DISABLE_AFTER).
- */
+/** Disabling asked for with a failed attempt (decideAttempt in attempt.ts makes it from WEBHOOK_DISABLE_AFTER). */
 export interface DisableRule {
   failingSince: string;
   reason: string;

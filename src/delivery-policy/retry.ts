@@ -1,5 +1,5 @@
-// What follows an attempt, decided by the delivery worker (src/delivery/delivery-worker.ts) from
-// the receiver's answer, before the store records it.
+// The retry schedule: from the receiver's answer, an attempt's outcome and, for a retry, when the
+// next one is due (decideAttempt in attempt.ts runs it for the delivery worker).
 
 /** What an attempt leads to; src/store/records.ts keeps it with the attempt. */
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
@@ -16,6 +16,7 @@ export const MAX_RETRY_AFTER_MS = 6 * 3_600_000;
 
 export interface Decision {
   outcome: AttemptOutcome;
+  /** For `retrying`: when the next attempt is due (epoch ms). */
   nextAttemptAt?: number;
 }
 
