@@ -95,7 +95,7 @@ async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Prom
  * claim stores the time it moved the first to before it commits, so workers pace one webhook
  * one after the other and share its rate.
  *
- * What to take, hold and pace is decided by the claim's picker (claim-rules.ts).
+ * What to take, hold and pace is decided by the claim's picker (src/delivery-policy/claim.ts).
  */
 export function createClaimer() {
   // Where the last claim behind a backlog stopped going round the webhooks (see ringFrom).

@@ -102,7 +102,8 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
 
   /**
    * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
-   * run is old enough (followFailure in attempt-rules.ts). Returns the outcome to record.
+   * run is old enough (followFailure in src/delivery-policy/failure.ts). Returns the outcome to
+   * record.
    */
   const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
     const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);
