@@ -1,8 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { webhookDisabledReason } from '../messages.js';
 import type { DeliveryJob, LoggedOutcome, OperationalEvent, Store } from '../store/store.js';
-import { decideNext } from './retry-policy.js';
+import { decideAttempt } from '../delivery-policy/attempt.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
 import { endAttemptSpan, startAttemptSpan } from '../tracing.js';
@@ -160,18 +159,8 @@ export function createDeliveryWorker(
       allowPrivateTargets: config.allowPrivateTargets,
       secrets,
     });
-    // A replay is one attempt: failing, it is as if the schedule were over.
-    const now = Date.now();
-    const decision = decideNext(result, job.replay ? config.retrySchedule.length : job.attempts, config.retrySchedule, now);
-    // A failure disables the webhook when every attempt to it has failed for WEBHOOK_DISABLE_AFTER.
-    const disableAfter = config.webhookDisableAfter;
-    const disable =
-      disableAfter === null
-        ? undefined
-        : { failingSince: new Date(now - disableAfter).toISOString(), reason: webhookDisabledReason(disableAfter, result) };
-    // 429 Too Many Requests: the receiver is overwhelmed, so the whole webhook waits until this
-    // delivery's retry (the receiver's Retry-After, or the schedule's delay); other webhooks do not.
-    const slowDownUntil = result.statusCode === 429 && decision.nextAttemptAt !== undefined ? decision.nextAttemptAt : undefined;
+    // What follows the attempt is the delivery policy's; the store records it as decided.
+    const decision = decideAttempt(result, job, config, Date.now());
     let disabled: OperationalEvent | undefined;
     try {
       const recorded = store.deliveries.recordAttempt(job, {
@@ -180,8 +169,6 @@ export function createDeliveryWorker(
         error: result.error,
         durationMs: result.durationMs,
         ...decision,
-        ...(disable ? { disable } : {}),
-        ...(slowDownUntil === undefined ? {} : { slowDownUntil }),
       });
       // Queued: the next claim can use the slot while the record waits for its fsync.
       freeSlot();

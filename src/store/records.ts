@@ -2,6 +2,8 @@
 // its errors, and the results of a write under an Idempotency-Key.
 
 import type { EventName } from '../../generated/spec-lists.js';
+import type { AttemptDecision } from '../delivery-policy/attempt.js';
+import type { AttemptOutcome } from '../delivery-policy/retry.js';
 
 // Event names come from openapi.yaml (components.schemas.EventName), through `npm run generate`.
 export type { EventName };
@@ -194,24 +196,15 @@ export interface ClaimedDeliveries {
   paced: number;
 }
 
-export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
+// The outcomes, and what disabling a webhook needs, are the delivery policy's words.
+export type { AttemptOutcome };
 
-export interface AttemptRecord {
+/** An attempt, with what the delivery policy decided of it (src/delivery-policy/attempt.ts). */
+export interface AttemptRecord extends AttemptDecision {
   attemptedAt: string;
   statusCode: number | null;
   error: string | null;
   durationMs: number;
-  outcome: AttemptOutcome;
-  /** For `retrying`: when the next attempt is due (epoch ms). */
-  nextAttemptAt?: number;
-  /** The receiver asked to slow down (429): none of the webhook's deliveries before this (epoch ms). */
-  slowDownUntil?: number;
-  /**
-   * When the attempt failed (`retrying` or `failed`) and every attempt to its webhook has failed
-   * since `failingSince` (ISO 8601) or earlier, the webhook is disabled with `reason`: see
-   * DeliveryRepository.recordAttempt. Absent: webhooks are never disabled.
-   */
-  disable?: { failingSince: string; reason: string };
 }
 
 /** An attempt's outcome as the delivery log shows it: `disabled` for the one that disabled its webhook. */

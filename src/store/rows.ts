@@ -189,13 +189,9 @@ export const toOperationalEvent = (row: OperationalEventRow): OperationalEvent =
   createdAt: row.created_at,
 });
 
-/** A webhook's run of failures and state, as a failed attempt finds them (both stores' recordAttempt). */
-export interface WebhookHealthRow {
-  client_id: number;
-  failing_since: string | null;
-  disabled_at: string | null;
-  deleted_at: string | null;
-}
+// A webhook's run of failures and state, as a failed attempt finds them (both stores'
+// recordAttempt): the shape the delivery policy decides on, so it is declared there.
+export type { WebhookHealthRow } from '../delivery-policy/failure.js';
 
 /** An Idempotency-Key's row. */
 export interface IdempotencyKeyRow {

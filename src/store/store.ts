@@ -2,6 +2,7 @@
 // PostgreSQL store can stand beside the embedded SQLite one. No HTTP concepts in here. The
 // records it speaks of are in src/store/records.ts, exported from here too.
 
+import type { ClaimRequest } from '../delivery-policy/claim.js';
 import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
 
 export * from './records.js';
@@ -159,14 +160,7 @@ export interface DeliveryRepository {
    * read and moved in the claim's transaction, so workers sharing a database share the rate.
    * The claim returns how many due deliveries it gave later turns (`paced`) with the jobs it took.
    */
-  claimDue(claim: {
-    now: number;
-    limit: number;
-    leaseUntil: number;
-    inFlight: ReadonlyMap<number, number>;
-    perWebhook: number;
-    defaultRate: number | null;
-  }): Promise<ClaimedDeliveries>;
+  claimDue(claim: ClaimRequest): Promise<ClaimedDeliveries>;
   /**
    * Records one attempt and moves the delivery on (410 also detaches the webhook), in one
    * transaction. Keeps the webhook's run of failures: any success ends it, a failure starts one.

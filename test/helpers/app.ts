@@ -4,7 +4,7 @@ import { generateApiKey } from '../../src/secrets/credentials.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
-import { HELD_AT, HELD_AT_ISO } from '../../src/store/deliveries/claim-rules.js';
+import { HELD_AT, HELD_AT_ISO } from '../../src/delivery-policy/claim.js';
 import { assertMatchesSpec } from '../../scripts/lib/contract.js';
 import { eventually } from './receiver.js';
 import { databaseAt, testDatabase, type TestDatabase } from './stores.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/secrets/credentials.js';
-import { HELD_AT, HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH } from '../../src/store/deliveries/claim-rules.js';
+import { HELD_AT, HELD_AT_ISO, HOLD_BATCH, RELEASE_BATCH } from '../../src/delivery-policy/claim.js';
 import type { AttemptRecord, Store } from '../../src/store/store.js';
 import { failPastDisableTime } from '../../scripts/lib/failed-attempt.js';
 import { openTestStore } from '../helpers/stores.js';

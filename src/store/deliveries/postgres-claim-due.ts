@@ -1,7 +1,7 @@
 import type pg from 'pg';
+import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from '../../delivery-policy/claim.js';
 import { toJob, type JobRow } from '../rows.js';
 import type { ClaimedDeliveries } from '../store.js';
-import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from './claim-rules.js';
 
 /** A due delivery as a claim reads it. */
 interface Candidate {
@@ -95,7 +95,7 @@ async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Prom
  * claim stores the time it moved the first to before it commits, so workers pace one webhook
  * one after the other and share its rate.
  *
- * What to take, hold and pace is decided by the claim's picker (claim-rules.ts).
+ * What to take, hold and pace is decided by the claim's picker (src/delivery-policy/claim.ts).
  */
 export function createClaimer() {
   // Where the last claim behind a backlog stopped going round the webhooks (see ringFrom).

@@ -1,10 +1,10 @@
 import type pg from 'pg';
+import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
 import { inTransaction } from '../postgres/transaction.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
-import { FINAL_STATE, followFailure } from './attempt-rules.js';
 import { CLAIM_SETTINGS, createClaimer } from './postgres-claim-due.js';
 
 /** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */

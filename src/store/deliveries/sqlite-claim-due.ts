@@ -1,8 +1,8 @@
+import { createClaimPicker, createReleaser, HELD_AT, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest } from '../../delivery-policy/claim.js';
+import type { PacedCandidate } from '../../delivery-policy/pacing.js';
 import { toJob, type JobRow } from '../rows.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { ClaimedDeliveries } from '../store.js';
-import { createClaimPicker, createReleaser, HELD_AT, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest } from './claim-rules.js';
-import type { PacedCandidate } from './pacing.js';
 
 /**
  * When a pending delivery is due: the later of its due time and the end of its lease
@@ -17,7 +17,7 @@ type DueRow = JobRow & PacedCandidate & { paused: number };
  * Claims due deliveries (DeliveryRepository.claimDue), to be run through the group commit, whose
  * transactions are IMMEDIATE: the read and the lease happen under the write lock, so two worker
  * processes on one database never claim the same delivery. What to take, hold and pace is decided
- * by the claim's picker (claim-rules.ts).
+ * by the claim's picker (src/delivery-policy/claim.ts).
  */
 export function createClaimer(db: Db): (request: ClaimRequest) => ClaimedDeliveries {
   const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, w.paused | w.suspended AS paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';

@@ -1,3 +1,4 @@
+import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
@@ -5,7 +6,6 @@ import type { Db } from '../sqlite/open-database.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
 import { settleAllPending } from '../webhooks/sqlite.js';
-import { FINAL_STATE, followFailure } from './attempt-rules.js';
 import { createClaimer, DUE_AT } from './sqlite-claim-due.js';
 
 /**
@@ -102,7 +102,8 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
 
   /**
    * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
-   * run is old enough (followFailure in attempt-rules.ts). Returns the outcome to record.
+   * run is old enough (followFailure in src/delivery-policy/failure.ts). Returns the outcome to
+   * record.
    */
   const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
     const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);

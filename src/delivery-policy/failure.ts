@@ -1,11 +1,32 @@
-// What recording an attempt decides (DeliveryRepository.recordAttempt in ../store.ts), written once
-// for both stores: the delivery's next state, and what a failure does to its webhook. No SQL here:
-// each store reads the webhook's row and writes the outcome in the attempt's transaction.
-import type { WebhookHealthRow } from '../rows.js';
-import type { AttemptOutcome, AttemptRecord } from '../store.js';
+// What recording an attempt decides (DeliveryRepository.recordAttempt in src/store/store.ts),
+// written once for both stores: the delivery's next state, and what a failure does to its webhook.
+// No SQL here: each store (src/store/deliveries/sqlite.ts, postgres.ts) reads the webhook's row
+// and writes the outcome in the attempt's transaction.
+import type { AttemptOutcome } from './retry.js';
+
+/** A webhook's run of failures and state, as a failed attempt finds them (its row, read in the attempt's transaction). */
+export interface WebhookHealthRow {
+  client_id: number;
+  failing_since: string | null;
+  disabled_at: string | null;
+  deleted_at: string | null;
+}
+
+/** Disabling asked for with a failed attempt (decideAttempt in attempt.ts makes it from WEBHOOK_DISABLE_AFTER). */
+export interface DisableRule {
+  failingSince: string;
+  reason: string;
+}
+
+/** What followFailure needs of an attempt (an AttemptRecord of src/store/records.ts). */
+interface FailedAttempt {
+  attemptedAt: string;
+  outcome: AttemptOutcome;
+  disable?: DisableRule;
+}
 
 /** The state a delivery moves to after an attempt with this outcome; null: it stays pending. */
-export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
+export const FINAL_STATE: Record<AttemptOutcome, string | null> = {
   succeeded: 'succeeded',
   failed: 'failed',
   gone: 'failed',
@@ -20,7 +41,7 @@ export const FINAL_STATE: Record<AttemptRecord['outcome'], string | null> = {
  */
 export function followFailure(
   webhook: WebhookHealthRow | undefined,
-  attempt: AttemptRecord,
+  attempt: FailedAttempt,
 ): { startsRun: boolean; outcome: AttemptOutcome; disables?: { clientId: number; reason: string } } {
   if (!webhook || webhook.deleted_at !== null) return { startsRun: false, outcome: attempt.outcome };
   const startsRun = webhook.failing_since === null;

@@ -1,6 +1,6 @@
-// Pacing of deliveries per webhook, as both stores' claims apply it (see claimDue in ../store.ts):
-// the arithmetic only, run by a claim's picker (claim-rules.ts); each store reads the rows and
-// writes the outcome in its claim's transaction.
+// Pacing of deliveries per webhook, as both stores' claims apply it (see claimDue in
+// src/store/store.ts): the arithmetic only, run by a claim's picker (claim.ts); each store reads
+// the rows and writes the outcome in its claim's transaction.
 
 /** What a claim knows of a due delivery and its webhook to pace it. */
 export interface PacedCandidate {

@@ -1,8 +1,8 @@
-// What recording an attempt decides, on its own (src/store/deliveries/attempt-rules.ts); the
+// What recording an attempt decides, on its own (src/delivery-policy/failure.ts); the
 // stores' side is in test/store/store-contract.test.ts and test/delivery/auto-disable.test.ts.
 import t from 'tap';
-import { FINAL_STATE, followFailure } from '../../../src/store/deliveries/attempt-rules.js';
-import type { AttemptRecord } from '../../../src/store/store.js';
+import { FINAL_STATE, followFailure } from '../../src/delivery-policy/failure.js';
+import type { AttemptRecord } from '../../src/store/store.js';
 
 const webhook = (changes: { failing_since?: string | null; disabled_at?: string | null; deleted_at?: string | null } = {}) => ({
   client_id: 7,

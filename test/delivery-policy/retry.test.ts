@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decideNext, MAX_RETRY_AFTER_MS } from '../../src/delivery/retry-policy.js';
+import { decideNext, MAX_RETRY_AFTER_MS } from '../../src/delivery-policy/retry.js';
 import { parseRetryAfter } from '../../src/delivery/send-webhook.js';
 
 const SCHEDULE = [5_000, 300_000, 1_800_000];

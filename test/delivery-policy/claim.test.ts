@@ -1,8 +1,8 @@
 // The claim's decisions on their own, as both stores feed them rows
-// (src/store/deliveries/claim-rules.ts); test/store/store-contract.test.ts holds each store's claim
+// (src/delivery-policy/claim.ts); test/store/store-contract.test.ts holds each store's claim
 // to the same rules on a database.
 import t from 'tap';
-import { createClaimPicker, createReleaser, RELEASE_BATCH, type ClaimRequest, type WebhookAtClaim } from '../../../src/store/deliveries/claim-rules.js';
+import { createClaimPicker, createReleaser, RELEASE_BATCH, type ClaimRequest, type WebhookAtClaim } from '../../src/delivery-policy/claim.js';
 
 const NOW = 1_000_000;
 const request = (changes: Partial<ClaimRequest> = {}): ClaimRequest => ({

@@ -1,11 +1,22 @@
-import type { AttemptOutcome } from '../store/store.js';
-import type { AttemptResult } from './send-webhook.js';
+// The retry schedule: from the receiver's answer, an attempt's outcome and, for a retry, when the
+// next one is due (decideAttempt in attempt.ts runs it for the delivery worker).
+
+/** What an attempt leads to; src/store/records.ts keeps it with the attempt. */
+export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
+
+/** What the policy reads of a receiver's answer (an AttemptResult of src/delivery/send-webhook.ts). */
+interface Answer {
+  statusCode: number | null;
+  /** From a Retry-After header, in milliseconds. */
+  retryAfterMs?: number;
+}
 
 /** A receiver's Retry-After is honoured up to this; past it, the schedule decides. */
 export const MAX_RETRY_AFTER_MS = 6 * 3_600_000;
 
 export interface Decision {
   outcome: AttemptOutcome;
+  /** For `retrying`: when the next attempt is due (epoch ms). */
   nextAttemptAt?: number;
 }
 
@@ -16,7 +27,7 @@ export interface Decision {
  * receiver's Retry-After asks for more; after the last delay the delivery has failed.
  */
 export function decideNext(
-  result: AttemptResult,
+  result: Answer,
   attemptsBefore: number,
   schedule: readonly number[],
   now: number,

@@ -1,12 +1,20 @@
-// What a claim decides (DeliveryRepository.claimDue in ../store.ts), written once for both stores:
-// which due deliveries it takes, which paused webhooks' deliveries it sets aside, how many held
-// deliveries it releases, and, through pacing.ts, which deliveries it gives later turns. No SQL
-// here: each store reads the rows its own way, feeds them to a claim's picker, and writes what the
-// picker decided in the claim's transaction.
-import type { DeliveryRepository } from '../store.js';
+// What a claim decides (DeliveryRepository.claimDue in src/store/store.ts), written once for both
+// stores: which due deliveries it takes, which paused webhooks' deliveries it sets aside, how many
+// held deliveries it releases, and, through pacing.ts, which deliveries it gives later turns. No
+// SQL here: each store (src/store/deliveries/sqlite-claim-due.ts, postgres-claim-due.ts) reads the
+// rows its own way, feeds them to a claim's picker, and writes what the picker decided in the
+// claim's transaction.
 import { createPacer, type PacedCandidate } from './pacing.js';
 
-export type ClaimRequest = Parameters<DeliveryRepository['claimDue']>[0];
+/** What the delivery worker asks of a claim (DeliveryRepository.claimDue). */
+export interface ClaimRequest {
+  now: number;
+  limit: number;
+  leaseUntil: number;
+  inFlight: ReadonlyMap<number, number>;
+  perWebhook: number;
+  defaultRate: number | null;
+}
 
 /**
  * The due time (epoch ms) of a held delivery: one whose webhook is paused, set aside by a claim
