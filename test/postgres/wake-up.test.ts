@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish } from '../helpers/app.js';
+import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, noDeliveryPending, publish } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { belongsTo, testDatabase } from '../helpers/stores.js';
 
@@ -37,5 +37,7 @@ t.test('with two idle workers, a publication from another process starts its del
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
     'each delivered once, by one of the two workers',
   );
+  // The receiver answers before the worker records the attempt: wait for the records.
+  await noDeliveryPending(db);
   t.same(await db.query("SELECT count(*) AS n FROM deliveries WHERE state = 'succeeded'"), [{ n: 10 }]);
 });

@@ -180,12 +180,15 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     },
 
     async nextDueAt(now = Date.now()) {
-      const { rows } = await pool.query<{ at: string | null; release: boolean }>({
-        name: 'next-due',
-        text: `SELECT (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending') AS at,
+      // In epoch ms rounded up: a paced delivery's time has a fraction of a millisecond, and the
+      // whole millisecond below it, which a claim at that time does not find due yet, sent the
+      // worker to sleep for its poll interval with the delivery waiting.
+      const { rows } = await pool.query<{ at: number | null; release: boolean }>({
+        name: 'next-due-ms',
+        text: `SELECT ceil(extract(epoch FROM (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending')) * 1000)::float8 AS at,
            EXISTS (SELECT 1 FROM webhooks WHERE held AND NOT paused AND NOT suspended) AS release`,
       });
-      const at = rows[0]?.at ? Date.parse(rows[0].at) : undefined;
+      const at = rows[0]?.at ?? undefined;
       return rows[0]?.release && (at === undefined || at > now) ? now : at;
     },
 
