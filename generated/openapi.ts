@@ -54,6 +54,9 @@ export type paths = {
          *     The body must be sent as `application/json`. Duplicate event names are stored once;
          *     unknown extra fields are ignored.
          *
+         *     `headers` (optional) are sent with every delivery attempt and test send, for a receiver
+         *     behind its own authentication; their values are kept secret (see `WebhookHeaders`).
+         *
          *     With an `Idempotency-Key`, a retry of the same request within 24 hours gets this answer
          *     again, the same `hookId` and `secret`, and attaches nothing (see "Safe retries" above).
          */
@@ -89,11 +92,14 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Change a webhook's url or events, or pause or resume it
+         * Change a webhook's url, events, rate or headers, or pause or resume it
          * @description Changes what the body names and leaves the rest as it is: `url`, `events` (the whole list,
-         *     replacing the old one; duplicates are stored once), `paused`. Answers with the webhook as
-         *     `GET /webhook/{hookID}` shows it afterwards. The secret does not change.
+         *     replacing the old one; duplicates are stored once), `paused`, `rateLimit`, `headers` (the
+         *     whole set, replacing the old one; `null` or `{}` removes them all). Answers with the
+         *     webhook as `GET /webhook/{hookID}` shows it afterwards. The secret does not change.
          *
+         *     - New `headers` apply to every attempt made from then on, retries of earlier events
+         *       included; an attempt already in flight finishes with the old ones.
          *     - A new `events` list applies to the events published from then on; an event published
          *       before was matched against the list of its time. A new `url` applies to every
          *       delivery attempted from then on, retries of earlier events included; an attempt
@@ -108,9 +114,9 @@ export type paths = {
          *       `POST /webhook/{hookID}/test` still reaches it.
          *
          *     Input is checked as for `POST /webhook`, with the same words: `Missing data` when there
-         *     is no body, the body is not a JSON object, it names none of `url`, `events`, `paused`
-         *     and `rateLimit`, or one it names is `null`, `""` or `[]`; `Invalid data: ...` when a field is
-         *     present but wrong. Unknown extra fields are ignored. Sent as `application/json` only.
+         *     is no body, the body is not a JSON object, it names none of `url`, `events`, `paused`,
+         *     `rateLimit` and `headers`, or one it names (but `headers`) is `null`, `""` or `[]`;
+         *     `Invalid data: ...` when a field is present but wrong. Unknown extra fields are ignored. Sent as `application/json` only.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -921,6 +927,42 @@ export type components = {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEvents"];
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            headers?: components["schemas"]["WebhookHeaders"];
+        };
+        /**
+         * @description Headers sent with every delivery attempt and every test send to the webhook, for a
+         *     receiver behind its own authentication (`Authorization: Bearer ...`, `X-Api-Key: ...`):
+         *     header name to value. At most 10 headers. A name is an HTTP token (RFC 9110: letters,
+         *     digits and ``!#$%&'*+-.^_`|~``) of 1 to 64 characters; names are case-insensitive, so two
+         *     may not differ only in case. A value is 1 to 2048 visible ASCII characters, spaces allowed
+         *     inside but not at either end: no control character (CR, LF, NUL, tab...) and nothing
+         *     outside ASCII. The names leadhooks sets itself or that would break the request are
+         *     refused, in any case (`x-reserved-names`, `x-reserved-prefixes`): `Host`,
+         *     `Content-Length`, `Content-Type`, `Transfer-Encoding`, `Connection`, `Keep-Alive`,
+         *     `Upgrade`, `TE`, `Trailer`, `Expect`, `User-Agent`, any `Proxy-*` and any `Webhook-*`
+         *     (the Standard Webhooks headers). `null` or `{}`: no headers.
+         *
+         *     The values are secrets: stored encrypted like the signing secret (with
+         *     `SECRET_ENCRYPTION_KEY`), never logged, and never shown again whole (see
+         *     `WebhookSummary.headers`).
+         * @example {
+         *       "Authorization": "Bearer 3f8a0c5e1b7d4a96"
+         *     }
+         */
+        WebhookHeaders: {
+            [key: string]: string;
+        } | null;
+        /**
+         * @description The webhook's custom headers (`headers` of `POST /webhook` and `PATCH /webhook/{hookID}`),
+         *     by name as they were set, each value masked: `…` and the value's last 4 characters when it
+         *     has at least 16 (as dashboards show the last 4 characters of an API key), `…` alone when
+         *     it is shorter. A value is never shown whole. `{}` when it has none.
+         * @example {
+         *       "Authorization": "…4a96"
+         *     }
+         */
+        WebhookHeadersShown: {
+            [key: string]: string;
         };
         /**
          * @description Deliveries per second this webhook gets at most, instead of the server's default
@@ -930,8 +972,9 @@ export type components = {
          */
         WebhookRateLimit: number;
         /**
-         * @description What to change; at least one of `url`, `events`, `paused` and `rateLimit`. The fields are
-         *     checked as those of `WebhookCreate`.
+         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit` and `headers`. The
+         *     fields are checked as those of `WebhookCreate`. `headers` replaces the whole set: the
+         *     headers it does not name are removed, and `null` or `{}` removes them all.
          */
         WebhookUpdate: {
             url?: components["schemas"]["WebhookUrl"];
@@ -939,6 +982,7 @@ export type components = {
             /** @description `true` holds the deliveries to the webhook in the outbox; `false` sends them. */
             paused?: boolean;
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            headers?: components["schemas"]["WebhookHeaders"];
         };
         WebhookCreated: {
             /**
@@ -1012,6 +1056,7 @@ export type components = {
              * @example 30
              */
             rateLimit: number | null;
+            headers: components["schemas"]["WebhookHeadersShown"];
             /**
              * Format: date-time
              * @description When the webhook was disabled; null unless `status` is `disabled`.
@@ -1537,7 +1582,8 @@ export interface operations {
              *     a JSON object, or `url` or `events` is absent, `null`, `""` or `[]`. `Invalid data: ...`
              *     when a field is present but wrong: `url` not an absolute http(s) URL with a host or
              *     longer than 2048 characters, `events` not an array of `lead_create` / `lead_update`,
-             *     `rateLimit` not a whole number from 1 to 1000. `Invalid data: Idempotency-Key ...`
+             *     `rateLimit` not a whole number from 1 to 1000, `headers` not as `WebhookHeaders` says
+             *     (the answer names the header, never its value). `Invalid data: Idempotency-Key ...`
              *     when that header is empty, longer than 255 characters, or holds a character other
              *     than visible ASCII. `Invalid data: JSON may nest ...` when the body nests objects and
              *     arrays more than 64 levels deep (see Errors above).
@@ -1739,10 +1785,12 @@ export interface operations {
             /**
              * @description `Webhook ID is undefined` for a hookID that is not a positive integer. Then the body:
              *     `Missing data` when there is none, it is not a JSON object, it names none of `url`,
-             *     `events`, `paused` and `rateLimit`, or one it names is `null`, `""` or `[]`; `Invalid data: ...`
-             *     when `url` is not an absolute http(s) URL with a host or longer than 2048 characters,
-             *     `events` not an array of `lead_create` / `lead_update`, `paused` not a boolean, or
-             *     `rateLimit` not a whole number from 1 to 1000. `Invalid data: JSON may nest ...` when
+             *     `events`, `paused`, `rateLimit` and `headers`, or one it names (but `headers`) is
+             *     `null`, `""` or `[]`; `Invalid data: ...` when `url` is not an absolute http(s) URL
+             *     with a host or longer than 2048 characters, `events` not an array of `lead_create` /
+             *     `lead_update`, `paused` not a boolean, `rateLimit` not a whole number from 1 to 1000,
+             *     or `headers` not as `WebhookHeaders` says (the answer names the header, never its
+             *     value). `Invalid data: JSON may nest ...` when
              *     the body nests objects and arrays more than 64 levels deep (see Errors above).
              */
             400: {

@@ -146,6 +146,15 @@ type Describers = Record<string, (issue: Issue, index: string | undefined, value
  */
 export const UNSTORABLE_TEXT = 'unstorableText';
 
+/**
+ * The keyword of openapi.yaml's `WebhookHeaders` that lists the header names a webhook may not
+ * set (in any case); src/http/header-names.ts checks it, and its issue says which name and why.
+ */
+export const RESERVED_NAMES_KEYWORD = 'x-reserved-names';
+
+/** Why a header name is refused: taken by leadhooks or the connection, or already given in another case. */
+export type HeaderNameProblem = 'reserved' | 'duplicate';
+
 /** `/form/name` → `form.name` */
 const pathOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1).join('.');
 
@@ -176,18 +185,66 @@ function jsonBody(schema: SpecSchema, describe: Describers): InputMessage {
   };
 }
 
+/** Whether a schema takes `null` as a value of its own (`type: [object, 'null']`), which then says something. */
+const takesNull = (schema: SpecSchema | undefined) => Array.isArray(schema?.type) && (schema.type as unknown[]).includes('null');
+
 /**
  * A JSON body of optional fields (the schema's `properties`), at least one of them present (a
  * change): `Missing data` when there is no object, none of the fields is there, or one that is
- * there is null or empty; else as `jsonBody`.
+ * there is empty, or null where its schema does not take null (a webhook's `headers: null`
+ * removes them); else as `jsonBody`.
  */
 function jsonChanges(schema: SpecSchema, describe: Describers): InputMessage {
-  const fields = Object.keys(schema.properties ?? {});
+  const properties = schema.properties ?? {};
+  const fields = Object.keys(properties);
+  const missing = (field: string, value: unknown) => isAbsent(value) && !(value === null && takesNull(properties[field]));
   return (body, issue) => {
     if (!isJsonObject(body)) return MESSAGES.missingData;
     const present = fields.filter((field) => body[field] !== undefined);
-    if (present.length === 0 || present.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
+    if (present.length === 0 || present.some((field) => missing(field, body[field]))) return MESSAGES.missingData;
     return invalid(describe, issue, body);
+  };
+}
+
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * A header name as an answer quotes it: as it is when it is a short HTTP token, else in JSON
+ * quotes and cut at `maxLength` characters, so that no answer carries a line break or a long text.
+ */
+function shownHeaderName(name: string, maxLength: number): string {
+  if (HTTP_TOKEN.test(name) && name.length <= maxLength) return name;
+  return JSON.stringify(name.length > maxLength ? `${name.slice(0, maxLength)}…` : name);
+}
+
+/** `/headers/X~1Y` → `X/Y`: a JSON pointer's part as the name it stands for. */
+const unescapePointer = (part: string) => part.replace(/~1/g, '/').replace(/~0/g, '~');
+
+/**
+ * A webhook's custom headers (`WebhookHeaders`): each issue names the header, never its value,
+ * and quotes the limits of the schema.
+ */
+function headerWords(schema: SpecSchema | undefined): Describers[string] {
+  const names = schema?.propertyNames as SpecSchema | undefined;
+  const values = schema?.additionalProperties as SpecSchema | undefined;
+  const maxHeaders = limitOf(schema, 'maxProperties');
+  const maxNameLength = limitOf(names, 'maxLength');
+  const nameWords = `must be ${range(names, 'minLength', 'maxLength')} letters, digits or !#$%&'*+-.^_\`|~ (an HTTP token)`;
+  const valueWords = `must be ${range(values, 'minLength', 'maxLength')} visible ASCII characters, spaces allowed inside`;
+  const problems: Record<HeaderNameProblem, string> = {
+    reserved: 'cannot be set: leadhooks sets it, or it would break the request',
+    duplicate: 'is given twice: header names are case-insensitive',
+  };
+  return (issue, index) => {
+    if (issue?.keyword === RESERVED_NAMES_KEYWORD) {
+      const { name, problem } = issue.params as { name: string; problem: HeaderNameProblem };
+      return `header ${shownHeaderName(name, maxNameLength)} ${problems[problem]}`;
+    }
+    const propertyName = (issue as { propertyName?: string } | undefined)?.propertyName;
+    if (propertyName !== undefined) return `header name ${shownHeaderName(propertyName, maxNameLength)} ${nameWords}`;
+    if (index !== undefined) return `headers.${shownHeaderName(unescapePointer(index), maxNameLength)} ${valueWords}`;
+    if (issue?.keyword === 'maxProperties') return `headers must hold at most ${maxHeaders} headers`;
+    return 'headers must be an object of header names and values, or null';
   };
 }
 
@@ -225,6 +282,7 @@ function webhookFields({ properties }: SpecSchema): Describers {
     },
     paused: () => 'paused must be true or false',
     rateLimit: () => `rateLimit must be a whole number of deliveries per second from ${rateLimits}`,
+    headers: headerWords(properties?.headers),
   };
 }
 

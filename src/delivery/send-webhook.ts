@@ -3,6 +3,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { USER_AGENT } from '../package-info.js';
 import type { DeliveryJob } from '../store/store.js';
 import { BlockedAddressError, isPublicAddress, publicOnlyLookup } from './address-guard.js';
+import { openHeaders } from '../secrets/webhook-headers.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { signPayload } from '../secrets/sign-payload.js';
 
@@ -64,7 +65,7 @@ function describeError(error: NodeJS.ErrnoException): string {
 }
 
 /** What one signed request needs: a delivery job, or a test send's sample event. */
-export type SignedRequest = Pick<DeliveryJob, 'eventId' | 'url' | 'secret' | 'payload' | 'previousSecret'>;
+export type SignedRequest = Pick<DeliveryJob, 'eventId' | 'url' | 'secret' | 'payload' | 'previousSecret' | 'headers'>;
 
 /**
  * The `webhook-signature` header: the current secret's signature, and during the grace period
@@ -77,7 +78,7 @@ export function signatures(job: SignedRequest, timestamp: number, secrets: Secre
   return `${current} ${signPayload(secrets.open(previous.secret), job.eventId, timestamp, job.payload)}`;
 }
 
-/** Makes one delivery attempt: a signed POST of the event, no redirects followed. */
+/** Makes one delivery attempt: a signed POST of the event, with the webhook's custom headers, no redirects followed. */
 export async function sendWebhook(job: SignedRequest, options: SendOptions): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -96,7 +97,9 @@ export async function sendWebhook(job: SignedRequest, options: SendOptions): Pro
       origin: url.origin,
       path: url.pathname + url.search,
       method: 'POST',
+      // The webhook's custom headers first: none can take a name of ours (openapi.yaml refuses them).
       headers: {
+        ...openHeaders(job.headers, options.secrets),
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
         'webhook-id': job.eventId,

@@ -17,14 +17,16 @@ export interface TestSendResult {
 
 /**
  * Sends a sample `lead_create` event to a webhook now, exactly as a delivery is sent (the same
- * body shape, signature, address policy, timeout and no redirects), and says how it went.
+ * body shape, signature, custom headers, address policy, timeout and no redirects), and says how it went.
  * Nothing is stored and nothing is retried: a test send is not a delivery.
  */
 export async function sendTestEvent(target: WebhookTarget, options: SendOptions): Promise<TestSendResult> {
   const eventId = newEventId();
   const payload = JSON.stringify({ type: 'lead_create', timestamp: new Date().toISOString(), data: SAMPLE_LEAD });
-  // Signed as a delivery is: during a rotation's grace period, with the previous secret too.
-  const result = await sendWebhook({ eventId, url: target.url, secret: target.secret, previousSecret: target.previousSecret, payload }, options);
+  // Signed as a delivery is: during a rotation's grace period, with the previous secret too; and
+  // with the webhook's custom headers.
+  const { url, secret, previousSecret, headers } = target;
+  const result = await sendWebhook({ eventId, url, secret, previousSecret, headers, payload }, options);
   const { statusCode, error, durationMs } = result;
   return { eventId, statusCode, error, durationMs, succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300 };
 }

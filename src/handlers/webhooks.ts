@@ -1,5 +1,6 @@
 import type { SendOptions } from '../delivery/send-webhook.js';
 import { sendTestEvent } from '../delivery/test-send.js';
+import { shownHeaders, storedHeaders } from '../secrets/webhook-headers.js';
 import { generateWebhookSecret, type SecretBox } from '../secrets/webhook-secrets.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store, Webhook, WebhookSummary } from '../store/store.js';
@@ -17,7 +18,7 @@ export interface WebhookHandlerOptions {
   testSend: SendOptions;
   /** Called when a webhook is resumed (the worker releases its held deliveries at once). */
   onResumed: () => void;
-  /** Seals a new webhook's secret before it is stored. */
+  /** Seals a new webhook's secret, and its custom headers, before they are stored. */
   secrets: SecretBox;
   /** Deliveries per second a webhook without its own rate gets at most; null: no limit. */
   defaultRateLimit: number | null;
@@ -31,7 +32,7 @@ export function createWebhookHandlers(
   'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'enableWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
 > {
   const { maxWebhooksPerClient, secrets } = options;
-  /** A webhook as the API shows it, in the listing and alone: its rate is the one it gets. */
+  /** A webhook as the API shows it, in the listing and alone: its rate is the one it gets, its headers' values masked. */
   const present = (w: WebhookSummary) => ({
     hookId: w.id,
     url: w.url,
@@ -40,6 +41,7 @@ export function createWebhookHandlers(
     status: w.status,
     paused: w.paused,
     rateLimit: w.rateLimit ?? options.defaultRateLimit,
+    headers: shownHeaders(w.headers, secrets),
     disabledAt: w.disabledAt,
     disabledReason: w.disabledReason,
   });
@@ -69,6 +71,8 @@ export function createWebhookHandlers(
         events: body.events && [...new Set(body.events)],
         paused: body.paused,
         rateLimit: body.rateLimit,
+        // The whole set is replaced; null or {} removes it (stored as null).
+        headers: body.headers === undefined ? undefined : storedHeaders(body.headers, secrets),
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
       if (body.paused === false) options.onResumed();
@@ -105,7 +109,14 @@ export function createWebhookHandlers(
     async createWebhook({ client, body, idempotency }) {
       // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
       const secret = generateWebhookSecret();
-      const input = { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret), rateLimit: body.rateLimit };
+      const input = {
+        clientId: client.id,
+        url: body.url,
+        events: [...new Set(body.events)],
+        secret: secrets.seal(secret),
+        rateLimit: body.rateLimit,
+        headers: storedHeaders(body.headers, secrets),
+      };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient));
       const made = await store.webhooks.createOnce(input, maxWebhooksPerClient, idempotency.keep(answer));

@@ -5,6 +5,7 @@ import type { FastifySchemaCompiler, preHandlerHookHandler, RouteOptions } from 
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { nestsTooDeep } from '../json-depth.js';
+import { HEADER_NAME_KEYWORDS } from './header-names.js';
 import { hasCredentials, HttpError, MESSAGES } from '../messages.js';
 import { withStorableText, type Schema } from './storable-text.js';
 
@@ -87,6 +88,8 @@ export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit' 
 // or Number would round to another, is refused here, so no id reaches a handler or a store
 // rounded. openapi.yaml is OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
 const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
+// A webhook's custom headers: the names openapi.yaml reserves, in any case (./header-names.ts).
+for (const keyword of HEADER_NAME_KEYWORDS) ajv.addKeyword(keyword);
 
 /**
  * `format: http-url` (a webhook's URL): the schema's pattern checks the shape; the WHATWG URL

@@ -113,6 +113,8 @@ export interface NewWebhook {
   secret: string;
   /** Deliveries per second it gets at most; absent: the server's default. */
   rateLimit?: number;
+  /** Its custom headers as stored (sealed JSON, src/secrets/webhook-headers.ts); absent or null: none. */
+  headers?: string | null;
 }
 
 export type WebhookStatus = 'active' | 'failing' | 'disabled';
@@ -127,6 +129,8 @@ export interface WebhookSummary {
   paused: boolean;
   /** Its own deliveries per second at most; null: the server's default. */
   rateLimit: number | null;
+  /** Its custom headers as stored (sealed JSON); null: none. The API shows them masked. */
+  headers: string | null;
   /** When every attempt had failed for too long and deliveries to it stopped; null unless disabled. */
   disabledAt: string | null;
   /** Why, in the client's words; null unless disabled. */
@@ -139,6 +143,8 @@ export interface WebhookChanges {
   events?: EventName[];
   paused?: boolean;
   rateLimit?: number;
+  /** The whole new set of custom headers as stored (sealed JSON); null removes them. */
+  headers?: string | null;
 }
 
 /** Where a webhook's requests go and what signs them. */
@@ -148,6 +154,8 @@ export interface WebhookTarget {
   secret: string;
   /** As DeliveryJob's: a test send is signed as a delivery is. */
   previousSecret?: { secret: string; until: number };
+  /** As DeliveryJob's: a test send carries them as a delivery does. */
+  headers?: string;
 }
 
 export interface NewEvent {
@@ -186,6 +194,8 @@ export interface DeliveryJob {
   previousSecret?: { secret: string; until: number };
   /** The publish's trace context (NewEvent.traceContext), when it was traced. */
   traceContext?: string;
+  /** The webhook's custom headers as stored (sealed JSON), sent with the attempt; absent: none. */
+  headers?: string;
 }
 
 /** What one claim of due deliveries took, and what it paced. */

@@ -74,6 +74,8 @@ export interface JobRow {
   previous_secret_until: string | null;
   payload: string;
   trace_context: string | null;
+  /** The webhook's custom headers, sealed JSON; null: none. */
+  headers: string | null;
   /** 1 or true when a client asked for the attempt (SQLite has no booleans). */
   replay: number | boolean;
 }
@@ -85,13 +87,14 @@ export interface SummaryRow {
   created_at: string;
   paused: boolean | number;
   rate_limit: number | null;
+  headers: string | null;
   /** When the current run of failed attempts began; null when the latest attempt succeeded (or none was made). */
   failing_since: string | null;
   disabled_at: string | null;
   disabled_reason: string | null;
 }
 
-export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
+export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.headers, w.failing_since, w.disabled_at, w.disabled_reason';
 
 /**
  * A webhook as the API lists it: `disabled` when deliveries to it stopped, else `failing` while
@@ -105,6 +108,7 @@ export const toSummary = (row: SummaryRow): WebhookSummary => ({
   status: row.disabled_at !== null ? 'disabled' : row.failing_since !== null ? 'failing' : 'active',
   paused: Boolean(row.paused),
   rateLimit: row.rate_limit,
+  headers: row.headers,
   disabledAt: row.disabled_at,
   disabledReason: row.disabled_at !== null ? row.disabled_reason : null,
 });
@@ -115,9 +119,13 @@ export interface TargetRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_until: string | null;
+  headers: string | null;
 }
 
-export const TARGET_COLUMNS = 'id, url, secret, previous_secret, previous_secret_until';
+export const TARGET_COLUMNS = 'id, url, secret, previous_secret, previous_secret_until, headers';
+
+/** A webhook's custom headers as a job or a target carries them: absent when it has none. */
+const headersOf = (row: { headers: string | null }) => (row.headers !== null ? { headers: row.headers } : {});
 
 /** The secret a webhook signed with before its latest rotation, while it still signs too. */
 const previousSecretOf = (row: Pick<TargetRow, 'previous_secret' | 'previous_secret_until'>) =>
@@ -125,7 +133,7 @@ const previousSecretOf = (row: Pick<TargetRow, 'previous_secret' | 'previous_sec
     ? { previousSecret: { secret: row.previous_secret, until: Date.parse(row.previous_secret_until) } }
     : {};
 
-export const toTarget = (row: TargetRow): WebhookTarget => ({ id: row.id, url: row.url, secret: row.secret, ...previousSecretOf(row) });
+export const toTarget = (row: TargetRow): WebhookTarget => ({ id: row.id, url: row.url, secret: row.secret, ...previousSecretOf(row), ...headersOf(row) });
 
 export const toJob = (row: JobRow): DeliveryJob => ({
   deliveryId: row.id,
@@ -138,6 +146,7 @@ export const toJob = (row: JobRow): DeliveryJob => ({
   ...(row.trace_context ? { traceContext: row.trace_context } : {}),
   ...(row.replay ? { replay: true } : {}),
   ...previousSecretOf(row),
+  ...headersOf(row),
 });
 
 export interface AttemptRow {

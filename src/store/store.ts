@@ -229,8 +229,8 @@ export interface SecretRepository {
   rotateOnce(clientId: number, id: number, secret: string, previousUntil: string, key: IdempotentWrite<boolean>): Promise<Keyed<boolean>>;
   /**
    * Secrets at rest: goes on from `after` (start with `{ webhookId: 0 }`) through the stored
-   * values, webhooks' secrets and previous secrets (deleted webhooks' too) by id, then the answers
-   * kept for Idempotency-Keys by key, up to `limit` rows in one transaction, and replaces each
+   * values, webhooks' secrets, previous secrets and custom headers (deleted webhooks' too) by
+   * id, then the answers kept for Idempotency-Keys by key, up to `limit` rows in one transaction, and replaces each
    * value not starting with `prefix` by `seal(value)`. Returns how many it replaced and where to
    * go on from, or `next: null` when it has been through them all.
    */

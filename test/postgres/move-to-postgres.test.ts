@@ -206,14 +206,19 @@ t.test('a rotated secret moves with its previous one and the end of its grace pe
   );
 });
 
-t.test('a sealed database moves with its sealing state: the moved one wants the same key', async (t) => {
+t.test('a sealed database moves with its sealing state and sealed headers: the moved one wants the same key', async (t) => {
   const key = randomBytes(32).toString('base64');
   const path = join(tempDir(t), 'leadhooks.db');
   const before = await buildTestApp(t, { DATABASE_PATH: path, SECRET_ENCRYPTION_KEY: key });
   const acme = await createClient(before.app);
   await createWebhook(before.app, acme.apiKey, { url: 'https://hooks.example.com/a', events: ['lead_create'] });
+  const receiver = await startReceiver(t);
+  const token = 'Bearer moved-0123456789abcdef';
+  const withHeaders = await createWebhook(before.app, acme.apiKey, { url: receiver.url, events: ['lead_create'], headers: { Authorization: token } });
   await before.app.close();
   const [state] = await sqliteDatabase(path).query('SELECT id, state, check_value FROM secret_sealing');
+  const sealedHeaders = await sqliteDatabase(path).query<{ id: number; headers: string | null }>('SELECT id, headers FROM webhooks ORDER BY id');
+  t.match(sealedHeaders[1]!.headers, /^enc:v1:/, 'sealed on SQLite');
 
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
@@ -221,10 +226,16 @@ t.test('a sealed database moves with its sealing state: the moved one wants the 
   t.same(await target.query('SELECT id, state, check_value FROM secret_sealing'), [state], 'the state, as on SQLite');
   const missing = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...target.env })).catch((e: unknown) => e);
   t.match((missing as Error).message, /^SECRET_ENCRYPTION_KEY is not set/);
-  const after = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...target.env, SECRET_ENCRYPTION_KEY: key }));
+  t.same(await target.query('SELECT id, headers FROM webhooks ORDER BY id'), sealedHeaders, 'the headers copied as they were, sealed');
+  const after = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...target.env, SECRET_ENCRYPTION_KEY: key, ALLOW_PRIVATE_TARGETS: 'true' }));
   const about = await send(after, { method: 'GET', url: '/about', headers: { 'x-api-key': acme.apiKey } });
+  const shown = await send(after, { method: 'GET', url: `/webhook/${withHeaders.json.hookId}`, headers: { 'x-api-key': acme.apiKey } });
+  const tested = await send(after, { method: 'POST', url: `/webhook/${withHeaders.json.hookId}/test`, headers: { 'x-api-key': acme.apiKey } });
   await after.close();
   t.equal(about.status, 200, 'starts with the key');
+  t.same(shown.json.headers, { Authorization: '…cdef' }, 'shown masked on PostgreSQL');
+  t.equal(tested.json.statusCode, 200);
+  t.equal(receiver.received[0]!.headers.authorization, token, 'and sent in the clear');
 });
 
 t.test('disabled and failing webhooks move as they are, with the marked attempts and the operational events; the feed goes on after its largest id', async (t) => {

@@ -96,8 +96,8 @@ t.test('webhooks: create under the cap, list with health, delete once and only i
   t.equal(made.filter(Boolean).length, 4, 'six concurrent creations against a cap of four: four made');
 
   t.same(await store.webhooks.list(acme.client.id, { limit: 1000 }), [
-    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null },
-    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null },
+    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false, rateLimit: null, headers: null, disabledAt: null, disabledReason: null },
+    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false, rateLimit: null, headers: null, disabledAt: null, disabledReason: null },
   ]);
   t.equal(await store.webhooks.delete(bolt.client.id, 1), false, "another client's webhook");
   t.equal(await store.webhooks.delete(acme.client.id, 1), true);
@@ -434,7 +434,7 @@ t.test("webhooks.get, update and target: one of the client's own webhooks, read 
   const made = (await store.webhooks.create(hook(acme.client.id, ['lead_create'], 'https://a.example/1'), 10))!;
   const gone = (await store.webhooks.create(hook(acme.client.id), 10))!;
   await store.webhooks.delete(acme.client.id, gone.id);
-  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null };
+  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false, rateLimit: null, headers: null, disabledAt: null, disabledReason: null };
 
   t.same(await store.webhooks.get(acme.client.id, made.id), summary);
   t.same(await store.webhooks.get(acme.client.id, made.id), (await store.webhooks.list(acme.client.id, { limit: 10 }))[0], 'as the listing shows it');
@@ -472,6 +472,37 @@ t.test("webhooks.get, update and target: one of the client's own webhooks, read 
   t.same(await store.webhooks.update(acme.client.id, made.id, {}), { ...summary, url: 'https://c.example/3' }, 'nothing to change');
   t.equal((await store.webhooks.get(acme.client.id, made.id))!.createdAt, made.createdAt, 'created stays');
   t.same(await store.webhooks.target(acme.client.id, made.id), { id: made.id, url: 'https://c.example/3', secret: 'whsec_contract' }, 'the secret stays');
+});
+
+t.test("a webhook's custom headers: stored as given, replaced or removed by update, carried by target and claims, erased on detach", async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const made = (await store.webhooks.create({ ...hook(client.id, ['lead_create'], 'https://a.example/1'), headers: 'stored-headers-1' }, 10))!;
+  const plain = (await store.webhooks.create(hook(client.id, ['lead_create'], 'https://a.example/2'), 10))!;
+  t.equal((await store.webhooks.get(client.id, made.id))!.headers, 'stored-headers-1');
+  t.equal((await store.webhooks.get(client.id, plain.id))!.headers, null);
+  t.same(await store.webhooks.target(client.id, made.id), { id: made.id, url: 'https://a.example/1', secret: 'whsec_contract', headers: 'stored-headers-1' });
+  t.same(await store.webhooks.target(client.id, plain.id), { id: plain.id, url: 'https://a.example/2', secret: 'whsec_contract' }, 'none: no headers field');
+
+  await store.events.publish({ id: 'evt_h1', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(0) });
+  const claim = async (now: number) =>
+    (await store.deliveries.claimDue({ now, limit: 10, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null })).jobs;
+  const jobs = await claim(T0 + 100);
+  t.same(
+    jobs.map((job) => [job.webhookId, job.headers]),
+    [
+      [made.id, 'stored-headers-1'],
+      [plain.id, undefined],
+    ],
+    'a claimed job carries its webhook\'s headers',
+  );
+
+  t.equal((await store.webhooks.update(client.id, made.id, { paused: true }))!.headers, 'stored-headers-1', 'kept by a change without them');
+  t.equal((await store.webhooks.update(client.id, made.id, { headers: 'stored-headers-2' }))!.headers, 'stored-headers-2', 'replaced');
+  t.equal((await store.webhooks.update(client.id, made.id, { headers: null }))!.headers, null, 'removed');
+  await store.webhooks.update(client.id, made.id, { headers: 'stored-headers-3' });
+  await store.webhooks.delete(client.id, made.id);
+  t.same(await db.query('SELECT headers FROM webhooks WHERE id = ?', [made.id]), [{ headers: null }], 'erased on detach');
 });
 
 t.test("claims never take a paused webhook's deliveries: they are held, then released in publication order on resume", async (t) => {
@@ -621,6 +652,7 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
     status: 'disabled',
     paused: false,
     rateLimit: null,
+    headers: null,
     disabledAt: disabled!.createdAt,
     disabledReason: REASON,
   });
@@ -664,7 +696,7 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
   t.equal(await store.webhooks.enable(bolt.client.id, failing.id), undefined, "another client's");
   t.equal(await store.webhooks.enable(acme.client.id, 999), undefined, 'no such webhook');
   t.equal(await store.webhooks.enable(acme.client.id, 9007199254740991), undefined, 'the largest id the API accepts');
-  const enabled = { id: failing.id, url: failing.url, events: ['lead_create'], createdAt: failing.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null };
+  const enabled = { id: failing.id, url: failing.url, events: ['lead_create'], createdAt: failing.createdAt, status: 'active', paused: false, rateLimit: null, headers: null, disabledAt: null, disabledReason: null };
   t.same(await store.webhooks.enable(acme.client.id, failing.id), enabled, 'as get shows it afterwards');
   t.same(await store.webhooks.get(acme.client.id, failing.id), enabled);
   t.same(await run(), { since: null, at: null, reason: null });

@@ -55,7 +55,7 @@ const STILL_DUE = "d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz
 export const LEASE_SQL = `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false
   FROM unnest($1::bigint[]) AS p(id), webhooks w, events e
   WHERE d.id = p.id AND ${STILL_DUE} AND w.id = d.webhook_id AND e.id = d.event_id
-  RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, d.replay`;
+  RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, w.headers, e.payload, e.trace_context, d.replay`;
 
 /** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
 async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Promise<void> {

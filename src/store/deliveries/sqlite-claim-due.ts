@@ -20,7 +20,7 @@ type DueRow = JobRow & PacedCandidate & { paused: number };
  * by the claim's picker (src/delivery-policy/claim.ts).
  */
 export function createClaimer(db: Db): (request: ClaimRequest) => ClaimedDeliveries {
-  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, w.paused | w.suspended AS paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
+  const JOB_COLUMNS = 'd.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, w.headers, w.paused | w.suspended AS paused, d.replay, w.rate_limit, w.pace_at, w.slow_until, d.paced, d.next_attempt_at AS due_at';
   const JOB_JOINS = 'JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id';
   // The usual case: the earliest due deliveries.
   const due = db.prepare<[number, number], DueRow>(`

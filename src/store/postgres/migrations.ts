@@ -263,4 +263,8 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks DROP CONSTRAINT webhooks_events_check;
   ALTER TABLE operational_events DROP CONSTRAINT operational_events_type_check;
   `,
+  // A webhook's custom headers, as on SQLite.
+  `
+  ALTER TABLE webhooks ADD COLUMN headers text;
+  `,
 ];

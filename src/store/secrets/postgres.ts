@@ -27,14 +27,19 @@ export function createSecretRepository(pool: pg.Pool): SecretRepository {
       return inTransaction(pool, async (db) => {
         let count = 0;
         if (after.answer === undefined) {
-          const webhooks = await db.query<{ id: string | number; secret: string; previous_secret: string | null }>(
-            'SELECT id, secret, previous_secret FROM webhooks WHERE id > $1 ORDER BY id LIMIT $2 FOR UPDATE',
+          const webhooks = await db.query<{ id: string | number; secret: string; previous_secret: string | null; headers: string | null }>(
+            'SELECT id, secret, previous_secret, headers FROM webhooks WHERE id > $1 ORDER BY id LIMIT $2 FOR UPDATE',
             [after.webhookId, limit],
           );
           for (const row of webhooks.rows) {
             const change = sealedSecrets(row, prefix, seal);
             if (change === undefined) continue;
-            await db.query('UPDATE webhooks SET secret = $1, previous_secret = $2 WHERE id = $3', [change.secret, change.previous, row.id]);
+            await db.query('UPDATE webhooks SET secret = $1, previous_secret = $2, headers = $3 WHERE id = $4', [
+              change.secret,
+              change.previous,
+              change.headers,
+              row.id,
+            ]);
             count++;
           }
           const last = webhooks.rows.at(-1);

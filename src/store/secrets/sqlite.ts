@@ -13,10 +13,10 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
   const rotate = (clientId: number, id: number, secret: string, previousUntil: string) =>
     rotateStatement.run(previousUntil, secret, id, clientId).changes === 1;
   const idempotent = idempotentRunner(db);
-  const webhooksAfter = db.prepare<[number, number], { id: number; secret: string; previous_secret: string | null }>(
-    'SELECT id, secret, previous_secret FROM webhooks WHERE id > ? ORDER BY id LIMIT ?',
+  const webhooksAfter = db.prepare<[number, number], { id: number; secret: string; previous_secret: string | null; headers: string | null }>(
+    'SELECT id, secret, previous_secret, headers FROM webhooks WHERE id > ? ORDER BY id LIMIT ?',
   );
-  const setSecrets = db.prepare<[string, string | null, number]>('UPDATE webhooks SET secret = ?, previous_secret = ? WHERE id = ?');
+  const setSecrets = db.prepare<[string, string | null, string | null, number]>('UPDATE webhooks SET secret = ?, previous_secret = ?, headers = ? WHERE id = ?');
   const answersAfter = db.prepare<[string, string, number], { scope: string; idempotency_key: string; body: string }>(
     'SELECT scope, idempotency_key, body FROM idempotency_keys WHERE (scope, idempotency_key) > (?, ?) ORDER BY scope, idempotency_key LIMIT ?',
   );
@@ -45,7 +45,7 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
           for (const row of webhooks) {
             const change = sealedSecrets(row, prefix, seal);
             if (change === undefined) continue;
-            setSecrets.run(change.secret, change.previous, row.id);
+            setSecrets.run(change.secret, change.previous, change.headers, row.id);
             count++;
           }
           const last = webhooks.at(-1);

@@ -323,4 +323,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX operational_events_by_age ON operational_events(created_at);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
+  // A webhook's custom headers (docs/api.md, "Headers for a receiver behind its own
+  // authentication"): one JSON object of names and values, sealed whole like the signing secret.
+  `
+  ALTER TABLE webhooks ADD COLUMN headers TEXT;
+  `,
 ];

@@ -2,7 +2,8 @@
 // (the webhooks' statements beside this file), or a receiver's 410 Gone does (../deliveries/).
 
 /**
- * What detaching a webhook does to its signing secrets, in both stores (an UPDATE's SET list):
- * erased, as nothing is signed with them any more. `secret` is NOT NULL: an empty string.
+ * What detaching a webhook does to its signing secrets and custom headers, in both stores (an
+ * UPDATE's SET list): erased, as nothing is signed or sent with them any more. `secret` is NOT
+ * NULL: an empty string.
  */
-export const ERASE_SECRETS = "secret = '', previous_secret = NULL, previous_secret_until = NULL";
+export const ERASE_SECRETS = "secret = '', previous_secret = NULL, previous_secret_until = NULL, headers = NULL";

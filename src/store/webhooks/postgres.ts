@@ -15,9 +15,9 @@ async function createCapped(db: Queryable, input: NewWebhook, maxActive: number)
   const createdAt = new Date().toISOString();
   const { rows } = await db.query<{ id: number }>(
     `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
-     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit)
-     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer FROM room RETURNING id`,
-    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null],
+     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, headers)
+     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer, $8::text FROM room RETURNING id`,
+    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null, input.headers ?? null],
   );
   const row = rows[0];
   return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
@@ -62,7 +62,8 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows[0] && toSummary(rows[0]);
     },
     async update(clientId, id, changes) {
-      // One statement. A null change keeps the column. A pause raises `held` (its deliveries may be
+      // One statement. A null change keeps the column; the headers, which null removes, change
+      // when $7 is true. A pause raises `held` (its deliveries may be
       // set aside from now on); only the claims that release them after a resume lower it. The
       // row lock this takes waits for a claim holding the webhook's row, so a claim that started
       // before the pause was acknowledged has finished leasing, and every later one sees it. A
@@ -71,14 +72,24 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         `WITH changed AS (
            UPDATE webhooks SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
              paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused),
-             rate_limit = coalesce($6::integer, rate_limit)
+             rate_limit = coalesce($6::integer, rate_limit),
+             headers = CASE WHEN $7::boolean THEN $8::text ELSE headers END
            WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
-           RETURNING id, url, events, created_at, paused, held, rate_limit, failing_since, disabled_at, disabled_reason
+           RETURNING id, url, events, created_at, paused, held, rate_limit, headers, failing_since, disabled_at, disabled_reason
          )
          SELECT ${SUMMARY_COLUMNS},
            CASE WHEN w.held AND NOT w.paused THEN pg_notify('${NEW_WORK_CHANNEL}', '') END AS notified
          FROM changed w`,
-        [id, clientId, changes.url ?? null, changes.events ?? null, changes.paused ?? null, changes.rateLimit ?? null],
+        [
+          id,
+          clientId,
+          changes.url ?? null,
+          changes.events ?? null,
+          changes.paused ?? null,
+          changes.rateLimit ?? null,
+          changes.headers !== undefined,
+          changes.headers ?? null,
+        ],
       );
       return rows[0] && toSummary(rows[0]);
     },

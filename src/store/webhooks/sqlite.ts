@@ -10,8 +10,8 @@ const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, e
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
-  const insert = db.prepare<[number, string, string, string, string, number | null]>(
-    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit) VALUES (?, ?, ?, ?, ?, ?)',
+  const insert = db.prepare<[number, string, string, string, string, number | null, string | null]>(
+    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, headers) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   const softDelete = db.prepare<[string, number, number]>(
     `UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
@@ -25,7 +25,15 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const createCapped = (input: NewWebhook, maxActive: number): Webhook | undefined => {
     if ((activeCount.get(input.clientId)?.n ?? 0) >= maxActive) return undefined;
     const createdAt = new Date().toISOString();
-    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null);
+    const { lastInsertRowid } = insert.run(
+      input.clientId,
+      input.url,
+      JSON.stringify(input.events),
+      input.secret,
+      createdAt,
+      input.rateLimit ?? null,
+      input.headers ?? null,
+    );
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
@@ -37,11 +45,22 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const target = db.prepare<[number, number], TargetRow>(
     `SELECT ${TARGET_COLUMNS} FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
   );
-  // An absent change (null) keeps the column. A pause raises `held` (its deliveries may be set
-  // aside from now on); only the claims that release them after a resume lower it.
-  const change = db.prepare<{ id: number; client: number; url: string | null; events: string | null; paused: number | null; rate: number | null }>(`
+  // An absent change (null) keeps the column; the headers, which null removes, change when
+  // `setHeaders` is 1. A pause raises `held` (its deliveries may be set aside from now on); only
+  // the claims that release them after a resume lower it.
+  const change = db.prepare<{
+    id: number;
+    client: number;
+    url: string | null;
+    events: string | null;
+    paused: number | null;
+    rate: number | null;
+    setHeaders: number;
+    headers: string | null;
+  }>(`
     UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
-      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit)
+      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit),
+      headers = CASE WHEN :setHeaders THEN :headers ELSE headers END
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
   // Only a disabled webhook changes: its run of failures starts over with the next failure.
   const enableDisabled = db.prepare<[number, number]>(`
@@ -78,6 +97,8 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       events: changes.events ? JSON.stringify(changes.events) : null,
       paused: changes.paused === undefined ? null : Number(changes.paused),
       rate: changes.rateLimit ?? null,
+      setHeaders: Number(changes.headers !== undefined),
+      headers: changes.headers ?? null,
     });
     if (updated !== 1) return undefined;
     const row = summary.get(id, clientId);
