@@ -13,6 +13,8 @@ type OnError = (error: unknown) => void;
 let drawn = '';
 /** Bumped at sign-out: a listing still on its way then is for a session that is over. */
 let generation = 0;
+/** The webhook whose headers form is open, if any: a redraw keeps it open. */
+let editingHeaders: number | undefined;
 
 /**
  * A reason the API may give beside a status (why a webhook was disabled, say). openapi.yaml
@@ -88,6 +90,81 @@ async function remove(hook: Webhook, onError: OnError): Promise<void> {
   }
 }
 
+/**
+ * `Name: value` lines as the API's `headers` (each line split at its first colon, both sides
+ * trimmed; blank lines skipped). A line without a colon is named back; the API checks the rest.
+ */
+function parseHeaderLines(text: string): { headers: Record<string, string> } | { badLine: string } {
+  const headers: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const colon = line.indexOf(':');
+    if (colon <= 0) return { badLine: line.trim() };
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return { headers };
+}
+
+/** The webhook's headers as the API shows them: names, values masked (never whole). */
+function headerList(hook: Webhook): string {
+  const entries = Object.entries(hook.headers);
+  return entries.length === 0 ? 'none' : entries.map(([name, masked]) => `${name}: ${masked}`).join(', ');
+}
+
+async function saveHeaders(hook: Webhook, text: string, onError: OnError): Promise<void> {
+  const parsed = parseHeaderLines(text);
+  if ('badLine' in parsed) return warn(`Write each header as Name: value. This line has no colon: ${parsed.badLine}`);
+  try {
+    // The whole set is replaced; no lines removes every header.
+    await call(api.PATCH('/webhook/{hookID}', { params: { path: { hookID: hook.hookId } }, body: { headers: parsed.headers } }));
+    editingHeaders = undefined;
+    const count = Object.keys(parsed.headers).length;
+    say(count === 0 ? `Webhook ${hook.hookId} sends no custom headers now.` : `Webhook ${hook.hookId} sends ${count} custom header${count === 1 ? '' : 's'} now.`);
+    await refreshWebhooks(onError);
+  } catch (error) {
+    onError(error);
+  }
+}
+
+/** The form that replaces a webhook's headers: values are secrets, so none is filled in. */
+function headersForm(hook: Webhook, onError: OnError): HTMLFormElement {
+  const id = hook.hookId;
+  const field = h('textarea', {
+    id: `headers-${id}`,
+    rows: 3,
+    spellcheck: 'false',
+    autocomplete: 'off',
+    placeholder: 'Authorization: Bearer ...',
+    'aria-describedby': `headers-hint-${id}`,
+    'data-focus': `headers-field-${id}`,
+  });
+  const form = h(
+    'form',
+    { class: 'headers-form', novalidate: true },
+    h('label', { for: `headers-${id}` }, `Headers of webhook ${id}`),
+    h(
+      'p',
+      { class: 'hint', id: `headers-hint-${id}` },
+      'One per line, as Name: value. They replace every header the webhook has, so write again the ones to keep: their values are never shown. No lines removes them all.',
+    ),
+    field,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary', 'data-focus': `headers-save-${id}` }, 'Save headers'),
+      button('Cancel', () => {
+        editingHeaders = undefined;
+        void refreshWebhooks(onError);
+      }),
+    ),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void saveHeaders(hook, field.value, onError);
+  });
+  return form;
+}
+
 function card(hook: Webhook, onError: OnError): HTMLLIElement {
   const id = hook.hookId;
   const reason = statusReason(hook);
@@ -105,6 +182,8 @@ function card(hook: Webhook, onError: OnError): HTMLLIElement {
       h('dd', {}, hook.events.join(', ')),
       h('dt', {}, 'Added'),
       h('dd', {}, time(hook.created)),
+      h('dt', {}, 'Headers'),
+      h('dd', { class: 'hook-headers' }, headerList(hook)),
     ),
     h(
       'div',
@@ -116,9 +195,19 @@ function card(hook: Webhook, onError: OnError): HTMLLIElement {
       }, `of webhook ${id}`),
       button('Send test event', () => void sendTest(hook, onError), { 'data-focus': `test-${id}` }, `to webhook ${id}`),
       button('Rotate secret', () => void rotate(hook, onError), { 'data-focus': `rotate-${id}` }, `of webhook ${id}`),
+      button(
+        'Set headers',
+        () => {
+          editingHeaders = id;
+          void refreshWebhooks(onError).then(() => document.getElementById(`headers-${id}`)?.focus());
+        },
+        { 'data-focus': `headers-${id}`, 'aria-expanded': String(editingHeaders === id) },
+        `of webhook ${id}`,
+      ),
       button(hook.paused ? 'Resume' : 'Pause', () => void setPaused(hook, !hook.paused, onError), { 'data-focus': `pause-${id}` }, `webhook ${id}`),
       button('Delete', () => void remove(hook, onError), { class: 'danger', 'data-focus': `delete-${id}` }, `webhook ${id}`),
     ),
+    editingHeaders === id ? headersForm(hook, onError) : null,
   );
 }
 
@@ -127,7 +216,7 @@ export async function refreshWebhooks(onError: OnError): Promise<void> {
   try {
     const webhooks = await listWebhooks();
     if (mine !== generation) return;
-    const state = JSON.stringify([webhooks, openHookId()]);
+    const state = JSON.stringify([webhooks, openHookId(), editingHeaders]);
     if (state === drawn) return;
     drawn = state;
     replaceContent(
@@ -144,6 +233,7 @@ export async function refreshWebhooks(onError: OnError): Promise<void> {
 export function clearWebhooks(): void {
   generation++;
   drawn = '';
+  editingHeaders = undefined;
   replaceContent(byId('webhook-list'));
 }
 

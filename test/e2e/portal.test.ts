@@ -295,6 +295,36 @@ if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
     t.ok(verifies(rotated, receiver.received[5]!), 'the test event is signed with the new secret');
     t.match(JSON.parse(receiver.received[5]!.body), { type: 'lead_create', data: { test: true } });
 
+    // Custom headers: set in the form, listed by name with the value masked, sent to the receiver.
+    const card2 = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /^Webhook 2 / }) });
+    t.match(await card2.innerText(), /Headers\s+none/);
+    await page.getByRole('button', { name: 'Set headers of webhook 2' }).click();
+    const headersField = page.getByLabel('Headers of webhook 2');
+    await headersField.waitFor();
+    t.equal(await focusSettles(page, 'id', 'headers-2'), 'headers-2', 'the focus goes to the form');
+    await headersField.fill('no colon here');
+    await page.getByRole('button', { name: 'Save headers' }).click();
+    await says(t, page, 'alert', 'Write each header as Name: value. This line has no colon: no colon here');
+    await headersField.fill('Host: example.com');
+    await page.getByRole('button', { name: 'Save headers' }).click();
+    await says(t, page, 'alert', 'Invalid data: header Host cannot be set: leadhooks sets it, or it would break the request');
+    await headersField.fill('Authorization: Bearer portal-0123456789\nX-Tenant: acme');
+    await page.getByRole('button', { name: 'Save headers' }).click();
+    await says(t, page, 'status', 'Webhook 2 sends 2 custom headers now.');
+    await headersField.waitFor({ state: 'hidden' });
+    t.match(await card2.innerText(), /Headers\s+Authorization: …6789, X-Tenant: …/);
+    t.notOk((await page.content()).includes('portal-0123456789'), 'the value is not on the page');
+    t.same((await api(session, 'GET', '/webhook/2')).json.headers, { Authorization: '…6789', 'X-Tenant': '…' });
+    await page.getByRole('button', { name: 'Send test event to webhook 2' }).click();
+    await receiver.waitFor(7);
+    t.equal(receiver.received[6]!.headers.authorization, 'Bearer portal-0123456789', 'the receiver gets them');
+    t.equal(receiver.received[6]!.headers['x-tenant'], 'acme');
+    await page.getByRole('button', { name: 'Set headers of webhook 2' }).click();
+    await headersField.waitFor();
+    await page.getByRole('button', { name: 'Save headers' }).click();
+    await says(t, page, 'status', 'Webhook 2 sends no custom headers now.');
+    await eventually(async () => (/Headers\s+none/.test(await card2.innerText()) ? true : undefined), WAIT_MS);
+
     // Pause and resume.
     await page.getByRole('button', { name: 'Pause webhook 2' }).click();
     await page.getByRole('button', { name: 'Resume webhook 2' }).waitFor();
@@ -325,7 +355,7 @@ if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     t.equal(await page.locator('#dashboard').isHidden(), true);
 
-    await checkNothingLeaked(t, session, ['401 GET /about']);
+    await checkNothingLeaked(t, session, ['401 GET /about', '400 PATCH /webhook/2']);
   });
 
   t.test('a key revoked while signed in signs the tab out with a message; a reload keeps a valid session', async (t) => {

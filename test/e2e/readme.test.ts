@@ -20,7 +20,7 @@ belongsTo('both');
 // variables, its folder and its background jobs from the first console block to the last, where
 // every `$ command` runs the moment the one before returns, and must print what the docs show;
 // what a receiver started there prints, where the docs show it. Only the ports (3000, 4000 to
-// 4004) are swapped for free ones, the database is a temporary file (and the PostgreSQL one a
+// 4005) are swapped for free ones, the database is a temporary file (and the PostgreSQL one a
 // database of its own on TEST_DATABASE_URL's server), and HOME a temporary folder. Keys, secrets
 // and event ids differ from run to run: the first time one appears in an output, the docs' value
 // is paired with the real one, and later commands get the real one in its place. Timestamps,
@@ -154,7 +154,7 @@ t.setTimeout(600_000);
 t.test("the docs' walkthroughs, run as written, one after the other", async (t) => {
   const apiPort = await freePort();
   const receiverPorts = new Map<string, number>();
-  for (const port of ['4000', '4001', '4002', '4003', '4004']) receiverPorts.set(port, await freePort());
+  for (const port of ['4000', '4001', '4002', '4003', '4004', '4005']) receiverPorts.set(port, await freePort());
   const base: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: tempDir(t),
