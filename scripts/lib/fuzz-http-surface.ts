@@ -104,14 +104,35 @@ const webhookLike = fc.record(
     since: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), hostileText),
     ttl: fc.oneof(fc.integer(), hostileText),
     active: fc.oneof(fc.boolean(), hostileText),
+    // A webhook's custom headers: names and values of any text (reserved names, line breaks,
+    // surrogates, too many), null, or anything else.
+    headers: fc.oneof(
+      fc.dictionary(
+        fc.oneof(fc.constantFrom('Authorization', 'host', 'Webhook-Id', 'Proxy-X', 'x-a', 'X-A', 'Content-Length', ''), fc.string(), hostileText),
+        fc.oneof(fc.string(), hostileText, fc.jsonValue()),
+        { maxKeys: 12 },
+      ),
+      fc.constant(null),
+      fc.jsonValue(),
+    ),
   },
   { requiredKeys: [] },
+);
+/** Headers the API takes: HTTP token names, visible ASCII values. */
+const fineHeaders = fc.dictionary(
+  fc.stringMatching(/^X-[A-Za-z0-9-]{1,20}$/),
+  fc.stringMatching(/^[!-~]([ -~]{0,40}[!-~])?$/),
+  { maxKeys: 4 },
 );
 // POST /webhook/{hookID}/test is left out: it would send requests to the random URLs of the
 // webhooks made here. test/handlers/webhook-test-send.test.ts covers it against real receivers.
 const validish = fc.oneof(
   fc.record({ url: fc.webUrl(), events: fc.subarray(['lead_create', 'lead_update'], { minLength: 1 }) }),
-  fc.record({ url: fc.webUrl(), events: fc.subarray(['lead_create', 'lead_update'], { minLength: 1 }), paused: fc.boolean() }, { requiredKeys: [] }),
+  fc.record({ url: fc.webUrl(), events: fc.subarray(['lead_create', 'lead_update'], { minLength: 1 }), headers: fineHeaders }),
+  fc.record(
+    { url: fc.webUrl(), events: fc.subarray(['lead_create', 'lead_update'], { minLength: 1 }), paused: fc.boolean(), headers: fc.option(fineHeaders) },
+    { requiredKeys: [] },
+  ),
   fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object() }),
 );
 
@@ -148,7 +169,7 @@ const nestedBody = fc.oneof(
   fc
     .tuple(
       fc.oneof(validish, fc.constant({ since: '2026-01-01T00:00:00Z' })),
-      fc.constantFrom('url', 'events', 'clientId', 'type', 'data', 'paused', 'rateLimit', 'since', 'unknownField'),
+      fc.constantFrom('url', 'events', 'clientId', 'type', 'data', 'paused', 'rateLimit', 'headers', 'since', 'unknownField'),
       nested,
     )
     .map(([base, field, value]) => withField(base, field, value)),
