@@ -23,7 +23,7 @@ const patchWebhook = (app: App, apiKey: string, id: number, body: unknown) =>
 t.test('headers set at creation are listed and read by name, their values masked, never whole', async (t) => {
   const { app } = await sharedApp();
   const acme = await createClient(app);
-  const hook = await createWebhook(app, acme.apiKey, { ...HOOK, headers: { Authorization: TOKEN, 'X-Tenant': 'acme' } });
+  const hook = await createWebhook(app, acme.apiKey, { ...HOOK, headers: { Authorization: TOKEN, 'X-Tenant': 'acme', 'X-Spaced': 'token 0123456789 ab' } });
   t.equal(hook.status, 201);
   t.same(Object.keys(hook.json), ['hookId', 'id', 'secret'], 'the creation answers as without headers');
   const plain = await createWebhook(app, acme.apiKey, HOOK);
@@ -32,14 +32,18 @@ t.test('headers set at creation are listed and read by name, their values masked
   const shown = await getWebhook(app, acme.apiKey, hook.json.hookId);
   t.equal(shown.status, 200);
   t.same(Object.keys(shown.json), ['hookId', 'url', 'events', 'created', 'status', 'paused', 'rateLimit', 'headers', 'disabledAt', 'disabledReason']);
-  t.same(shown.json.headers, { Authorization: '…4a96', 'X-Tenant': '…' }, 'the last 4 characters of a value of 16 or more; none of a shorter one');
+  t.same(
+    shown.json.headers,
+    { Authorization: '…4a96', 'X-Tenant': '…', 'X-Spaced': '…9 ab' },
+    'the last 4 characters of a value of 16 or more (a space among them); none of a shorter one',
+  );
   t.notMatch(shown.text, /3f8a0c5e|acme"/, 'no value whole');
   t.same((await getWebhook(app, acme.apiKey, plain.json.hookId)).json.headers, {}, 'none: {}');
   t.same((await getWebhook(app, acme.apiKey, none.json.hookId)).json.headers, {}, 'null: none');
   const list = await listWebhooks(app, acme.apiKey);
   t.same(
     list.json.webhooks.map((w: { headers: unknown }) => w.headers),
-    [{ Authorization: '…4a96', 'X-Tenant': '…' }, {}, {}],
+    [{ Authorization: '…4a96', 'X-Tenant': '…', 'X-Spaced': '…9 ab' }, {}, {}],
   );
 });
 
