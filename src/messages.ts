@@ -206,14 +206,13 @@ function jsonChanges(schema: SpecSchema, describe: Describers): InputMessage {
   };
 }
 
-const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
 /**
- * A header name as an answer quotes it: as it is when it is a short HTTP token, else in JSON
- * quotes and cut at `maxLength` characters, so that no answer carries a line break or a long text.
+ * A header name as an answer quotes it: as it is when it is a name the schema takes (`token`, its
+ * pattern, and at most `maxLength` characters), else in JSON quotes and cut at `maxLength`
+ * characters, so that no answer carries a line break or a long text.
  */
-function shownHeaderName(name: string, maxLength: number): string {
-  if (HTTP_TOKEN.test(name) && name.length <= maxLength) return name;
+function shownHeaderName(name: string, token: RegExp, maxLength: number): string {
+  if (token.test(name) && name.length <= maxLength) return name;
   return JSON.stringify(name.length > maxLength ? `${name.slice(0, maxLength)}…` : name);
 }
 
@@ -229,6 +228,8 @@ function headerWords(schema: SpecSchema | undefined): Describers[string] {
   const values = schema?.additionalProperties as SpecSchema | undefined;
   const maxHeaders = limitOf(schema, 'maxProperties');
   const maxNameLength = limitOf(names, 'maxLength');
+  const token = new RegExp(String(names?.pattern));
+  const quoted = (name: string) => shownHeaderName(name, token, maxNameLength);
   const nameWords = `must be ${range(names, 'minLength', 'maxLength')} letters, digits or !#$%&'*+-.^_\`|~ (an HTTP token)`;
   const valueWords = `must be ${range(values, 'minLength', 'maxLength')} visible ASCII characters, spaces allowed inside`;
   const problems: Record<HeaderNameProblem, string> = {
@@ -238,11 +239,11 @@ function headerWords(schema: SpecSchema | undefined): Describers[string] {
   return (issue, index) => {
     if (issue?.keyword === RESERVED_NAMES_KEYWORD) {
       const { name, problem } = issue.params as { name: string; problem: HeaderNameProblem };
-      return `header ${shownHeaderName(name, maxNameLength)} ${problems[problem]}`;
+      return `header ${quoted(name)} ${problems[problem]}`;
     }
     const propertyName = (issue as { propertyName?: string } | undefined)?.propertyName;
-    if (propertyName !== undefined) return `header name ${shownHeaderName(propertyName, maxNameLength)} ${nameWords}`;
-    if (index !== undefined) return `headers.${shownHeaderName(unescapePointer(index), maxNameLength)} ${valueWords}`;
+    if (propertyName !== undefined) return `header name ${quoted(propertyName)} ${nameWords}`;
+    if (index !== undefined) return `headers.${quoted(unescapePointer(index))} ${valueWords}`;
     if (issue?.keyword === 'maxProperties') return `headers must hold at most ${maxHeaders} headers`;
     return 'headers must be an object of header names and values, or null';
   };
