@@ -95,14 +95,15 @@ async function remove(hook: Webhook, onError: OnError): Promise<void> {
  * trimmed; blank lines skipped). A line without a colon is named back; the API checks the rest.
  */
 function parseHeaderLines(text: string): { headers: Record<string, string> } | { badLine: string } {
-  const headers: Record<string, string> = {};
+  const entries: [string, string][] = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     const colon = line.indexOf(':');
     if (colon <= 0) return { badLine: line.trim() };
-    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+    entries.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
   }
-  return { headers };
+  // Made from entries, not by assignment: a name such as `__proto__` stays a name.
+  return { headers: Object.fromEntries(entries) };
 }
 
 /** The webhook's headers as the API shows them: names, values masked (never whole). */

@@ -188,6 +188,26 @@ t.test('a real receiver gets the headers with every delivery attempt and test se
   t.equal(receiver.received[4]!.headers['x-api-key'], undefined, 'none once removed');
 });
 
+t.test('names such as __proto__ and constructor are plain names: stored, shown and sent as any other', async (t) => {
+  const { app } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const payload = `{"url":${JSON.stringify(receiver.url)},"events":["lead_create"],"headers":{"__proto__":"proto-value","constructor":"ctor-value"}}`;
+  const hook = await send(app, { method: 'POST', url: '/webhook', headers: { 'x-api-key': acme.apiKey, 'content-type': 'application/json' }, payload });
+  t.equal(hook.status, 201);
+  const shown = await getWebhook(app, acme.apiKey, hook.json.hookId);
+  t.same(Object.entries(shown.json.headers), [
+    ['__proto__', '…'],
+    ['constructor', '…'],
+  ]);
+  const test = await send(app, { method: 'POST', url: `/webhook/${hook.json.hookId}/test`, headers: { 'x-api-key': acme.apiKey } });
+  t.equal(test.json.statusCode, 200);
+  const raw = receiver.received[0]!.rawHeaders;
+  t.equal(raw[raw.indexOf('__proto__') + 1], 'proto-value', 'sent as a header line');
+  t.equal(raw[raw.indexOf('constructor') + 1], 'ctor-value');
+  t.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
 t.test('with SECRET_ENCRYPTION_KEY the column holds the headers sealed; they are sent and shown as without', async (t) => {
   const key = randomBytes(32).toString('base64');
   const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, SECRET_ENCRYPTION_KEY: key });

@@ -6,6 +6,8 @@ import type { Test } from 'tap';
 
 export interface Received {
   headers: IncomingHttpHeaders;
+  /** The header lines as they came, name and value in turn (names Node's `headers` drops, `__proto__` among them, included). */
+  rawHeaders: string[];
   body: string;
   at: number;
 }
@@ -29,7 +31,7 @@ export async function startReceiver(t: Test, behaviour: Behaviour = () => ({ sta
     req.setEncoding('utf8');
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
-      const entry = { headers: req.headers, body, at: Date.now() };
+      const entry = { headers: req.headers, rawHeaders: req.rawHeaders, body, at: Date.now() };
       const answer = behaviour(received.length, entry);
       received.push(entry);
       for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
