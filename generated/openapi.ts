@@ -115,8 +115,9 @@ export type paths = {
          *
          *     Input is checked as for `POST /webhook`, with the same words: `Missing data` when there
          *     is no body, the body is not a JSON object, it names none of `url`, `events`, `paused`,
-         *     `rateLimit` and `headers`, or one it names (but `headers`) is `null`, `""` or `[]`;
-         *     `Invalid data: ...` when a field is present but wrong. Unknown extra fields are ignored. Sent as `application/json` only.
+         *     `rateLimit`, `ordered` and `headers`, or one it names (but `headers`) is `null`, `""` or
+         *     `[]`; `Invalid data: ...` when a field is present but wrong. Unknown extra fields are
+         *     ignored. Sent as `application/json` only.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -927,8 +928,20 @@ export type components = {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEvents"];
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            ordered?: components["schemas"]["WebhookOrdered"];
             headers?: components["schemas"]["WebhookHeaders"];
         };
+        /**
+         * @description Whether the events of one lead (those published with the same `leadId`) reach this
+         *     webhook one at a time, in the order they were published: `true` unless set otherwise.
+         *     `false` sends them in parallel, as events without a `leadId` are, for a receiver that
+         *     puts them in order itself (by their `timestamp`) and wants a backlog drained sooner.
+         *     Turning it off sends at once the events that were waiting behind an earlier one of
+         *     their lead; turning it on orders the events published from then on.
+         * @default true
+         * @example true
+         */
+        WebhookOrdered: boolean;
         /**
          * @description Headers sent with every delivery attempt and every test send to the webhook, for a
          *     receiver behind its own authentication (`Authorization: Bearer ...`, `X-Api-Key: ...`):
@@ -972,9 +985,9 @@ export type components = {
          */
         WebhookRateLimit: number;
         /**
-         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit` and `headers`. The
-         *     fields are checked as those of `WebhookCreate`. `headers` replaces the whole set: the
-         *     headers it does not name are removed, and `null` or `{}` removes them all.
+         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit`, `ordered` and
+         *     `headers`. The fields are checked as those of `WebhookCreate`. `headers` replaces the whole
+         *     set: the headers it does not name are removed, and `null` or `{}` removes them all.
          */
         WebhookUpdate: {
             url?: components["schemas"]["WebhookUrl"];
@@ -982,6 +995,8 @@ export type components = {
             /** @description `true` holds the deliveries to the webhook in the outbox; `false` sends them. */
             paused?: boolean;
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            /** @description See `WebhookOrdered`. */
+            ordered?: boolean;
             headers?: components["schemas"]["WebhookHeaders"];
         };
         WebhookCreated: {
@@ -1056,6 +1071,8 @@ export type components = {
              * @example 30
              */
             rateLimit: number | null;
+            /** @description Whether a lead's events reach the webhook one at a time, in order (`WebhookOrdered`). */
+            ordered: boolean;
             headers: components["schemas"]["WebhookHeadersShown"];
             /**
              * Format: date-time
@@ -1170,6 +1187,13 @@ export type components = {
         Lead: {
             [key: string]: unknown;
         };
+        /**
+         * @description The lead's id in the lead system, as the event was published with it: a string of 1 to 128
+         *     characters or an integer from 0 to 2^53 - 1 (`981` and `"981"` name the same lead).
+         * @example 981
+         * @example lead-7f3a
+         */
+        LeadId: string | number;
         PublishEvent: {
             /**
              * @description The client (account) whose webhooks receive the event.
@@ -1178,6 +1202,17 @@ export type components = {
             clientId: number;
             type: components["schemas"]["EventName"];
             data: components["schemas"]["Lead"];
+            /**
+             * @description The lead the event is about, in the lead system's words: a string of 1 to 128
+             *     characters or an integer from 0 to 2^53 - 1 (`981` and `"981"` name the same lead).
+             *     Events that carry it are delivered to each webhook in the order they were published,
+             *     one lead at a time: the next of a lead's events is not attempted until the one before
+             *     it succeeded or was given up (failed for good, cancelled, or its webhook detached by a
+             *     `410`). Events of other leads, and events without a `leadId`, are not held up by it.
+             *     A webhook may opt out (`ordered: false`, see `WebhookOrdered`). The deliveries' body
+             *     carries it, as `GET /events` does.
+             */
+            leadId?: components["schemas"]["LeadId"];
         };
         PublishEventBatch: {
             events: components["schemas"]["PublishEvent"][];
@@ -1206,6 +1241,7 @@ export type components = {
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * lead_create
@@ -1216,6 +1252,7 @@ export type components = {
             type: "lead_create";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * lead_update
@@ -1226,6 +1263,7 @@ export type components = {
             type: "lead_update";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
@@ -1240,6 +1278,7 @@ export type components = {
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         EventPage: {
             events: components["schemas"]["RecentEvent"][];
@@ -1785,7 +1824,7 @@ export interface operations {
             /**
              * @description `Webhook ID is undefined` for a hookID that is not a positive integer. Then the body:
              *     `Missing data` when there is none, it is not a JSON object, it names none of `url`,
-             *     `events`, `paused`, `rateLimit` and `headers`, or one it names (but `headers`) is
+             *     `events`, `paused`, `rateLimit`, `ordered` and `headers`, or one it names (but `headers`) is
              *     `null`, `""` or `[]`; `Invalid data: ...` when `url` is not an absolute http(s) URL
              *     with a host or longer than 2048 characters, `events` not an array of `lead_create` /
              *     `lead_update`, `paused` not a boolean, `rateLimit` not a whole number from 1 to 1000,

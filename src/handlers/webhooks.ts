@@ -41,6 +41,7 @@ export function createWebhookHandlers(
     status: w.status,
     paused: w.paused,
     rateLimit: w.rateLimit ?? options.defaultRateLimit,
+    ordered: w.ordered,
     headers: shownHeaders(w.headers, secrets),
     disabledAt: w.disabledAt,
     disabledReason: w.disabledReason,
@@ -71,11 +72,13 @@ export function createWebhookHandlers(
         events: body.events && [...new Set(body.events)],
         paused: body.paused,
         rateLimit: body.rateLimit,
+        ordered: body.ordered,
         // The whole set is replaced; null or {} removes it (stored as null).
         headers: body.headers === undefined ? undefined : storedHeaders(body.headers, secrets),
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
-      if (body.paused === false) options.onResumed();
+      // Both may have made deliveries due: held ones released, waiting ones sent.
+      if (body.paused === false || body.ordered === false) options.onResumed();
       return { status: 200, body: present(webhook) };
     },
 
@@ -115,6 +118,7 @@ export function createWebhookHandlers(
         events: [...new Set(body.events)],
         secret: secrets.seal(secret),
         rateLimit: body.rateLimit,
+        ordered: body.ordered,
         headers: storedHeaders(body.headers, secrets),
       };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });

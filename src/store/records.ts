@@ -113,6 +113,8 @@ export interface NewWebhook {
   secret: string;
   /** Deliveries per second it gets at most; absent: the server's default. */
   rateLimit?: number;
+  /** Whether a lead's events reach it one at a time, in order; absent: true. */
+  ordered?: boolean;
   /** Its custom headers as stored (sealed JSON, src/secrets/webhook-headers.ts); absent or null: none. */
   headers?: string | null;
 }
@@ -129,6 +131,8 @@ export interface WebhookSummary {
   paused: boolean;
   /** Its own deliveries per second at most; null: the server's default. */
   rateLimit: number | null;
+  /** A lead's events reach it one at a time, in order. */
+  ordered: boolean;
   /** Its custom headers as stored (sealed JSON); null: none. The API shows them masked. */
   headers: string | null;
   /** When every attempt had failed for too long and deliveries to it stopped; null unless disabled. */
@@ -143,6 +147,8 @@ export interface WebhookChanges {
   events?: EventName[];
   paused?: boolean;
   rateLimit?: number;
+  /** false also sends at once the deliveries waiting behind an earlier one of their lead. */
+  ordered?: boolean;
   /** The whole new set of custom headers as stored (sealed JSON); null removes them. */
   headers?: string | null;
 }
@@ -167,6 +173,8 @@ export interface NewEvent {
   createdAt: string;
   /** The W3C traceparent of the publish, when traced: each attempt's span joins its trace. */
   traceContext?: string;
+  /** The lead it is about (leadKey of src/delivery-policy/lead-order.ts): delivered in order with the lead's others. */
+  leadKey?: string;
 }
 
 /** An event as the client's listing reads it. */

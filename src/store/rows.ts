@@ -87,6 +87,7 @@ export interface SummaryRow {
   created_at: string;
   paused: boolean | number;
   rate_limit: number | null;
+  ordered: boolean | number;
   headers: string | null;
   /** When the current run of failed attempts began; null when the latest attempt succeeded (or none was made). */
   failing_since: string | null;
@@ -94,7 +95,7 @@ export interface SummaryRow {
   disabled_reason: string | null;
 }
 
-export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.headers, w.failing_since, w.disabled_at, w.disabled_reason';
+export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.ordered, w.headers, w.failing_since, w.disabled_at, w.disabled_reason';
 
 /**
  * A webhook as the API lists it: `disabled` when deliveries to it stopped, else `failing` while
@@ -108,6 +109,7 @@ export const toSummary = (row: SummaryRow): WebhookSummary => ({
   status: row.disabled_at !== null ? 'disabled' : row.failing_since !== null ? 'failing' : 'active',
   paused: Boolean(row.paused),
   rateLimit: row.rate_limit,
+  ordered: Boolean(row.ordered),
   headers: row.headers,
   disabledAt: row.disabled_at,
   disabledReason: row.disabled_at !== null ? row.disabled_reason : null,

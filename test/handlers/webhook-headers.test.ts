@@ -31,7 +31,7 @@ t.test('headers set at creation are listed and read by name, their values masked
 
   const shown = await getWebhook(app, acme.apiKey, hook.json.hookId);
   t.equal(shown.status, 200);
-  t.same(Object.keys(shown.json), ['hookId', 'url', 'events', 'created', 'status', 'paused', 'rateLimit', 'headers', 'disabledAt', 'disabledReason']);
+  t.same(Object.keys(shown.json), ['hookId', 'url', 'events', 'created', 'status', 'paused', 'rateLimit', 'ordered', 'headers', 'disabledAt', 'disabledReason']);
   t.same(
     shown.json.headers,
     { Authorization: '…4a96', 'X-Tenant': '…', 'X-Spaced': '…9 ab' },
