@@ -240,10 +240,10 @@ t.test('the store recovers at most the limit per call, oldest first, and says th
   await db.query("UPDATE deliveries SET state = 'failed', attempts = 3");
   const since = new Date(Date.now() - 60_000).toISOString();
   const now = Date.now();
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 2, more: true });
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 2, more: true });
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 1, more: false });
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId + 1, hook.json.hookId, since, 2, now), undefined, "another client's webhook");
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, { since }, 2, now), { queued: 2, more: true });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, { since }, 2, now), { queued: 2, more: true });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, { since }, 2, now), { queued: 1, more: false });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId + 1, hook.json.hookId, { since }, 2, now), undefined, "another client's webhook");
   const rows = await db.query<{ state: string; next_attempt_at: unknown }>('SELECT state FROM deliveries ORDER BY id');
   t.same(rows.map((r) => r.state), ['pending', 'pending', 'pending', 'pending', 'pending']);
   t.equal(await app.store.deliveries.nextDueAt(), now, 'due now');
