@@ -1129,12 +1129,11 @@ export type components = {
              */
             until?: string;
             /**
-             * @description False (the default): failed deliveries of events published in the range are sent
+             * @description False, or absent: failed deliveries of events published in the range are sent
              *     again. True: events of the range that the webhook has no delivery of (published while
              *     it was disabled) are sent to it, each as a new delivery.
-             * @default false
              */
-            missed: boolean;
+            missed?: boolean;
         };
         RecoverAccepted: {
             /** @description Deliveries queued by this request (failed ones, or new ones of missed events), at most 1000. */
