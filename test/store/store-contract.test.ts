@@ -673,6 +673,28 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
   t.same(await store.deliveries.recoverFailed(acme.client.id, failing.id, { since: at(0) }, 10, T0 + 1_100), { queued: 2, more: false });
 });
 
+t.test('recoverFailed: the failed deliveries of the range, since included and until excluded, paged', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const webhook = (await store.webhooks.create(hook(client.id), 10))!;
+  for (let i = 0; i < 5; i++) await store.events.publish({ id: `evt_${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(i * 100) });
+  await db.query("UPDATE deliveries SET state = 'failed', attempts = 3");
+  const range = { since: at(100), until: at(400) };
+  t.same(await store.deliveries.recoverFailed(client.id, webhook.id, range, 2, T0 + 1_000), { queued: 2, more: true });
+  t.same(await store.deliveries.recoverFailed(client.id, webhook.id, range, 2, T0 + 1_000), { queued: 1, more: false });
+  t.same(await store.deliveries.recoverFailed(client.id, webhook.id, range, 2, T0 + 1_000), { queued: 0, more: false });
+  t.same(
+    await db.query('SELECT event_id, state FROM deliveries ORDER BY id'),
+    [
+      { event_id: 'evt_0', state: 'failed' },
+      { event_id: 'evt_1', state: 'pending' },
+      { event_id: 'evt_2', state: 'pending' },
+      { event_id: 'evt_3', state: 'pending' },
+      { event_id: 'evt_4', state: 'failed' },
+    ],
+  );
+});
+
 t.test('recoverMissed: events of the range the webhook has no delivery of, of its types, not before it, oldest first, paged; once', async (t) => {
   const { store, db } = await openTestStore(t);
   const acme = await withClient(store);
