@@ -16,18 +16,20 @@ const REQUEUE = `UPDATE deliveries SET state = 'pending', next_attempt_at = $2::
   leased_until = NULL, replay = true WHERE id = ANY ($1::bigint[]) AND state <> 'pending'`;
 
 /**
- * What a webhook missed (DeliveryRepository.recoverMissed): its client's events created in the
- * range ($2 included, $3 excluded when given) and not before the webhook, of a type it is
- * subscribed to, with no delivery to it at all, in the order they were written (events_by_client).
+ * What a webhook missed (DeliveryRepository.recoverMissed): its client's ($2) events created in
+ * the range ($3 included, $4 excluded when given) and not before the webhook, of a type it is
+ * subscribed to, with no delivery to it at all, in the order they were written. The client is
+ * given, not only joined, so that the walk is a range of events_by_client in that order, stopped
+ * at the limit.
  */
 // When webhooks get a filter, a missed event must match it too: add it to this WHERE, as
 // publishing has it.
-const MISSED_EVENTS = `SELECT e.id FROM webhooks w JOIN events e ON e.client_id = w.client_id
-  WHERE w.id = $1 AND e.type = ANY (w.events)
-    AND e.created_at >= greatest($2::timestamptz, w.created_at)
-    AND ($3::timestamptz IS NULL OR e.created_at < $3::timestamptz)
+const MISSED_EVENTS = `SELECT e.id FROM events e JOIN webhooks w ON w.id = $1 AND w.client_id = e.client_id
+  WHERE e.client_id = $2 AND e.type = ANY (w.events)
+    AND e.created_at >= greatest($3::timestamptz, w.created_at)
+    AND ($4::timestamptz IS NULL OR e.created_at < $4::timestamptz)
     AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
-  ORDER BY e.seq LIMIT $4`;
+  ORDER BY e.seq LIMIT $5`;
 
 /**
  * The one place that makes deliveries for missed events ($1, event ids in the order to send
@@ -292,7 +294,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         // The events it missed, in the order they were written. A publication makes its event and
         // its deliveries in one statement, so an event is never seen here without the delivery
         // it got.
-        const { rows: found } = await db.query<{ id: string }>({ name: 'missed-events', text: MISSED_EVENTS, values: [webhookId, since, until ?? null, limit + 1] });
+        const { rows: found } = await db.query<{ id: string }>({ name: 'missed-events', text: MISSED_EVENTS, values: [webhookId, clientId, since, until ?? null, limit + 1] });
         const page = found.slice(0, limit).map((row) => row.id);
         if (page.length === 0) return { queued: 0, more: false };
         // Retention may be deleting some of them right now: lock them (FOR KEY SHARE, in id order as
