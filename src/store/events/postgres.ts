@@ -38,7 +38,6 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
 }
 
-/** `newWork`: called once a publication that made deliveries has committed. */
 /**
  * In a batch, an event of the same lead earlier in it and delivered to the same webhook: the
  * statement does not see its own deliveries, so it is found among the batch's input. The
@@ -82,6 +81,7 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
 
 const anyDeliveries = (published: ({ deliveries: number } | undefined)[]) => published.some((event) => event?.deliveries);
 
+/** `newWork`: called once a publication that made deliveries has committed. */
 export function createEventRepository(pool: pg.Pool, newWork: () => void): EventRepository {
   return {
     async publish(event) {
