@@ -51,9 +51,11 @@ function authority(host: string, port: string): string {
  * with its `connect({ path: 'host:port', ... })`, which is where the target is judged (and, with
  * the guard on, replaced by the address judged) and where the proxy's failures get their message.
  */
-function tunnelsThrough(guarded: boolean) {
+function tunnelsThrough(guarded: boolean, timeoutMs: number) {
   return (origin: URL, options: object): Dispatcher => {
-    const pool = new Pool(origin, options);
+    // A tunnel the proxy opens later than an attempt's whole time is of use to no attempt: past
+    // that, the pool stops waiting and the next attempt asks again.
+    const pool = new Pool(origin, { ...options, headersTimeout: timeoutMs });
     // Bound before it is replaced below: the tunnel opens through the pool's own connect.
     const connect: (params: Dispatcher.ConnectOptions) => Promise<Dispatcher.ConnectData> = pool.connect.bind(pool);
     const tunnel = async (params: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> => {
@@ -83,17 +85,18 @@ function tunnelsThrough(guarded: boolean) {
 const agents = new Map<string, Dispatcher>();
 
 /**
- * The dispatcher of deliveries when a proxy is configured, one per configuration and address
- * policy, made once; undefined when none is (deliveries go direct). `direct` is how a NO_PROXY
- * host is reached: the connection options of the direct agent of the same policy.
+ * The dispatcher of deliveries when a proxy is configured, one per configuration, address policy
+ * and attempt timeout, made once; undefined when none is (deliveries go direct). `direct` is how
+ * a NO_PROXY host is reached: the connection options of the direct agent of the same policy.
  */
 export function proxyDispatcher(
   proxy: ProxyConfig,
   allowPrivateTargets: boolean,
+  timeoutMs: number,
   direct: Agent.Options,
 ): Dispatcher | undefined {
   if (proxy.httpProxy === null && proxy.httpsProxy === null) return undefined;
-  const key = JSON.stringify([proxy.httpProxy, proxy.httpsProxy, proxy.noProxy, allowPrivateTargets]);
+  const key = JSON.stringify([proxy.httpProxy, proxy.httpsProxy, proxy.noProxy, allowPrivateTargets, timeoutMs]);
   let agent = agents.get(key);
   if (agent === undefined) {
     agent = new EnvHttpProxyAgent({
@@ -104,9 +107,10 @@ export function proxyDispatcher(
       httpsProxy: proxy.httpsProxy ?? '',
       noProxy: proxy.noProxy,
       proxyTunnel: true,
-      clientFactory: tunnelsThrough(!allowPrivateTargets),
-      // The attempt's own timer is its only time limit, through the proxy too.
-      connectTimeout: 0,
+      clientFactory: tunnelsThrough(!allowPrivateTargets, timeoutMs),
+      // The attempt's own timer is its limit, through the proxy too: a connection to the proxy
+      // (or a TLS handshake in the tunnel) slower than a whole attempt is given up.
+      connectTimeout: timeoutMs,
     });
     agents.set(key, agent);
   }

@@ -42,8 +42,8 @@ const anyTarget = new Agent(ANY_TARGET);
 
 /** Through the configured proxy (src/delivery/proxy.ts), which judges targets by the same policy; else direct. */
 function dispatcherFor(options: SendOptions): Dispatcher {
-  const { allowPrivateTargets, proxy } = options;
-  const proxied = proxy && proxyDispatcher(proxy, allowPrivateTargets, allowPrivateTargets ? ANY_TARGET : PUBLIC_TARGETS);
+  const { allowPrivateTargets, proxy, timeoutMs } = options;
+  const proxied = proxy && proxyDispatcher(proxy, allowPrivateTargets, timeoutMs, allowPrivateTargets ? ANY_TARGET : PUBLIC_TARGETS);
   return proxied ?? (allowPrivateTargets ? anyTarget : publicTargets);
 }
 
@@ -72,6 +72,8 @@ function describeError(error: NodeJS.ErrnoException): string {
       return 'connection closed before an answer';
     case 'UND_ERR_CONNECT_TIMEOUT':
       return 'connection timed out';
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return 'no answer in time';
     case 'ENOTFOUND':
       return 'host not found';
     case 'EAI_AGAIN':

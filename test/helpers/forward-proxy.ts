@@ -26,7 +26,7 @@ export interface ProxyOptions {
 export async function startForwardProxy(t: Test, options: ProxyOptions = {}) {
   const seen: Proxied[] = [];
   const sockets = new Set<Socket>();
-  const behaviour = options.behaviour ?? 'forward';
+  let behaviour = options.behaviour ?? 'forward';
   const where = (host: string, port: number) => options.upstream ?? { host, port };
 
   const server = createServer((req, res) => {
@@ -76,5 +76,13 @@ export async function startForwardProxy(t: Test, options: ProxyOptions = {}) {
     server.close();
   });
   const { port } = server.address() as AddressInfo;
-  return { port, url: `http://127.0.0.1:${port}`, seen };
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    /** How it answers from now on; what it holds already stays held. */
+    behave(next: NonNullable<ProxyOptions['behaviour']>) {
+      behaviour = next;
+    },
+  };
 }
