@@ -921,7 +921,19 @@ export type components = {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEvents"];
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            ordered?: components["schemas"]["WebhookOrdered"];
         };
+        /**
+         * @description Whether the events of one lead (those published with the same `leadId`) reach this
+         *     webhook one at a time, in the order they were published: `true` unless set otherwise.
+         *     `false` sends them in parallel, as events without a `leadId` are, for a receiver that
+         *     puts them in order itself (by their `timestamp`) and wants a backlog drained sooner.
+         *     Turning it off sends at once the events that were waiting behind an earlier one of
+         *     their lead; turning it on orders the events published from then on.
+         * @default true
+         * @example true
+         */
+        WebhookOrdered: boolean;
         /**
          * @description Deliveries per second this webhook gets at most, instead of the server's default
          *     (`DELIVERY_RATE_LIMIT`, 30 unless configured otherwise). Deliveries beyond it wait in the
@@ -930,8 +942,8 @@ export type components = {
          */
         WebhookRateLimit: number;
         /**
-         * @description What to change; at least one of `url`, `events`, `paused` and `rateLimit`. The fields are
-         *     checked as those of `WebhookCreate`.
+         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit` and `ordered`. The
+         *     fields are checked as those of `WebhookCreate`.
          */
         WebhookUpdate: {
             url?: components["schemas"]["WebhookUrl"];
@@ -939,6 +951,8 @@ export type components = {
             /** @description `true` holds the deliveries to the webhook in the outbox; `false` sends them. */
             paused?: boolean;
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            /** @description See `WebhookOrdered`. */
+            ordered?: boolean;
         };
         WebhookCreated: {
             /**
@@ -1012,6 +1026,8 @@ export type components = {
              * @example 30
              */
             rateLimit: number | null;
+            /** @description Whether a lead's events reach the webhook one at a time, in order (`WebhookOrdered`). */
+            ordered: boolean;
             /**
              * Format: date-time
              * @description When the webhook was disabled; null unless `status` is `disabled`.
@@ -1125,6 +1141,13 @@ export type components = {
         Lead: {
             [key: string]: unknown;
         };
+        /**
+         * @description The lead's id in the lead system, as the event was published with it: a string of 1 to 128
+         *     characters or an integer from 0 to 2^53 - 1 (`981` and `"981"` name the same lead).
+         * @example 981
+         * @example lead-7f3a
+         */
+        LeadId: string | number;
         PublishEvent: {
             /**
              * @description The client (account) whose webhooks receive the event.
@@ -1133,6 +1156,17 @@ export type components = {
             clientId: number;
             type: components["schemas"]["EventName"];
             data: components["schemas"]["Lead"];
+            /**
+             * @description The lead the event is about, in the lead system's words: a string of 1 to 128
+             *     characters or an integer from 0 to 2^53 - 1 (`981` and `"981"` name the same lead).
+             *     Events that carry it are delivered to each webhook in the order they were published,
+             *     one lead at a time: the next of a lead's events is not attempted until the one before
+             *     it succeeded or was given up (failed for good, cancelled, or its webhook detached by a
+             *     `410`). Events of other leads, and events without a `leadId`, are not held up by it.
+             *     A webhook may opt out (`ordered: false`, see `WebhookOrdered`). The deliveries' body
+             *     carries it, as `GET /events` does.
+             */
+            leadId?: components["schemas"]["LeadId"];
         };
         PublishEventBatch: {
             events: components["schemas"]["PublishEvent"][];
@@ -1161,6 +1195,7 @@ export type components = {
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * lead_create
@@ -1171,6 +1206,7 @@ export type components = {
             type: "lead_create";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * lead_update
@@ -1181,6 +1217,7 @@ export type components = {
             type: "lead_update";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
@@ -1195,6 +1232,7 @@ export type components = {
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         EventPage: {
             events: components["schemas"]["RecentEvent"][];

@@ -40,6 +40,7 @@ export function createWebhookHandlers(
     status: w.status,
     paused: w.paused,
     rateLimit: w.rateLimit ?? options.defaultRateLimit,
+    ordered: w.ordered,
     disabledAt: w.disabledAt,
     disabledReason: w.disabledReason,
   });
@@ -69,9 +70,11 @@ export function createWebhookHandlers(
         events: body.events && [...new Set(body.events)],
         paused: body.paused,
         rateLimit: body.rateLimit,
+        ordered: body.ordered,
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
-      if (body.paused === false) options.onResumed();
+      // Both may have made deliveries due: held ones released, waiting ones sent.
+      if (body.paused === false || body.ordered === false) options.onResumed();
       return { status: 200, body: present(webhook) };
     },
 
@@ -105,7 +108,7 @@ export function createWebhookHandlers(
     async createWebhook({ client, body, idempotency }) {
       // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
       const secret = generateWebhookSecret();
-      const input = { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret), rateLimit: body.rateLimit };
+      const input = { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret), rateLimit: body.rateLimit, ordered: body.ordered };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient));
       const made = await store.webhooks.createOnce(input, maxWebhooksPerClient, idempotency.keep(answer));

@@ -85,13 +85,14 @@ export interface SummaryRow {
   created_at: string;
   paused: boolean | number;
   rate_limit: number | null;
+  ordered: boolean | number;
   /** When the current run of failed attempts began; null when the latest attempt succeeded (or none was made). */
   failing_since: string | null;
   disabled_at: string | null;
   disabled_reason: string | null;
 }
 
-export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason';
+export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.ordered, w.failing_since, w.disabled_at, w.disabled_reason';
 
 /**
  * A webhook as the API lists it: `disabled` when deliveries to it stopped, else `failing` while
@@ -105,6 +106,7 @@ export const toSummary = (row: SummaryRow): WebhookSummary => ({
   status: row.disabled_at !== null ? 'disabled' : row.failing_since !== null ? 'failing' : 'active',
   paused: Boolean(row.paused),
   rateLimit: row.rate_limit,
+  ordered: Boolean(row.ordered),
   disabledAt: row.disabled_at,
   disabledReason: row.disabled_at !== null ? row.disabled_reason : null,
 });

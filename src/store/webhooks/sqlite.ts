@@ -3,6 +3,7 @@ import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, 
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary } from '../store.js';
+import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
 type StoredSummary = Omit<SummaryRow, 'events'> & { events: string };
@@ -10,8 +11,8 @@ const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, e
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
-  const insert = db.prepare<[number, string, string, string, string, number | null]>(
-    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit) VALUES (?, ?, ?, ?, ?, ?)',
+  const insert = db.prepare<[number, string, string, string, string, number | null, number]>(
+    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, ordered) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   const softDelete = db.prepare<[string, number, number]>(
     `UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
@@ -25,7 +26,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const createCapped = (input: NewWebhook, maxActive: number): Webhook | undefined => {
     if ((activeCount.get(input.clientId)?.n ?? 0) >= maxActive) return undefined;
     const createdAt = new Date().toISOString();
-    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null);
+    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null, input.ordered === false ? 0 : 1);
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
@@ -39,10 +40,15 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   );
   // An absent change (null) keeps the column. A pause raises `held` (its deliveries may be set
   // aside from now on); only the claims that release them after a resume lower it.
-  const change = db.prepare<{ id: number; client: number; url: string | null; events: string | null; paused: number | null; rate: number | null }>(`
+  const change = db.prepare<{ id: number; client: number; url: string | null; events: string | null; paused: number | null; rate: number | null; ordered: number | null }>(`
     UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
-      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit)
+      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit),
+      ordered = coalesce(:ordered, ordered)
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
+  // A webhook no longer ordered: its deliveries of leads are ordinary ones, and those waiting are due now.
+  const unorder = db.prepare<[number, number]>(`
+    UPDATE deliveries SET lead_key = NULL, next_attempt_at = CASE WHEN next_attempt_at = ${WAITING_AT} THEN ? ELSE next_attempt_at END
+    WHERE webhook_id = ? AND lead_key IS NOT NULL AND state = 'pending'`);
   // Only a disabled webhook changes: its run of failures starts over with the next failure.
   const enableDisabled = db.prepare<[number, number]>(`
     UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
@@ -78,8 +84,10 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       events: changes.events ? JSON.stringify(changes.events) : null,
       paused: changes.paused === undefined ? null : Number(changes.paused),
       rate: changes.rateLimit ?? null,
+      ordered: changes.ordered === undefined ? null : Number(changes.ordered),
     });
     if (updated !== 1) return undefined;
+    if (changes.ordered === false) unorder.run(Date.now(), id);
     const row = summary.get(id, clientId);
     return row && fromStored(row);
   };
