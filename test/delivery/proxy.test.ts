@@ -78,6 +78,26 @@ t.test('deliveries and test sends go through HTTP_PROXY with its credentials, an
   t.notOk(lines.some((line) => line.includes(PROXY_PASSWORD) || line.includes(basic.slice('Basic '.length))), 'the proxy password is in no log line');
 });
 
+t.test("a webhook's custom headers go through the proxy's tunnel to the receiver, not to the proxy", async (t) => {
+  const proxy = await startForwardProxy(t);
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, HTTP_PROXY: proxy.url });
+  const acme = await createClient(app);
+  const receiver = await startReceiver(t);
+  const token = 'Bearer through-the-tunnel-0123';
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'], headers: { Authorization: token } });
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  await receiver.waitFor(1);
+  await noDeliveryPending(db);
+  t.match((await testSend(app, acme.apiKey, hook.json.hookId)).json, { statusCode: 200, succeeded: true });
+  t.same(
+    receiver.received.map((request) => request.headers.authorization),
+    [token, token],
+    'the delivery and the test send carry it',
+  );
+  t.ok(proxy.seen.length >= 1, 'through the proxy (one tunnel may carry both)');
+  t.ok(proxy.seen.every((p) => p.method === 'CONNECT' && p.headers.authorization === undefined), 'the proxy never sees it');
+});
+
 t.test('lower-case https_proxy wins over HTTPS_PROXY, for https webhooks', async (t) => {
   const proxy = await startForwardProxy(t);
   const unused = await startForwardProxy(t);
