@@ -176,17 +176,23 @@ function jsonBody(schema: SpecSchema, describe: Describers): InputMessage {
   };
 }
 
+/** Whether a schema allows `null` (`type: [object, 'null']`): then null is a value, not an absent field. */
+const allowsNull = (schema: SpecSchema | undefined) => Array.isArray(schema?.type) && schema.type.includes('null');
+
 /**
  * A JSON body of optional fields (the schema's `properties`), at least one of them present (a
  * change): `Missing data` when there is no object, none of the fields is there, or one that is
- * there is null or empty; else as `jsonBody`.
+ * there is null (unless its schema allows null: `filter: null` removes a filter) or empty; else
+ * as `jsonBody`.
  */
 function jsonChanges(schema: SpecSchema, describe: Describers): InputMessage {
   const fields = Object.keys(schema.properties ?? {});
+  const nullable = new Set(fields.filter((field) => allowsNull(schema.properties?.[field])));
   return (body, issue) => {
     if (!isJsonObject(body)) return MESSAGES.missingData;
     const present = fields.filter((field) => body[field] !== undefined);
-    if (present.length === 0 || present.some((field) => isAbsent(body[field]))) return MESSAGES.missingData;
+    const absent = (field: string) => isAbsent(body[field]) && !(body[field] === null && nullable.has(field));
+    if (present.length === 0 || present.some(absent)) return MESSAGES.missingData;
     return invalid(describe, issue, body);
   };
 }
@@ -209,10 +215,49 @@ function bodyOf(check: typeof jsonBody, fields: (schema: SpecSchema) => Describe
   };
 }
 
+/**
+ * What is wrong with a webhook's filter (src/delivery/lead-filter.ts finds it; the schema's
+ * `x-lead-filter` keyword raises it). `at` is where, as `filter.$or[1].score`.
+ */
+export type LeadFilterIssue =
+  | { kind: 'operator'; at: string; operator: string; allowed: readonly string[] }
+  | { kind: 'path'; at: string; path: string }
+  | { kind: 'operand'; at: string; expected: string }
+  | { kind: 'mixed'; at: string }
+  | { kind: 'depth' }
+  | { kind: 'size' };
+
+/** The keyword of openapi.yaml's LeadFilter that checks a filter, and the issue it raises. */
+export const LEAD_FILTER_KEYWORD = 'x-lead-filter';
+
+/** The words for a filter's issue, its bounds quoted from the schema (LeadFilter's `x-lead-filter`). */
+function leadFilterWords(schema: SpecSchema | undefined): (issue: LeadFilterIssue) => string {
+  const bounds = schema?.[LEAD_FILTER_KEYWORD] as SpecSchema | undefined;
+  const maxDepth = limitOf(bounds, 'maxDepth');
+  const maxBytes = limitOf(bounds, 'maxBytes');
+  return (issue) => {
+    switch (issue.kind) {
+      case 'operator':
+        return `${issue.at} has an unknown operator ${issue.operator}; use ${issue.at === 'filter' ? 'a field path or ' : ''}one of ${issue.allowed.join(', ')}`;
+      case 'path':
+        return `${issue.at} has an invalid field path ${JSON.stringify(issue.path)}: names joined by dots, none empty or starting with $`;
+      case 'operand':
+        return `${issue.at} must be ${issue.expected}`;
+      case 'mixed':
+        return `${issue.at} mixes operators and field names; write nested fields as a dotted path`;
+      case 'depth':
+        return `filter may nest objects and lists at most ${maxDepth} levels deep`;
+      case 'size':
+        return `filter must be at most ${maxBytes} bytes as JSON`;
+    }
+  };
+}
+
 /** A webhook's fields, as its creation's or its update's schema has them. */
 function webhookFields({ properties }: SpecSchema): Describers {
   const maxUrlLength = limitOf(properties?.url, 'maxLength');
   const rateLimits = range(properties?.rateLimit, 'minimum', 'maximum');
+  const filterWords = leadFilterWords(properties?.filter);
   return {
     url: (issue, _index, value) => {
       if (issue?.keyword === 'maxLength') return `url must be at most ${maxUrlLength} characters`;
@@ -225,6 +270,8 @@ function webhookFields({ properties }: SpecSchema): Describers {
     },
     paused: () => 'paused must be true or false',
     rateLimit: () => `rateLimit must be a whole number of deliveries per second from ${rateLimits}`,
+    filter: (issue) =>
+      issue?.keyword === LEAD_FILTER_KEYWORD ? filterWords(issue.params as LeadFilterIssue) : 'filter must be a JSON object, or null for none',
   };
 }
 

@@ -11,6 +11,9 @@ function created(webhook: Webhook | undefined): Success<'createWebhook'> {
   return { status: 201, body: { hookId: webhook.id, id: webhook.id, secret: webhook.secret } };
 }
 
+/** A filter as the store keeps it: JSON text (checked by the body policy), or null for none. */
+const storedFilter = (filter: Record<string, unknown> | null): string | null => (filter === null ? null : JSON.stringify(filter));
+
 export interface WebhookHandlerOptions {
   maxWebhooksPerClient: number;
   /** How a test send is made: the delivery timeout and address policy. */
@@ -42,6 +45,7 @@ export function createWebhookHandlers(
     rateLimit: w.rateLimit ?? options.defaultRateLimit,
     disabledAt: w.disabledAt,
     disabledReason: w.disabledReason,
+    ...(w.filter ? { filter: w.filter } : {}),
   });
   return {
     async listWebhooks({ client, query }) {
@@ -69,6 +73,7 @@ export function createWebhookHandlers(
         events: body.events && [...new Set(body.events)],
         paused: body.paused,
         rateLimit: body.rateLimit,
+        filter: body.filter === undefined ? undefined : storedFilter(body.filter),
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
       if (body.paused === false) options.onResumed();
@@ -105,7 +110,15 @@ export function createWebhookHandlers(
     async createWebhook({ client, body, idempotency }) {
       // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
       const secret = generateWebhookSecret();
-      const input = { clientId: client.id, url: body.url, events: [...new Set(body.events)], secret: secrets.seal(secret), rateLimit: body.rateLimit };
+      const filter = storedFilter(body.filter ?? null);
+      const input = {
+        clientId: client.id,
+        url: body.url,
+        events: [...new Set(body.events)],
+        secret: secrets.seal(secret),
+        rateLimit: body.rateLimit,
+        ...(filter !== null ? { filter } : {}),
+      };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient));
       const made = await store.webhooks.createOnce(input, maxWebhooksPerClient, idempotency.keep(answer));

@@ -113,6 +113,8 @@ export interface NewWebhook {
   secret: string;
   /** Deliveries per second it gets at most; absent: the server's default. */
   rateLimit?: number;
+  /** Which leads it gets (openapi.yaml, LeadFilter), as JSON text; absent: every lead. */
+  filter?: string;
 }
 
 export type WebhookStatus = 'active' | 'failing' | 'disabled';
@@ -131,6 +133,8 @@ export interface WebhookSummary {
   disabledAt: string | null;
   /** Why, in the client's words; null unless disabled. */
   disabledReason: string | null;
+  /** Which leads it gets (openapi.yaml, LeadFilter); absent when it gets every lead. */
+  filter?: Record<string, unknown>;
 }
 
 /** What an update changes; an absent field stays as it is. */
@@ -139,6 +143,14 @@ export interface WebhookChanges {
   events?: EventName[];
   paused?: boolean;
   rateLimit?: number;
+  /** A new filter (JSON text), or null to remove it; absent: kept. */
+  filter?: string | null;
+}
+
+/** A webhook's filter as stored (JSON text), to run at a publication. */
+export interface WebhookFilter {
+  id: number;
+  filter: string;
 }
 
 /** Where a webhook's requests go and what signs them. */
@@ -159,6 +171,11 @@ export interface NewEvent {
   createdAt: string;
   /** The W3C traceparent of the publish, when traced: each attempt's span joins its trace. */
   traceContext?: string;
+  /**
+   * The client's webhooks with a filter that the lead matches (WebhookRepository.filters, run
+   * above the store): a webhook with a filter gets a delivery only when it is among them.
+   */
+  matched?: number[];
 }
 
 /** An event as the client's listing reads it. */

@@ -114,6 +114,7 @@ export const TABLES: Record<string, Table> = {
       disabled_at: maybe(time),
       disabled_reason: maybe(text),
       suspended: flag(0),
+      filter: maybe(text),
     },
     move: { orderBy: 'id' },
     indexes: { webhooks_to_release: ['id'] },

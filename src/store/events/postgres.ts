@@ -15,8 +15,9 @@ export const EVENT_LIST_SQL = {
 
 /**
  * One statement, so one transaction: the event, and one pending delivery per active webhook of
- * the client subscribed to its type (none for a disabled one). The workers are told after the
- * commit, not in the transaction (../postgres/notifier.ts says why).
+ * the client subscribed to its type (none for a disabled one, nor for one whose filter the lead
+ * did not match: NewEvent's `matched`). The workers are told after the commit, not in the
+ * transaction (../postgres/notifier.ts says why).
  */
 async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: number } | undefined> {
   const { rows } = await db.query<{ events: number; deliveries: number }>(
@@ -28,10 +29,11 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
        SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
        JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
+         AND (w.filter IS NULL OR w.id = ANY ($7::bigint[]))
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries`,
-    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null],
+    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.matched ?? []],
   );
   const row = rows[0]!;
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
@@ -40,7 +42,8 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
 /** `newWork`: called once a publication that made deliveries has committed. */
 /**
  * `publish` for many events in one statement: the events arrive as arrays, one per column, and
- * are written in their order (WITH ORDINALITY), so their seq follows it.
+ * are written in their order (WITH ORDINALITY), so their seq follows it. The webhooks with a
+ * filter that each lead matched arrive as `event id:webhook id` pairs.
  */
 async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliveries: number } | undefined)[]> {
   if (events.length === 0) return [];
@@ -58,13 +61,22 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
        SELECT e.id, w.id, 'pending', e.created_at, e.created_at FROM event e
        JOIN webhooks w ON w.client_id = e.client_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND e.type = ANY (w.events)
+         AND (w.filter IS NULL OR e.id || ':' || w.id = ANY ($7::text[]))
        RETURNING event_id
      )
      SELECT e.id IS NOT NULL AS stored, coalesce(d.n, 0) AS deliveries FROM input i
      LEFT JOIN event e ON e.id = i.id
      LEFT JOIN (SELECT event_id, count(*) AS n FROM delivery GROUP BY event_id) d ON d.event_id = i.id
      ORDER BY i.n`,
-    [column('id'), column('clientId'), column('type'), column('payload'), column('createdAt'), column('traceContext')],
+    [
+      column('id'),
+      column('clientId'),
+      column('type'),
+      column('payload'),
+      column('createdAt'),
+      column('traceContext'),
+      events.flatMap((event) => (event.matched ?? []).map((webhookId) => `${event.id}:${webhookId}`)),
+    ],
   );
   return rows.map((row) => (row.stored ? { deliveries: row.deliveries } : undefined));
 }

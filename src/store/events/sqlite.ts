@@ -20,18 +20,21 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
     'INSERT INTO events (id, client_id, type, payload, created_at, trace_context) VALUES (?, ?, ?, ?, ?, ?)',
   );
   // One delivery per active webhook of the client whose events include the type; a disabled one
-  // gets none, so a dead receiver does not grow the outbox.
-  const insertDeliveries = db.prepare<[string, number, string, number, string]>(`
+  // gets none, so a dead receiver does not grow the outbox. A webhook with a filter gets one only
+  // when the lead matched it (the last parameter, a JSON list of ids: NewEvent's `matched`).
+  const insertDeliveries = db.prepare<[string, number, string, number, string, string]>(`
     INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
     SELECT ?, w.id, 'pending', ?, ? FROM webhooks w
     WHERE w.client_id = ? AND w.deleted_at IS NULL AND w.disabled_at IS NULL
-      AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`);
+      AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)
+      AND (w.filter IS NULL OR w.id IN (SELECT value FROM json_each(?)))`);
 
   // Run through the group commit: the event and its deliveries in one transaction.
   const publish = (event: NewEvent) => {
     if (!clientExists.get(event.clientId)) return undefined;
     insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null);
-    const { changes } = insertDeliveries.run(event.id, Date.parse(event.createdAt), event.createdAt, event.clientId, event.type);
+    const matched = event.matched ? JSON.stringify(event.matched) : '[]';
+    const { changes } = insertDeliveries.run(event.id, Date.parse(event.createdAt), event.createdAt, event.clientId, event.type, matched);
     return { deliveries: changes };
   };
 

@@ -323,4 +323,8 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX operational_events_by_age ON operational_events(created_at);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
   `,
+  // A webhook's filter (openapi.yaml, LeadFilter), as JSON text: null, every lead.
+  `
+  ALTER TABLE webhooks ADD COLUMN filter TEXT;
+  `,
 ];

@@ -3,7 +3,7 @@ import { idempotently } from '../idempotency/postgres.js';
 import { NEW_WORK_CHANNEL } from '../postgres/notifier.js';
 import type { Queryable } from '../postgres/transaction.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
-import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
+import type { NewWebhook, Webhook, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
 /**
@@ -15,9 +15,9 @@ async function createCapped(db: Queryable, input: NewWebhook, maxActive: number)
   const createdAt = new Date().toISOString();
   const { rows } = await db.query<{ id: number }>(
     `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
-     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit)
-     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer FROM room RETURNING id`,
-    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null],
+     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, filter)
+     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer, $8::text FROM room RETURNING id`,
+    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null, input.filter ?? null],
   );
   const row = rows[0];
   return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
@@ -71,14 +71,23 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         `WITH changed AS (
            UPDATE webhooks SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
              paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused),
-             rate_limit = coalesce($6::integer, rate_limit)
+             rate_limit = coalesce($6::integer, rate_limit), filter = CASE WHEN $7::boolean THEN $8::text ELSE filter END
            WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
-           RETURNING id, url, events, created_at, paused, held, rate_limit, failing_since, disabled_at, disabled_reason
+           RETURNING id, url, events, created_at, paused, held, rate_limit, failing_since, disabled_at, disabled_reason, filter
          )
          SELECT ${SUMMARY_COLUMNS},
            CASE WHEN w.held AND NOT w.paused THEN pg_notify('${NEW_WORK_CHANNEL}', '') END AS notified
          FROM changed w`,
-        [id, clientId, changes.url ?? null, changes.events ?? null, changes.paused ?? null, changes.rateLimit ?? null],
+        [
+          id,
+          clientId,
+          changes.url ?? null,
+          changes.events ?? null,
+          changes.paused ?? null,
+          changes.rateLimit ?? null,
+          changes.filter !== undefined,
+          changes.filter ?? null,
+        ],
       );
       return rows[0] && toSummary(rows[0]);
     },
@@ -118,6 +127,13 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         [rows.map((row) => row.id)],
       );
       return { deleted: rowCount ?? 0, cursor: { detachedAt: last.deleted_at, id: last.id }, more: rows.length === limit };
+    },
+    async filters(clientId) {
+      const { rows } = await pool.query<WebhookFilter>(
+        'SELECT id, filter FROM webhooks WHERE client_id = $1 AND deleted_at IS NULL AND filter IS NOT NULL ORDER BY id',
+        [clientId],
+      );
+      return rows;
     },
   };
 }

@@ -2,7 +2,7 @@ import { idempotentRunner } from '../idempotency/sqlite.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary } from '../store.js';
+import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
 type StoredSummary = Omit<SummaryRow, 'events'> & { events: string };
@@ -10,8 +10,8 @@ const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, e
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
-  const insert = db.prepare<[number, string, string, string, string, number | null]>(
-    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit) VALUES (?, ?, ?, ?, ?, ?)',
+  const insert = db.prepare<[number, string, string, string, string, number | null, string | null]>(
+    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, filter) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   const softDelete = db.prepare<[string, number, number]>(
     `UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
@@ -25,7 +25,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const createCapped = (input: NewWebhook, maxActive: number): Webhook | undefined => {
     if ((activeCount.get(input.clientId)?.n ?? 0) >= maxActive) return undefined;
     const createdAt = new Date().toISOString();
-    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null);
+    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null, input.filter ?? null);
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
@@ -39,10 +39,24 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   );
   // An absent change (null) keeps the column. A pause raises `held` (its deliveries may be set
   // aside from now on); only the claims that release them after a resume lower it.
-  const change = db.prepare<{ id: number; client: number; url: string | null; events: string | null; paused: number | null; rate: number | null }>(`
+  // A filter is set (:setFilter 1) to :filter, null removing it.
+  const change = db.prepare<{
+    id: number;
+    client: number;
+    url: string | null;
+    events: string | null;
+    paused: number | null;
+    rate: number | null;
+    setFilter: number;
+    filter: string | null;
+  }>(`
     UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
-      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit)
+      paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit),
+      filter = CASE WHEN :setFilter THEN :filter ELSE filter END
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
+  const filters = db.prepare<[number], WebhookFilter>(
+    'SELECT id, filter FROM webhooks WHERE client_id = ? AND deleted_at IS NULL AND filter IS NOT NULL ORDER BY id',
+  );
   // Only a disabled webhook changes: its run of failures starts over with the next failure.
   const enableDisabled = db.prepare<[number, number]>(`
     UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
@@ -78,6 +92,8 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       events: changes.events ? JSON.stringify(changes.events) : null,
       paused: changes.paused === undefined ? null : Number(changes.paused),
       rate: changes.rateLimit ?? null,
+      setFilter: Number(changes.filter !== undefined),
+      filter: changes.filter ?? null,
     });
     if (updated !== 1) return undefined;
     const row = summary.get(id, clientId);
@@ -117,6 +133,9 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     },
     async prune(before, limit, cursor) {
       return grouped(() => prune(before, limit, cursor));
+    },
+    async filters(clientId) {
+      return filters.all(clientId);
     },
   };
 }
