@@ -117,7 +117,7 @@ export const TABLES: Record<string, Table> = {
       filter: maybe(text),
     },
     move: { orderBy: 'id' },
-    indexes: { webhooks_to_release: ['id'] },
+    indexes: { webhooks_to_release: ['id'], webhooks_filtered_by_client: ['client_id'] },
   },
   events: {
     columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text) },

@@ -268,6 +268,7 @@ export const MIGRATIONS: readonly string[] = [
   // is notified, with its client's id, at commit, so that every process drops what it kept.
   `
   ALTER TABLE webhooks ADD COLUMN filter text;
+  CREATE INDEX webhooks_filtered_by_client ON webhooks(client_id) WHERE deleted_at IS NULL AND filter IS NOT NULL;
   CREATE FUNCTION webhook_filter_changed() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     PERFORM pg_notify('leadhooks_webhook_filters', NEW.client_id::text);
