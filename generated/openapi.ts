@@ -921,8 +921,20 @@ export type components = {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEvents"];
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            ordered?: components["schemas"]["WebhookOrdered"];
             filter?: components["schemas"]["LeadFilter"];
         };
+        /**
+         * @description Whether the events of one lead (those published with the same `leadId`) reach this
+         *     webhook one at a time, in the order they were published: `true` unless set otherwise.
+         *     `false` sends them in parallel, as events without a `leadId` are, for a receiver that
+         *     puts them in order itself (by their `timestamp`) and wants a backlog drained sooner.
+         *     Turning it off sends at once the events that were waiting behind an earlier one of
+         *     their lead; turning it on orders the events published from then on.
+         * @default true
+         * @example true
+         */
+        WebhookOrdered: boolean;
         /**
          * @description Which leads the webhook gets: a published event makes a delivery to it only when its
          *     `data` matches. Without a filter (`null`, or none given) it gets every lead of its events.
@@ -975,8 +987,8 @@ export type components = {
          */
         WebhookRateLimit: number;
         /**
-         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit` and `filter`. The
-         *     fields are checked as those of `WebhookCreate`; `filter: null` removes the filter.
+         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit`, `ordered` and
+         *     `filter`. The fields are checked as those of `WebhookCreate`; `filter: null` removes the filter.
          */
         WebhookUpdate: {
             url?: components["schemas"]["WebhookUrl"];
@@ -984,6 +996,8 @@ export type components = {
             /** @description `true` holds the deliveries to the webhook in the outbox; `false` sends them. */
             paused?: boolean;
             rateLimit?: components["schemas"]["WebhookRateLimit"];
+            /** @description See `WebhookOrdered`. */
+            ordered?: boolean;
             filter?: components["schemas"]["LeadFilter"];
         };
         WebhookCreated: {
@@ -1058,6 +1072,8 @@ export type components = {
              * @example 30
              */
             rateLimit: number | null;
+            /** @description Whether a lead's events reach the webhook one at a time, in order (`WebhookOrdered`). */
+            ordered: boolean;
             /**
              * Format: date-time
              * @description When the webhook was disabled; null unless `status` is `disabled`.
@@ -1181,6 +1197,13 @@ export type components = {
         Lead: {
             [key: string]: unknown;
         };
+        /**
+         * @description The lead's id in the lead system, as the event was published with it: a string of 1 to 128
+         *     characters or an integer from 0 to 2^53 - 1 (`981` and `"981"` name the same lead).
+         * @example 981
+         * @example lead-7f3a
+         */
+        LeadId: string | number;
         PublishEvent: {
             /**
              * @description The client (account) whose webhooks receive the event.
@@ -1189,6 +1212,17 @@ export type components = {
             clientId: number;
             type: components["schemas"]["EventName"];
             data: components["schemas"]["Lead"];
+            /**
+             * @description The lead the event is about, in the lead system's words: a string of 1 to 128
+             *     characters or an integer from 0 to 2^53 - 1 (`981` and `"981"` name the same lead).
+             *     Events that carry it are delivered to each webhook in the order they were published,
+             *     one lead at a time: the next of a lead's events is not attempted until the one before
+             *     it succeeded or was given up (failed for good, cancelled, or its webhook detached by a
+             *     `410`). Events of other leads, and events without a `leadId`, are not held up by it.
+             *     A webhook may opt out (`ordered: false`, see `WebhookOrdered`). The deliveries' body
+             *     carries it, as `GET /events` does.
+             */
+            leadId?: components["schemas"]["LeadId"];
         };
         PublishEventBatch: {
             events: components["schemas"]["PublishEvent"][];
@@ -1217,6 +1251,7 @@ export type components = {
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * lead_create
@@ -1227,6 +1262,7 @@ export type components = {
             type: "lead_create";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * lead_update
@@ -1237,6 +1273,7 @@ export type components = {
             type: "lead_update";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         /**
          * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
@@ -1251,6 +1288,7 @@ export type components = {
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
+            leadId?: components["schemas"]["LeadId"];
         };
         EventPage: {
             events: components["schemas"]["RecentEvent"][];

@@ -269,6 +269,7 @@ function webhookFields({ properties }: SpecSchema): Describers {
       return `events must be an array of ${EVENT_LIST}`;
     },
     paused: () => 'paused must be true or false',
+    ordered: () => 'ordered must be true or false',
     rateLimit: () => `rateLimit must be a whole number of deliveries per second from ${rateLimits}`,
     filter: (issue) =>
       issue?.keyword === LEAD_FILTER_KEYWORD ? filterWords(issue.params as LeadFilterIssue) : 'filter must be a JSON object, or null for none',
@@ -279,10 +280,17 @@ function webhookFields({ properties }: SpecSchema): Describers {
 const webhookBody = bodyOf(jsonBody, webhookFields);
 const webhookChanges = bodyOf(jsonChanges, webhookFields);
 
+/** A lead's id: a string or a whole number, each with its bounds (LeadId's oneOf). */
+function leadIdWords(): string {
+  const [text, whole] = schemaAt('#/components/schemas/LeadId').oneOf as SpecSchema[];
+  return `leadId must be a string of ${range(text, 'minLength', 'maxLength')} characters or an integer from ${range(whole, 'minimum', 'maximum')}`;
+}
+
 const eventFields: Describers = {
   clientId: () => 'clientId must be a positive integer',
   type: () => `type must be one of ${EVENT_LIST}`,
   data: () => 'data must be a JSON object',
+  leadId: leadIdWords,
 };
 const eventBody = bodyOf(jsonBody, () => eventFields);
 

@@ -45,6 +45,15 @@ export function parseOptions(argv: string[]) {
     drainWindow: smoke ? { from: 200, to: 1_800 } : { from: 2_000, to: 18_000 },
     /** Drains of each outbox, in turn, each from a fresh copy: the rate moves by a tenth from one to the next. */
     drainRounds: smoke ? 1 : 6,
+    /**
+     * Delivery in order per lead: an outbox of 20,000 deliveries, 100 clients with a webhook each,
+     * drained with 2,000 leads of 10 events and without leadIds, in turn, `rounds` times each.
+     */
+    leadOrder: {
+      layout: { name: 'outbox-leads', clients: { drain: { clients: smoke ? 20 : 100, hooksEach: 1 }, latency: { clients: 0, hooksEach: 1 } }, pendingEvents: smoke ? 2_000 : 20_000 } satisfies DatabaseLayout<'drain' | 'latency'>,
+      leads: smoke ? 200 : 2_000,
+      rounds: smoke ? 1 : 3,
+    },
     /** Events per second for the publish → receiver latency. */
     publishRate: 500,
     /** Starts timed on each database; the median counts. */

@@ -13,6 +13,7 @@ import { measureApi, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';
 import { measureFilters } from './measures/filters.js';
 import { measureIngestion } from './measures/ingestion.js';
+import { measureLeadOrder } from './measures/lead-order.js';
 import { measurePostgres, postgresServer } from './measures/postgres.js';
 import { measureStartUp } from './measures/start-up.js';
 import { startBareFastify } from './peer-processes.js';
@@ -62,8 +63,9 @@ async function main() {
 
     const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
     const postgres = await measurePostgres(options, dir, postgresAt, { ...seeded, group: groups.small });
+    const leadOrder = await measureLeadOrder(options, dir, postgresAt);
 
-    const results: Results = { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres };
+    const results: Results = { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder };
     const judged = judge(results, options.smoke);
     console.log(`\n${reportTables(results, judged)}\n`);
     const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };

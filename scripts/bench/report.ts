@@ -13,6 +13,7 @@ import type { ApiOperations } from './measures/api.js';
 import type { Drain, measureDelivery } from './measures/delivery.js';
 import type { FilterResults } from './measures/filters.js';
 import type { Ingesting, IngestionResults } from './measures/ingestion.js';
+import type { LeadOrderResults } from './measures/lead-order.js';
 import type { CommitCeiling, PostgresResults } from './measures/postgres.js';
 import { count, percent } from './progress.js';
 
@@ -40,6 +41,8 @@ export interface Results {
   bareSender: Drain;
   latency: Awaited<ReturnType<typeof measureDelivery>>['latency'];
   postgres: PostgresResults;
+  /** The same outbox drained with leadIds (in order per lead) and without, on each store. */
+  leadOrder: LeadOrderResults;
 }
 
 /** A ratio with two decimals, or as many more as it takes to fall on the same side of its target as the ratio itself (0.8996 of ≥ 0.9, not a 0.90 that reads as met). */
@@ -141,6 +144,12 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     if (tenClients) ratioRow(`POST /webhook on PostgreSQL / pgbench's commits/s at ${tenClients.clients} clients`, '≥ 0.5', create.rps, tenClients.commitsPerSecond, `${rps(create)} / ${count(tenClients.commitsPerSecond)}/s`);
     grew(`deliveries/s on PostgreSQL, 1 worker process, ${count(pg.deep.pending)} pending`, `${count(one.pending)} pending`, one.rate, pg.deep.rate, '/s');
   }
+  // One row for both stores: each store's ratio, met when both are.
+  const [first] = results.leadOrder;
+  if (first) {
+    const ratios = results.leadOrder.map(({ store, withLeads, without }) => ({ store, met: withLeads.rate / without.rate >= 0.9, shown: `${store} ${against(withLeads.rate / without.rate, '≥ 0.9')[0]} (${count(withLeads.rate)}/s / ${count(without.rate)}/s)` }));
+    targets.push([`deliveries/s, ${count(first.withLeads.pending)} over ${count(first.leads)} leads in order / without leadId ≥ 0.9`, ratios.map((r) => r.shown).join(', '), verdict(ratios.every((r) => r.met))]);
+  }
   for (const [i, ours] of (pg?.drains ?? []).entries()) {
     const theirs = pg!.graphile[i]!;
     /** leadhooks' figure beside graphile-worker's, and their ratio, against `target` if there is one. */
@@ -197,7 +206,8 @@ ${figuresTable(results)}`;
 function drainName(drain: Drain): string {
   if (drain.store === 'none') return `${count(drain.pending)} to send, the bare undici sender, no database`;
   const rounds = drain.rounds && drain.rounds.length > 1 ? `, ${drain.rounds.length} drains of ${count(Math.min(...drain.rounds))} to ${count(Math.max(...drain.rounds))}/s` : '';
-  return `${count(drain.pending)} pending, ${drain.store}, the server's own worker${rounds}`;
+  const workers = drain.workers === 0 ? "the server's own worker" : `${drain.workers} worker process${drain.workers > 1 ? 'es' : ''}`;
+  return `${count(drain.pending)} pending, ${drain.store}, ${workers}${rounds}`;
 }
 
 /** Each ingestion case's GET /about and POST /events (bare Fastify's GET / and POST /echo), and pgbench's publish statement. */
@@ -260,8 +270,8 @@ set the rate itself); peak RSS is the server's highest so far.
   against ${count(api.clients.big.clients)} clients holding ${count(api.clients.big.hooksEach)} each on a copy of it and the same clients on a database of
   ${count(results.grownWebhooks)}. Each grown case is to stay within 10% of the small one.
 - **Deliveries/s**: timed between the receiver's ${count(drainWindow.from)}th and ${count(drainWindow.to)}th delivery, over ${options.drainRounds} drains of
-  each outbox in turn, each from a fresh copy; on PostgreSQL, one drain each.
-- **Publish → receiver**: events published (202) at ${options.publishRate}/s, each stamped with its send time.
+  each outbox in turn, each from a fresh copy; on PostgreSQL, one drain each. **In order per lead**: an outbox to ${options.leadOrder.layout.clients.drain.clients}
+  webhooks, with and without leadIds, ${options.leadOrder.rounds} drains each in turn (PostgreSQL: 1 worker process). **Publish → receiver**: events published (202) at ${options.publishRate}/s, each stamped with its send time.
 - **Ingestion**: ${options.connections} connections publishing (\`POST /events\`, durable, leads of about 300 bytes) to ${options.ingestion.clients.publishers.clients} clients holding
   ${options.ingestion.clients.publishers.hooksEach} webhooks each, the delivery worker off, on each store at \`LOG_LEVEL=info\` and \`warn\`, in turn with bare Fastify.
 - **Start-up**: from spawning the server to its first answer, the median of ${options.startProbes} starts on each database.

@@ -133,6 +133,8 @@ const webhookLike = fc.record(
     since: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), hostileText),
     ttl: fc.oneof(fc.integer(), hostileText),
     active: fc.oneof(fc.boolean(), hostileText),
+    leadId: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 140 }), hostileText, fc.jsonValue()),
+    ordered: fc.oneof(fc.boolean(), fc.jsonValue()),
   },
   { requiredKeys: [] },
 );
@@ -144,6 +146,7 @@ const validish = fc.oneof(
   fc.record({ url: fc.webUrl(), events: fc.subarray(['lead_create', 'lead_update'], { minLength: 1 }), filter: filterLike }),
   fc.record({ filter: filterLike }),
   fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object() }),
+  fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object(), leadId: fc.oneof(fc.nat(), fc.string({ minLength: 1, maxLength: 128 })) }),
 );
 
 export const NESTING_KINDS = ['arrays', 'objects', 'mixed'] as const;
@@ -179,7 +182,7 @@ const nestedBody = fc.oneof(
   fc
     .tuple(
       fc.oneof(validish, fc.constant({ since: '2026-01-01T00:00:00Z' })),
-      fc.constantFrom('url', 'events', 'clientId', 'type', 'data', 'paused', 'rateLimit', 'filter', 'since', 'unknownField'),
+      fc.constantFrom('url', 'events', 'clientId', 'type', 'data', 'paused', 'rateLimit', 'filter', 'since', 'leadId', 'ordered', 'unknownField'),
       nested,
     )
     .map(([base, field, value]) => withField(base, field, value)),
@@ -230,7 +233,7 @@ function wellFormedRequests(ids: { clientId: number; hookId: number }): Operatio
     createWebhook: { url: 'https://a.example/h', events: ['lead_create'], filter: { campaign: 'spring', 'address.country': { $in: ['FR'] } } },
     updateWebhook: { url: 'https://b.example/h', events: ['lead_update'], paused: false, filter: { $or: [{ score: { $gte: 10 } }, { vip: true }] } },
     recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z' },
-    publishEvent: { clientId: ids.clientId, type: 'lead_create', data: { id: 1, name: 'Jane Doe', tags: ['x'] } },
+    publishEvent: { clientId: ids.clientId, type: 'lead_create', data: { id: 1, name: 'Jane Doe', tags: ['x'] }, leadId: 1 },
     publishEvents: { events: [{ clientId: ids.clientId, type: 'lead_update', data: { id: 1, name: 'Jane Doe' } }] },
     createAccount: { name: 'Attacker Two' },
     updateAccount: { name: 'Attacker' },

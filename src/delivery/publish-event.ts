@@ -1,10 +1,11 @@
+import { leadKey } from '../delivery-policy/lead-order.js';
 import { pooledRandomBytes } from '../random-bytes.js';
 import type { EventName } from '../../generated/spec-lists.js';
 import type { IdempotentWrite, Keyed, NewEvent, Store } from '../store/store.js';
 import { tracePublish } from '../tracing.js';
 import { matchingWebhooks } from './lead-filter.js';
 
-type Lead = { clientId: number; type: EventName; data: Record<string, unknown> };
+type Lead = { clientId: number; type: EventName; data: Record<string, unknown>; leadId?: string | number };
 type Published = { eventId: string; deliveries: number } | undefined;
 type Stored = { deliveries: number } | undefined;
 
@@ -34,8 +35,18 @@ function newEvent(input: Lead, traceContext: string | undefined, matched: number
   const id = newEventId();
   const createdAt = new Date().toISOString();
   // The body every delivery carries, fixed now so that retries send the very same bytes.
-  const payload = JSON.stringify({ type: input.type, timestamp: createdAt, data: input.data });
-  return { id, clientId: input.clientId, type: input.type, payload, createdAt, ...(traceContext ? { traceContext } : {}), ...(matched ? { matched } : {}) };
+  const payload = JSON.stringify({ type: input.type, timestamp: createdAt, data: input.data, leadId: input.leadId });
+  const lead = leadKey(input.leadId);
+  return {
+    id,
+    clientId: input.clientId,
+    type: input.type,
+    payload,
+    createdAt,
+    ...(traceContext ? { traceContext } : {}),
+    ...(lead === undefined ? {} : { leadKey: lead }),
+    ...(matched ? { matched } : {}),
+  };
 }
 
 async function newEvents(store: Store, inputs: Lead[], traceContext: string | undefined): Promise<NewEvent[]> {

@@ -26,7 +26,7 @@ export function createEventHandlers(
 ): Pick<Handlers, 'publishEvent' | 'publishEvents' | 'listEvents' | 'listEventTypes'> {
   return {
     async publishEvent({ body, idempotency }) {
-      const input = { clientId: body.clientId, type: body.type, data: body.data };
+      const input = { clientId: body.clientId, type: body.type, data: body.data, leadId: body.leadId };
       const answer = (event: { eventId: string; deliveries: number } | undefined) => {
         if (event && event.deliveries > 0) onPublished();
         return accepted(event);
@@ -37,7 +37,7 @@ export function createEventHandlers(
     },
 
     async publishEvents({ body, idempotency }) {
-      const inputs = body.events.map(({ clientId, type, data }) => ({ clientId, type, data }));
+      const inputs = body.events.map(({ clientId, type, data, leadId }) => ({ clientId, type, data, leadId }));
       const answer = (events: ({ eventId: string; deliveries: number } | undefined)[]) => {
         if (events.some((event) => event && event.deliveries > 0)) onPublished();
         return acceptedBatch(events);

@@ -43,6 +43,7 @@ export function createWebhookHandlers(
     status: w.status,
     paused: w.paused,
     rateLimit: w.rateLimit ?? options.defaultRateLimit,
+    ordered: w.ordered,
     disabledAt: w.disabledAt,
     disabledReason: w.disabledReason,
     ...(w.filter ? { filter: w.filter } : {}),
@@ -74,9 +75,11 @@ export function createWebhookHandlers(
         paused: body.paused,
         rateLimit: body.rateLimit,
         filter: body.filter === undefined ? undefined : storedFilter(body.filter),
+        ordered: body.ordered,
       });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
-      if (body.paused === false) options.onResumed();
+      // Both may have made deliveries due: held ones released, waiting ones sent.
+      if (body.paused === false || body.ordered === false) options.onResumed();
       return { status: 200, body: present(webhook) };
     },
 
@@ -117,6 +120,7 @@ export function createWebhookHandlers(
         events: [...new Set(body.events)],
         secret: secrets.seal(secret),
         rateLimit: body.rateLimit,
+        ordered: body.ordered,
         ...(filter !== null ? { filter } : {}),
       };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });

@@ -26,8 +26,9 @@ interface TableCopy {
  * How a column of each kind goes into PostgreSQL: the type of the array its SQLite values are sent
  * in, and where the value needs one, its conversion into the column (an SQL expression of the value
  * sent). Times become timestamptz, flags (0/1) booleans, a webhook's events (a JSON array) a
- * text[], a delivery's due time (epoch ms) a timestamptz (a held delivery's HELD_AT becomes the same
- * instant, 9999-12-31, which the PostgreSQL store holds at).
+ * text[], a delivery's due time (epoch ms) a timestamptz (a held delivery's HELD_AT and a waiting
+ * one's WAITING_AT become the same instants, 9999-12-31 and 9999-12-30, which the PostgreSQL store
+ * uses alike).
  */
 const SENT_AS: Record<Kind, [type: string, convert?: (value: string) => string]> = {
   id: ['bigint'],

@@ -113,6 +113,8 @@ export interface NewWebhook {
   secret: string;
   /** Deliveries per second it gets at most; absent: the server's default. */
   rateLimit?: number;
+  /** Whether a lead's events reach it one at a time, in order; absent: true. */
+  ordered?: boolean;
   /** Which leads it gets (openapi.yaml, LeadFilter), as JSON text; absent: every lead. */
   filter?: string;
 }
@@ -129,6 +131,8 @@ export interface WebhookSummary {
   paused: boolean;
   /** Its own deliveries per second at most; null: the server's default. */
   rateLimit: number | null;
+  /** A lead's events reach it one at a time, in order. */
+  ordered: boolean;
   /** When every attempt had failed for too long and deliveries to it stopped; null unless disabled. */
   disabledAt: string | null;
   /** Why, in the client's words; null unless disabled. */
@@ -143,6 +147,8 @@ export interface WebhookChanges {
   events?: EventName[];
   paused?: boolean;
   rateLimit?: number;
+  /** false also sends at once the deliveries waiting behind an earlier one of their lead. */
+  ordered?: boolean;
   /** A new filter (JSON text), or null to remove it; absent: kept. */
   filter?: string | null;
 }
@@ -171,6 +177,8 @@ export interface NewEvent {
   createdAt: string;
   /** The W3C traceparent of the publish, when traced: each attempt's span joins its trace. */
   traceContext?: string;
+  /** The lead it is about (leadKey of src/delivery-policy/lead-order.ts): delivered in order with the lead's others. */
+  leadKey?: string;
   /**
    * The client's webhooks with a filter that the lead matches (WebhookRepository.filters, run
    * above the store): a webhook with a filter gets a delivery only when it is among them.

@@ -85,6 +85,7 @@ export interface SummaryRow {
   created_at: string;
   paused: boolean | number;
   rate_limit: number | null;
+  ordered: boolean | number;
   /** When the current run of failed attempts began; null when the latest attempt succeeded (or none was made). */
   failing_since: string | null;
   disabled_at: string | null;
@@ -93,7 +94,7 @@ export interface SummaryRow {
   filter: string | null;
 }
 
-export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.failing_since, w.disabled_at, w.disabled_reason, w.filter';
+export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.ordered, w.failing_since, w.disabled_at, w.disabled_reason, w.filter';
 
 /**
  * A webhook as the API lists it: `disabled` when deliveries to it stopped, else `failing` while
@@ -107,6 +108,7 @@ export const toSummary = (row: SummaryRow): WebhookSummary => ({
   status: row.disabled_at !== null ? 'disabled' : row.failing_since !== null ? 'failing' : 'active',
   paused: Boolean(row.paused),
   rateLimit: row.rate_limit,
+  ordered: Boolean(row.ordered),
   disabledAt: row.disabled_at,
   disabledReason: row.disabled_at !== null ? row.disabled_reason : null,
   ...(row.filter !== null ? { filter: JSON.parse(row.filter) as Record<string, unknown> } : {}),

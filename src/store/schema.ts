@@ -114,13 +114,14 @@ export const TABLES: Record<string, Table> = {
       disabled_at: maybe(time),
       disabled_reason: maybe(text),
       suspended: flag(0),
+      ordered: flag(1),
       filter: maybe(text),
     },
     move: { orderBy: 'id' },
     indexes: { webhooks_to_release: ['id'], webhooks_filtered_by_client: ['client_id'] },
   },
   events: {
-    columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text) },
+    columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text), lead_id: maybe(text) },
     // In the order they were written, so that retention walks them in the same order.
     move: { orderBy: 'rowid' },
     indexes: {},
@@ -137,9 +138,10 @@ export const TABLES: Record<string, Table> = {
       completed_at: maybe(time),
       replay: flag(0),
       paced: { ...flag(0), notMoved: 'pacing starts afresh' },
+      lead_key: maybe(text),
     },
     move: { orderBy: 'id' },
-    indexes: { deliveries_by_event: ['event_id'], deliveries_by_webhook: ['webhook_id'] },
+    indexes: { deliveries_by_event: ['event_id'], deliveries_by_webhook: ['webhook_id'], deliveries_by_lead: ['webhook_id', 'lead_key', 'id'] },
   },
   delivery_attempts: {
     columns: {

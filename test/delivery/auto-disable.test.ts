@@ -145,6 +145,7 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
     status: 'active',
     paused: false,
     rateLimit: 30,
+    ordered: true,
     disabledAt: null,
     disabledReason: null,
   });

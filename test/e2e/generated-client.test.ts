@@ -172,15 +172,15 @@ t.test("the README's client steps, as written, give a client that compiles and g
     listWebhooks: [
       {
         status: 200,
-        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null }], next: null },
+        body: { webhooks: [{ hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null }], next: null },
       },
     ],
     getWebhook: [
-      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null } },
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null } },
     ],
     updateWebhook: [
-      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: true, rateLimit: 30, disabledAt: null, disabledReason: null } },
-      { status: 200, body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null } },
+      { status: 200, body: { hookId: 1, url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'], created, status: 'active', paused: true, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null } },
+      { status: 200, body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null } },
       { status: 400, body: { error: 'Missing data' } },
     ],
     testWebhook: [
@@ -198,7 +198,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
     enableWebhook: [
       {
         status: 200,
-        body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null },
+        body: { hookId: 1, url: 'http://127.0.0.1:9/hook', events: ['lead_update'], created, status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null },
       },
     ],
     listOperationalEvents: [{ status: 200, body: { events: [], next: null } }],

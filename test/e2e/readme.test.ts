@@ -55,6 +55,9 @@ const WALKTHROUGHS = [
   'Only the leads a webhook wants',
   'Accounts for the embedding product',
   CLIENT_SECTION,
+  // Run after the others of docs/api.md, wherever the guide puts it, so that the events it
+  // publishes do not renumber what they show.
+  'Events of one lead, in order',
   'Secrets at rest',
   'Moving a deployment from SQLite to PostgreSQL',
 ];

@@ -14,7 +14,7 @@ const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit
 
 /** The catalogue as openapi.yaml states it: each type's schema with its references put in place. */
 function expectedCatalogue() {
-  const { Lead, EventTimestamp } = spec.components.schemas;
+  const { Lead, EventTimestamp, LeadId } = spec.components.schemas;
   return {
     types: [
       ['lead_create', 'A lead was created'],
@@ -29,7 +29,7 @@ function expectedCatalogue() {
         type: 'object',
         required: ['type', 'timestamp', 'data'],
         additionalProperties: false,
-        properties: { type: { type: 'string', const: type }, timestamp: EventTimestamp, data: Lead },
+        properties: { type: { type: 'string', const: type }, timestamp: EventTimestamp, data: Lead, leadId: LeadId },
       },
       examples: Object.values(spec.webhooks[type!].post.requestBody.content['application/json'].examples).map((e: any) => e.value),
     })),

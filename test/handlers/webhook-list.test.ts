@@ -18,8 +18,8 @@ t.test("GET /webhook lists the calling client's attached webhooks, oldest first"
   const res = await send(app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': acme.apiKey } });
   t.equal(res.status, 200);
   t.same(res.json.webhooks.map((w: Record<string, unknown>) => ({ ...w, created: typeof w.created })), [
-    { hookId: a.json.hookId, url: 'https://a.example/h', events: ['lead_create'], created: 'string', status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null },
-    { hookId: b.json.hookId, url: 'https://b.example/h', events: ['lead_update', 'lead_create'], created: 'string', status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null },
+    { hookId: a.json.hookId, url: 'https://a.example/h', events: ['lead_create'], created: 'string', status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null },
+    { hookId: b.json.hookId, url: 'https://b.example/h', events: ['lead_update', 'lead_create'], created: 'string', status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null },
   ]);
   t.notMatch(res.text, /whsec_/, 'secrets are never listed');
 

@@ -33,7 +33,7 @@ t.test('GET /webhook/{hookID} answers one webhook exactly as the listing shows i
 
   const res = await getWebhook(app, acme.apiKey, hook.json.hookId);
   t.equal(res.status, 200);
-  t.same(Object.keys(res.json), ['hookId', 'url', 'events', 'created', 'status', 'paused', 'rateLimit', 'disabledAt', 'disabledReason']);
+  t.same(Object.keys(res.json), ['hookId', 'url', 'events', 'created', 'status', 'paused', 'rateLimit', 'ordered', 'disabledAt', 'disabledReason']);
   t.match(res.json, { hookId: hook.json.hookId, url: VALID.url, events: ['lead_update', 'lead_create'], status: 'active', paused: false });
   t.match(res.json.created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   t.notMatch(res.text, /whsec_/, 'never the secret');

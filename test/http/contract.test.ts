@@ -55,7 +55,7 @@ t.test('a header the spec declares elsewhere may not appear on an answer that do
 
 t.test('formats are checked: a date-time that is not one is refused', async (t) => {
   const webhook = { hookId: 2, url: 'https://hooks.example.com/leads', events: ['lead_create'], created: '2026-11-22T22:15:45.253Z' };
-  const rest = { status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null };
+  const rest = { status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null };
   const read = (body: object): ObservedResponse => ({ method: 'GET', url: '/webhook/2', status: 200, contentType: JSON_TYPE, headers: {}, body: JSON.stringify(body) });
   t.doesNotThrow(() => assertMatchesSpec(read({ ...webhook, ...rest })));
   t.throws(() => assertMatchesSpec(read({ ...webhook, ...rest, created: 'yesterday' })), /\/created must match format "date-time"/);

@@ -39,10 +39,10 @@ t.test('every answer to a request whose key was accepted carries the three x-rat
     [{ method: 'GET', url: '/webhook/1/deliveries', headers: key }, 200, { attempts: [], next: null }],
     [{ method: 'GET', url: '/webhook/1/deliveries?limit=0', headers: key }, 400, { error: 'Invalid data: limit must be an integer from 1 to 100' }],
     [{ method: 'GET', url: '/webhook/9/deliveries', headers: key }, 404, { error: 'Webhook not found' }],
-    [{ method: 'GET', url: '/webhook/1', headers: key }, 200, { hookId: 1, url: hook.url, events: hook.events, created: /Z$/, status: 'active', paused: false, rateLimit: 30, disabledAt: null, disabledReason: null }],
+    [{ method: 'GET', url: '/webhook/1', headers: key }, 200, { hookId: 1, url: hook.url, events: hook.events, created: /Z$/, status: 'active', paused: false, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null }],
     [{ method: 'GET', url: '/webhook/undefined', headers: key }, 400, { error: 'Webhook ID is undefined' }],
     [{ method: 'GET', url: '/webhook/9', headers: key }, 404, { error: 'Webhook not found' }],
-    [{ method: 'PATCH', url: '/webhook/1', headers: key, payload: { paused: true } }, 200, { hookId: 1, url: hook.url, events: hook.events, created: /Z$/, status: 'active', paused: true, rateLimit: 30, disabledAt: null, disabledReason: null }],
+    [{ method: 'PATCH', url: '/webhook/1', headers: key, payload: { paused: true } }, 200, { hookId: 1, url: hook.url, events: hook.events, created: /Z$/, status: 'active', paused: true, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null }],
     [{ method: 'PATCH', url: '/webhook/1', headers: key, payload: {} }, 400, { error: 'Missing data' }],
     [{ method: 'PATCH', url: '/webhook/9', headers: key, payload: { paused: true } }, 404, { error: 'Webhook not found' }],
     [{ method: 'PATCH', url: '/webhook/1', headers: json, payload: big }, 413, { error: 'Request body is too large' }],
@@ -52,7 +52,7 @@ t.test('every answer to a request whose key was accepted carries the three x-rat
       { error: 'Unsupported media type: send the body as application/json' },
     ],
     // Moved to a loopback address, which this server refuses: the test send answers at once, sending nothing.
-    [{ method: 'PATCH', url: '/webhook/1', headers: key, payload: { url: 'http://127.0.0.1:9/h' } }, 200, { hookId: 1, url: 'http://127.0.0.1:9/h', events: hook.events, created: /Z$/, status: 'active', paused: true, rateLimit: 30, disabledAt: null, disabledReason: null }],
+    [{ method: 'PATCH', url: '/webhook/1', headers: key, payload: { url: 'http://127.0.0.1:9/h' } }, 200, { hookId: 1, url: 'http://127.0.0.1:9/h', events: hook.events, created: /Z$/, status: 'active', paused: true, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null }],
     [
       { method: 'POST', url: '/webhook/1/test', headers: key },
       200,
@@ -62,7 +62,7 @@ t.test('every answer to a request whose key was accepted carries the three x-rat
     [
       { method: 'POST', url: '/webhook/1/enable', headers: key },
       200,
-      { hookId: 1, url: 'http://127.0.0.1:9/h', events: hook.events, created: /Z$/, status: 'active', paused: true, rateLimit: 30, disabledAt: null, disabledReason: null },
+      { hookId: 1, url: 'http://127.0.0.1:9/h', events: hook.events, created: /Z$/, status: 'active', paused: true, rateLimit: 30, ordered: true, disabledAt: null, disabledReason: null },
     ],
     [{ method: 'POST', url: '/webhook/undefined/enable', headers: key }, 400, { error: 'Webhook ID is undefined' }],
     [{ method: 'POST', url: '/webhook/9/enable', headers: key }, 404, { error: 'Webhook not found' }],

@@ -96,8 +96,8 @@ t.test('webhooks: create under the cap, list with health, delete once and only i
   t.equal(made.filter(Boolean).length, 4, 'six concurrent creations against a cap of four: four made');
 
   t.same(await store.webhooks.list(acme.client.id, { limit: 1000 }), [
-    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null },
-    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null },
+    { id: 1, url: 'https://a.example/1', events: ['lead_update', 'lead_create'], createdAt: first!.createdAt, status: 'active', paused: false, rateLimit: null, ordered: true, disabledAt: null, disabledReason: null },
+    { id: 2, url: 'https://h.example/x', events: ['lead_create'], createdAt: (await store.webhooks.list(acme.client.id, { limit: 1000 }))[1]!.createdAt, status: 'active', paused: false, rateLimit: null, ordered: true, disabledAt: null, disabledReason: null },
   ]);
   t.equal(await store.webhooks.delete(bolt.client.id, 1), false, "another client's webhook");
   t.equal(await store.webhooks.delete(acme.client.id, 1), true);
@@ -475,7 +475,7 @@ t.test("webhooks.get, update and target: one of the client's own webhooks, read 
   const made = (await store.webhooks.create(hook(acme.client.id, ['lead_create'], 'https://a.example/1'), 10))!;
   const gone = (await store.webhooks.create(hook(acme.client.id), 10))!;
   await store.webhooks.delete(acme.client.id, gone.id);
-  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null };
+  const summary = { id: made.id, url: 'https://a.example/1', events: ['lead_create'], createdAt: made.createdAt, status: 'active', paused: false, rateLimit: null, ordered: true, disabledAt: null, disabledReason: null };
 
   t.same(await store.webhooks.get(acme.client.id, made.id), summary);
   t.same(await store.webhooks.get(acme.client.id, made.id), (await store.webhooks.list(acme.client.id, { limit: 10 }))[0], 'as the listing shows it');
@@ -662,6 +662,7 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
     status: 'disabled',
     paused: false,
     rateLimit: null,
+    ordered: true,
     disabledAt: disabled!.createdAt,
     disabledReason: REASON,
   });
@@ -705,7 +706,7 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
   t.equal(await store.webhooks.enable(bolt.client.id, failing.id), undefined, "another client's");
   t.equal(await store.webhooks.enable(acme.client.id, 999), undefined, 'no such webhook');
   t.equal(await store.webhooks.enable(acme.client.id, 9007199254740991), undefined, 'the largest id the API accepts');
-  const enabled = { id: failing.id, url: failing.url, events: ['lead_create'], createdAt: failing.createdAt, status: 'active', paused: false, rateLimit: null, disabledAt: null, disabledReason: null };
+  const enabled = { id: failing.id, url: failing.url, events: ['lead_create'], createdAt: failing.createdAt, status: 'active', paused: false, rateLimit: null, ordered: true, disabledAt: null, disabledReason: null };
   t.same(await store.webhooks.enable(acme.client.id, failing.id), enabled, 'as get shows it afterwards');
   t.same(await store.webhooks.get(acme.client.id, failing.id), enabled);
   t.same(await run(), { since: null, at: null, reason: null });

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { createClaimPicker, createReleaser, HELD_AT_ISO, HOLD_BATCH, RELEASE_WEBHOOKS, type ClaimPicker, type ClaimRequest, type WebhookAtClaim } from '../../delivery-policy/claim.js';
+import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { toJob, type JobRow } from '../rows.js';
 import type { ClaimedDeliveries } from '../store.js';
 
@@ -51,10 +52,18 @@ export const EARLIEST_DUE_SQL = `SELECT id, webhook_id, paced, ${DUE_AT} FROM de
  */
 const STILL_DUE = "d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz) IS TRUE";
 
-/** The lease of the deliveries picked ($1), those still due. */
+/**
+ * A lead's delivery goes only when no earlier one of its lead to the webhook is pending (but those
+ * waiting: src/delivery-policy/lead-order.ts). Publications of one lead that commit at once can
+ * both find none pending and make two deliveries due; this keeps them one after the other.
+ */
+const FIRST_OF_LEAD = `(d.lead_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries a WHERE a.webhook_id = d.webhook_id
+  AND a.lead_key = d.lead_key AND a.state = 'pending' AND a.id < d.id AND a.next_attempt_at <> '${WAITING_AT_ISO}'))`;
+
+/** The lease of the deliveries picked ($1), those still due and first of their lead. */
 export const LEASE_SQL = `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false
   FROM unnest($1::bigint[]) AS p(id), webhooks w, events e
-  WHERE d.id = p.id AND ${STILL_DUE} AND w.id = d.webhook_id AND e.id = d.event_id
+  WHERE d.id = p.id AND ${STILL_DUE} AND ${FIRST_OF_LEAD} AND w.id = d.webhook_id AND e.id = d.event_id
   RETURNING d.id, d.event_id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_until, e.payload, e.trace_context, d.replay`;
 
 /** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */

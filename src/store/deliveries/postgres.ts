@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
+import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
 import { inTransaction } from '../postgres/transaction.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
@@ -12,8 +13,13 @@ const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at 
   WHERE webhook_id = $2 AND state = 'pending'`;
 
 // Replay: settled deliveries made pending again, due now, their next attempt marked as a replay.
-const REQUEUE = `UPDATE deliveries SET state = 'pending', next_attempt_at = $2::timestamptz, completed_at = NULL,
-  leased_until = NULL, replay = true WHERE id = ANY ($1::bigint[]) AND state <> 'pending'`;
+// A lead's delivery waits behind one of its lead still pending, read FOR SHARE as a publication
+// reads it (../events/postgres.ts); those made pending together go in id order (the lease's check).
+const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL, leased_until = NULL, replay = true,
+  next_attempt_at = CASE WHEN d.lead_key IS NOT NULL AND EXISTS (SELECT 1 FROM deliveries p
+    WHERE p.webhook_id = d.webhook_id AND p.lead_key = d.lead_key AND p.state = 'pending' FOR SHARE)
+    THEN '${WAITING_AT_ISO}'::timestamptz ELSE $2::timestamptz END
+  WHERE d.id = ANY ($1::bigint[]) AND d.state <> 'pending'`;
 
 /**
  * Whether the client has this active webhook, locked (FOR SHARE) until the transaction ends: a
@@ -172,7 +178,11 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         // is made or recorded, and a retry of it fails as above.
         await db.query(
           `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz, leased_until = NULL
-           WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)`,
+           WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)
+              -- Those waiting behind another of their lead are never leased: waited for if a
+              -- publication reads them, not stepped over, for nothing would make them due again.
+              OR id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND lead_key IS NOT NULL AND state = 'pending'
+                          AND next_attempt_at = '${WAITING_AT_ISO}')`,
           [now, job.webhookId, job.deliveryId],
         );
         return writeOperationalEvent(db, { type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });

@@ -1,4 +1,5 @@
 import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
+import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
@@ -92,9 +93,12 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const deliveryOf = db.prepare<[number, number], { state: string; event_id: string }>(
     'SELECT state, event_id FROM deliveries WHERE id = ? AND webhook_id = ?',
   );
-  const requeueOne = db.prepare<[number, number]>(
-    "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_until = 0, completed_at = NULL, replay = 1 WHERE id = ? AND state <> 'pending'",
-  );
+  // A lead's delivery waits behind one of its lead still pending (lead-order.ts).
+  const requeueOne = db.prepare<[number, number]>(`
+    UPDATE deliveries SET state = 'pending', lease_until = 0, completed_at = NULL, replay = 1,
+      next_attempt_at = CASE WHEN lead_key IS NOT NULL AND EXISTS (SELECT 1 FROM deliveries p
+        WHERE p.webhook_id = deliveries.webhook_id AND p.lead_key = deliveries.lead_key AND p.state = 'pending') THEN ${WAITING_AT} ELSE ? END
+    WHERE id = ? AND state <> 'pending'`);
   // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
   const failedSince = db.prepare<[number, string, number], { id: number }>(
     "SELECT id FROM deliveries WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? ORDER BY created_at, id LIMIT ?",

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { idempotently } from '../idempotency/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
+import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 
 // The client's listing, newest first by seq (the order of writing): events_by_client and
 // events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one
@@ -14,6 +15,18 @@ export const EVENT_LIST_SQL = {
 };
 
 /**
+ * A new delivery's due time, for webhook `w`: WAITING_AT when the webhook is ordered and an
+ * earlier delivery of the lead to it is pending, or `earlier` says one goes before it in the same
+ * statement (a batch); else `due`. The pending ones are read FOR SHARE: a transaction settling
+ * one (whose trigger makes the next waiting one due) is waited for, and the row read again as it
+ * committed it, so a delivery never waits behind one settled meanwhile with nothing left to wake it.
+ */
+const leadDue = (lead: string, due: string, earlier = 'false') =>
+  `CASE WHEN w.ordered AND ${lead} IS NOT NULL AND (${earlier} OR EXISTS (
+     SELECT 1 FROM deliveries p WHERE p.webhook_id = w.id AND p.lead_key = ${lead} AND p.state = 'pending' FOR SHARE))
+   THEN '${WAITING_AT_ISO}'::timestamptz ELSE ${due} END`;
+
+/**
  * One statement, so one transaction: the event, and one pending delivery per active webhook of
  * the client subscribed to its type (none for a disabled one, nor for one whose filter the lead
  * did not match: NewEvent's `matched`). The workers are told after the commit, not in the
@@ -23,23 +36,30 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
   const { rows } = await db.query<{ events: number; deliveries: number }>(
     `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
      event AS (
-       INSERT INTO events (id, client_id, type, payload, created_at, trace_context)
-       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text FROM client RETURNING id
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id)
+       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text, $7::text FROM client RETURNING id
      ), delivery AS (
-       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
-       SELECT event.id, w.id, 'pending', $5::timestamptz, $5::timestamptz FROM event
+       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
+       SELECT event.id, w.id, 'pending', ${leadDue('$7::text', '$5::timestamptz')}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
        JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
-         AND (w.filter IS NULL OR w.id = ANY ($7::bigint[]))
+         AND (w.filter IS NULL OR w.id = ANY ($8::bigint[]))
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries`,
-    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.matched ?? []],
+    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.leadKey ?? null, event.matched ?? []],
   );
   const row = rows[0]!;
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
 }
 
 /** `newWork`: called once a publication that made deliveries has committed. */
+/**
+ * In a batch, an event of the same lead earlier in it and delivered to the same webhook: the
+ * statement does not see its own deliveries, so it is found among the batch's input. The
+ * deliveries are inserted in the batch's order, so their ids keep the order the lease checks.
+ */
+const EARLIER_IN_BATCH = `EXISTS (SELECT 1 FROM input j WHERE j.client_id = e.client_id AND j.lead_id = e.lead_id AND j.n < i.n AND j.type = ANY (w.events))`;
+
 /**
  * `publish` for many events in one statement: the events arrive as arrays, one per column, and
  * are written in their order (WITH ORDINALITY), so their seq follows it. The webhooks with a
@@ -50,18 +70,21 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
   const column = <K extends keyof NewEvent>(key: K) => events.map((event) => event[key] ?? null);
   const { rows } = await db.query<{ stored: boolean; deliveries: number }>(
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[])
-         WITH ORDINALITY AS i(id, client_id, type, payload, created_at, trace_context, n)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
+         WITH ORDINALITY AS i(id, client_id, type, payload, created_at, trace_context, lead_id, n)
      ), event AS (
-       INSERT INTO events (id, client_id, type, payload, created_at, trace_context)
-       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context FROM input i
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id)
+       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context, i.lead_id FROM input i
        WHERE EXISTS (SELECT 1 FROM clients c WHERE c.id = i.client_id) ORDER BY i.n
-       RETURNING id, client_id, type, created_at
+       RETURNING id, client_id, type, created_at, lead_id
      ), delivery AS (
-       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
-       SELECT e.id, w.id, 'pending', e.created_at, e.created_at FROM event e
+       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
+       SELECT e.id, w.id, 'pending', ${leadDue('e.lead_id', 'e.created_at', EARLIER_IN_BATCH)}, e.created_at,
+         CASE WHEN w.ordered THEN e.lead_id END
+       FROM event e JOIN input i ON i.id = e.id
        JOIN webhooks w ON w.client_id = e.client_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND e.type = ANY (w.events)
-         AND (w.filter IS NULL OR e.id || ':' || w.id = ANY ($7::text[]))
+         AND (w.filter IS NULL OR e.id || ':' || w.id = ANY ($8::text[]))
+       ORDER BY i.n, w.id
        RETURNING event_id
      )
      SELECT e.id IS NOT NULL AS stored, coalesce(d.n, 0) AS deliveries FROM input i
@@ -75,6 +98,7 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
       column('payload'),
       column('createdAt'),
       column('traceContext'),
+      column('leadKey'),
       events.flatMap((event) => (event.matched ?? []).map((webhookId) => `${event.id}:${webhookId}`)),
     ],
   );

@@ -1,3 +1,4 @@
+import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
@@ -16,25 +17,32 @@ export const EVENT_LIST_SQL = {
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
   const idempotent = idempotentRunner(db);
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
-  const insertEvent = db.prepare<[string, number, string, string, string, string | null]>(
-    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context) VALUES (?, ?, ?, ?, ?, ?)',
+  const insertEvent = db.prepare<[string, number, string, string, string, string | null, string | null]>(
+    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   // One delivery per active webhook of the client whose events include the type; a disabled one
-  // gets none, so a dead receiver does not grow the outbox. A webhook with a filter gets one only
-  // when the lead matched it (the last parameter, a JSON list of ids: NewEvent's `matched`).
-  const insertDeliveries = db.prepare<[string, number, string, number, string, string]>(`
-    INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
-    SELECT ?, w.id, 'pending', ?, ? FROM webhooks w
-    WHERE w.client_id = ? AND w.deleted_at IS NULL AND w.disabled_at IS NULL
-      AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)
-      AND (w.filter IS NULL OR w.id IN (SELECT value FROM json_each(?)))`);
+  // gets none, so a dead receiver does not grow the outbox. An ordered webhook's delivery of a
+  // lead's event waits while an earlier one of the lead to it is pending (lead-order.ts). A webhook
+  // with a filter gets one only when the lead matched it (:matched, a JSON list of ids: NewEvent's
+  // `matched`).
+  const insertDeliveries = db.prepare<{ event: string; due: number; created: string; client: number; type: string; lead: string | null; matched: string }>(`
+    INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
+    SELECT :event, w.id, 'pending',
+      CASE WHEN w.ordered AND EXISTS (SELECT 1 FROM deliveries p WHERE p.webhook_id = w.id AND p.lead_key = :lead AND p.state = 'pending')
+        THEN ${WAITING_AT} ELSE :due END,
+      :created, CASE WHEN w.ordered THEN :lead END
+    FROM webhooks w
+    WHERE w.client_id = :client AND w.deleted_at IS NULL AND w.disabled_at IS NULL
+      AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = :type)
+      AND (w.filter IS NULL OR w.id IN (SELECT value FROM json_each(:matched)))`);
 
   // Run through the group commit: the event and its deliveries in one transaction.
   const publish = (event: NewEvent) => {
     if (!clientExists.get(event.clientId)) return undefined;
-    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null);
+    const lead = event.leadKey ?? null;
     const matched = event.matched ? JSON.stringify(event.matched) : '[]';
-    const { changes } = insertDeliveries.run(event.id, Date.parse(event.createdAt), event.createdAt, event.clientId, event.type, matched);
+    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead);
+    const { changes } = insertDeliveries.run({ event: event.id, due: Date.parse(event.createdAt), created: event.createdAt, client: event.clientId, type: event.type, lead, matched });
     return { deliveries: changes };
   };
 

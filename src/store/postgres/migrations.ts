@@ -2,6 +2,8 @@
 // schema_migrations holds the number of migrations applied; each runs in its own transaction at
 // start, under an advisory lock (migrate.ts). Append only: never edit a shipped one.
 
+import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
+
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE clients (
@@ -262,6 +264,27 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE webhooks DROP CONSTRAINT webhooks_events_check;
   ALTER TABLE operational_events DROP CONSTRAINT operational_events_type_check;
+  `,
+  // Delivery in order per lead, as on SQLite (../sqlite/migrations.ts says how). The trigger runs
+  // after the statement that settled the delivery, so a statement that fails a webhook's pending
+  // deliveries all at once promotes none of them.
+  `
+  ALTER TABLE events ADD COLUMN lead_id text;
+  ALTER TABLE deliveries ADD COLUMN lead_key text;
+  ALTER TABLE webhooks ADD COLUMN ordered boolean NOT NULL DEFAULT true;
+  CREATE INDEX deliveries_by_lead ON deliveries(webhook_id, lead_key, id) WHERE lead_key IS NOT NULL AND state = 'pending';
+  CREATE FUNCTION deliveries_lead_next() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE deliveries SET next_attempt_at = coalesce(NEW.completed_at, now())
+    WHERE id = (SELECT id FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                  AND next_attempt_at = '${WAITING_AT_ISO}' ORDER BY id LIMIT 1)
+      AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                        AND next_attempt_at <> '${WAITING_AT_ISO}');
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER deliveries_lead_next AFTER UPDATE OF state ON deliveries FOR EACH ROW
+    WHEN (OLD.state = 'pending' AND NEW.state <> 'pending' AND NEW.lead_key IS NOT NULL AND OLD.next_attempt_at <> '${WAITING_AT_ISO}')
+    EXECUTE FUNCTION deliveries_lead_next();
   `,
   // A webhook's filter (openapi.yaml, LeadFilter), as JSON text: null, every lead. Each process
   // keeps its clients' filters in memory (../webhooks/postgres-filter-cache.ts); a change to one

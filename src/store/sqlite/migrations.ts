@@ -2,6 +2,8 @@
 // applied; each runs in its own transaction at start (migrate.ts). Append only: never
 // edit a shipped one.
 
+import { WAITING_AT } from '../../delivery-policy/lead-order.js';
+
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE clients (
@@ -322,6 +324,28 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE operational_events_unchecked RENAME TO operational_events;
   CREATE INDEX operational_events_by_age ON operational_events(created_at);
   CREATE INDEX operational_events_by_webhook ON operational_events(webhook_id);
+  `,
+  // Delivery in order per lead (src/delivery-policy/lead-order.ts). An event keeps its lead's id;
+  // each delivery of it to an ordered webhook keeps it too (lead_key). A delivery published while
+  // an earlier one of its lead to the same webhook is pending waits (next_attempt_at =
+  // WAITING_AT); when the one ahead is settled, the trigger makes the earliest waiting one due,
+  // in the same transaction, unless another of the lead is still pending ahead of it.
+  // deliveries_by_lead holds only the pending deliveries of a lead: the publish's check and the
+  // trigger read a few entries, whatever the size of the outbox.
+  `
+  ALTER TABLE events ADD COLUMN lead_id TEXT;
+  ALTER TABLE deliveries ADD COLUMN lead_key TEXT;
+  ALTER TABLE webhooks ADD COLUMN ordered INTEGER NOT NULL DEFAULT 1;
+  CREATE INDEX deliveries_by_lead ON deliveries(webhook_id, lead_key, id) WHERE lead_key IS NOT NULL AND state = 'pending';
+  CREATE TRIGGER deliveries_lead_next AFTER UPDATE OF state ON deliveries
+  WHEN OLD.state = 'pending' AND NEW.state <> 'pending' AND NEW.lead_key IS NOT NULL AND OLD.next_attempt_at <> ${WAITING_AT}
+  BEGIN
+    UPDATE deliveries SET next_attempt_at = CAST((julianday(NEW.completed_at) - 2440587.5) * 86400000 AS INTEGER)
+    WHERE id = (SELECT id FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                  AND next_attempt_at = ${WAITING_AT} ORDER BY id LIMIT 1)
+      AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                        AND next_attempt_at <> ${WAITING_AT});
+  END;
   `,
   // A webhook's filter (openapi.yaml, LeadFilter), as JSON text: null, every lead. Each
   // publication reads its client's filtered webhooks (../webhooks/sqlite.ts): through their own

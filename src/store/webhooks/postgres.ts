@@ -4,6 +4,7 @@ import { NEW_WORK_CHANNEL } from '../postgres/notifier.js';
 import type { Queryable } from '../postgres/transaction.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
 import type { NewWebhook, Webhook, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
+import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
 /**
@@ -15,9 +16,9 @@ async function createCapped(db: Queryable, input: NewWebhook, maxActive: number)
   const createdAt = new Date().toISOString();
   const { rows } = await db.query<{ id: number }>(
     `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
-     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, filter)
-     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer, $8::text FROM room RETURNING id`,
-    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null, input.filter ?? null],
+     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, ordered, filter)
+     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer, $8::boolean, $9::text FROM room RETURNING id`,
+    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null, input.ordered !== false, input.filter ?? null],
   );
   const row = rows[0];
   return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
@@ -71,12 +72,19 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         `WITH changed AS (
            UPDATE webhooks SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
              paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused),
-             rate_limit = coalesce($6::integer, rate_limit), filter = CASE WHEN $7::boolean THEN $8::text ELSE filter END
+             rate_limit = coalesce($6::integer, rate_limit), ordered = coalesce($7::boolean, ordered),
+             filter = CASE WHEN $8::boolean THEN $9::text ELSE filter END
            WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
-           RETURNING id, url, events, created_at, paused, held, rate_limit, failing_since, disabled_at, disabled_reason, filter
+           RETURNING id, url, events, created_at, paused, held, rate_limit, ordered, failing_since, disabled_at, disabled_reason, filter
+         ), unordered AS (
+           -- No longer ordered: its deliveries of leads are ordinary ones, and those waiting are due now.
+           UPDATE deliveries SET lead_key = NULL,
+             next_attempt_at = CASE WHEN next_attempt_at = '${WAITING_AT_ISO}' THEN now() ELSE next_attempt_at END
+           WHERE webhook_id = (SELECT id FROM changed WHERE NOT ordered) AND lead_key IS NOT NULL AND state = 'pending'
+           RETURNING 1
          )
          SELECT ${SUMMARY_COLUMNS},
-           CASE WHEN w.held AND NOT w.paused THEN pg_notify('${NEW_WORK_CHANNEL}', '') END AS notified
+           CASE WHEN (w.held AND NOT w.paused) OR EXISTS (SELECT 1 FROM unordered) THEN pg_notify('${NEW_WORK_CHANNEL}', '') END AS notified
          FROM changed w`,
         [
           id,
@@ -85,6 +93,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
           changes.events ?? null,
           changes.paused ?? null,
           changes.rateLimit ?? null,
+          changes.ordered ?? null,
           changes.filter !== undefined,
           changes.filter ?? null,
         ],

@@ -3,6 +3,7 @@ import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, 
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
+import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
 type StoredSummary = Omit<SummaryRow, 'events'> & { events: string };
@@ -10,8 +11,8 @@ const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, e
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
-  const insert = db.prepare<[number, string, string, string, string, number | null, string | null]>(
-    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, filter) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  const insert = db.prepare<[number, string, string, string, string, number | null, number, string | null]>(
+    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, ordered, filter) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const softDelete = db.prepare<[string, number, number]>(
     `UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
@@ -25,7 +26,16 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const createCapped = (input: NewWebhook, maxActive: number): Webhook | undefined => {
     if ((activeCount.get(input.clientId)?.n ?? 0) >= maxActive) return undefined;
     const createdAt = new Date().toISOString();
-    const { lastInsertRowid } = insert.run(input.clientId, input.url, JSON.stringify(input.events), input.secret, createdAt, input.rateLimit ?? null, input.filter ?? null);
+    const { lastInsertRowid } = insert.run(
+      input.clientId,
+      input.url,
+      JSON.stringify(input.events),
+      input.secret,
+      createdAt,
+      input.rateLimit ?? null,
+      input.ordered === false ? 0 : 1,
+      input.filter ?? null,
+    );
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
@@ -47,13 +57,18 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     events: string | null;
     paused: number | null;
     rate: number | null;
+    ordered: number | null;
     setFilter: number;
     filter: string | null;
   }>(`
     UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
       paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit),
-      filter = CASE WHEN :setFilter THEN :filter ELSE filter END
+      ordered = coalesce(:ordered, ordered), filter = CASE WHEN :setFilter THEN :filter ELSE filter END
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
+  // A webhook no longer ordered: its deliveries of leads are ordinary ones, and those waiting are due now.
+  const unorder = db.prepare<[number, number]>(`
+    UPDATE deliveries SET lead_key = NULL, next_attempt_at = CASE WHEN next_attempt_at = ${WAITING_AT} THEN ? ELSE next_attempt_at END
+    WHERE webhook_id = ? AND lead_key IS NOT NULL AND state = 'pending'`);
   const filters = db.prepare<[number], WebhookFilter>(
     'SELECT id, filter FROM webhooks WHERE client_id = ? AND deleted_at IS NULL AND filter IS NOT NULL ORDER BY id',
   );
@@ -92,10 +107,12 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       events: changes.events ? JSON.stringify(changes.events) : null,
       paused: changes.paused === undefined ? null : Number(changes.paused),
       rate: changes.rateLimit ?? null,
+      ordered: changes.ordered === undefined ? null : Number(changes.ordered),
       setFilter: Number(changes.filter !== undefined),
       filter: changes.filter ?? null,
     });
     if (updated !== 1) return undefined;
+    if (changes.ordered === false) unorder.run(Date.now(), id);
     const row = summary.get(id, clientId);
     return row && fromStored(row);
   };

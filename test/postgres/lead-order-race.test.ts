@@ -1,0 +1,56 @@
+import pg from 'pg';
+import t from 'tap';
+import { publishEvent } from '../../src/delivery/publish-event.js';
+import { WAITING_AT_ISO } from '../../src/delivery-policy/lead-order.js';
+import { beforeFirstQuery, belongsTo, openTestStore } from '../helpers/stores.js';
+
+belongsTo('postgres');
+
+// Delivery in order per lead where PostgreSQL's transactions meet (src/delivery-policy/lead-order.ts):
+// a publication and the settling of the delivery ahead of it, and two publications of one lead
+// committing at once.
+
+const claim = (store: Awaited<ReturnType<typeof openTestStore>>['store']) => {
+  const now = Date.now();
+  return store.deliveries.claimDue({ now, limit: 10, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+};
+
+t.test('a publication waits for the delivery ahead of it being settled, and is due once it is', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const clientId = (await store.clients.create('Acme', { prefix: 'lh_x', hash: 'h1' })).client.id;
+  await store.webhooks.create({ clientId, url: 'https://a.example/h', events: ['lead_create', 'lead_update'], secret: 'whsec_eA==' }, 10);
+  await publishEvent(store, { clientId, type: 'lead_create', data: {}, leadId: 5 });
+
+  // Another session settles the delivery ahead (its trigger finds nothing waiting yet) and holds
+  // its transaction open while the publication reads the lead's pending deliveries.
+  const other = new pg.Client({ connectionString: db.env.DATABASE_URL });
+  await other.connect();
+  t.teardown(() => other.end());
+  let committed = false;
+  beforeFirstQuery(t, (query) => query.text.includes('INSERT INTO deliveries'), async () => {
+    await other.query('BEGIN');
+    await other.query("UPDATE deliveries SET state = 'succeeded', completed_at = now() WHERE id = 1");
+    setTimeout(() => void other.query('COMMIT').then(() => (committed = true)), 300);
+  });
+  const published = await publishEvent(store, { clientId, type: 'lead_update', data: {}, leadId: '5' });
+  t.equal(published?.deliveries, 1);
+  t.ok(committed, 'the publication waited for the settling transaction');
+  const rows = await db.query<{ id: number; state: string; waiting: boolean }>(`SELECT id, state, next_attempt_at = '${WAITING_AT_ISO}' AS waiting FROM deliveries ORDER BY id`);
+  t.same(rows, [
+    { id: 1, state: 'succeeded', waiting: false },
+    { id: 2, state: 'pending', waiting: false },
+  ], 'due, not waiting behind a delivery that was settled meanwhile');
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [2]);
+});
+
+t.test('two deliveries of one lead both due (publications committed at once): the lease takes the earlier alone', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const clientId = (await store.clients.create('Acme', { prefix: 'lh_y', hash: 'h2' })).client.id;
+  await store.webhooks.create({ clientId, url: 'https://a.example/h', events: ['lead_create', 'lead_update'], secret: 'whsec_eA==' }, 10);
+  for (const type of ['lead_create', 'lead_update'] as const) await publishEvent(store, { clientId, type, data: {}, leadId: 9 });
+  // As two publications that each found nothing pending leave them: both due.
+  await db.query('UPDATE deliveries SET next_attempt_at = now() WHERE id = 2');
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [1], 'the later one is not leased while the earlier is pending');
+  await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now(), leased_until = NULL WHERE id = 1");
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [2], 'then it is');
+});
