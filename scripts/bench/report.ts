@@ -272,8 +272,7 @@ set the rate itself); peak RSS is the server's highest so far.
 - **Deliveries/s**: timed between the receiver's ${count(drainWindow.from)}th and ${count(drainWindow.to)}th delivery, over ${options.drainRounds} drains of
   each outbox in turn, each from a fresh copy; on PostgreSQL, one drain each. **In order per lead**: an outbox to ${options.leadOrder.layout.clients.drain.clients}
   webhooks, with and without leadIds, ${options.leadOrder.rounds} drains each in turn (PostgreSQL: 1 worker process). **Publish → receiver**: events published (202) at ${options.publishRate}/s, each stamped with its send time.
-- **Ingestion**: ${options.connections} connections publishing (\`POST /events\`, durable, leads of about 300 bytes) to ${options.ingestion.clients.publishers.clients} clients holding
-  ${options.ingestion.clients.publishers.hooksEach} webhooks each, the delivery worker off, on each store at \`LOG_LEVEL=info\` and \`warn\`, in turn with bare Fastify.
+- **Ingestion**: ${options.connections} connections publishing (\`POST /events\`, durable, leads of about 300 bytes) to ${options.ingestion.clients.publishers.clients} clients holding ${options.ingestion.clients.publishers.hooksEach} webhooks each, the delivery worker off, on each store at \`LOG_LEVEL=info\` and \`warn\`, in turn with bare Fastify; and at \`warn\` to clients whose ${options.filters.clients.filtered.hooksEach} webhooks each have a filter, in turn with clients whose ${options.filters.clients.plain.hooksEach} have none.
 - **Start-up**: from spawning the server to its first answer, the median of ${options.startProbes} starts on each database.
 - **Beside graphile-worker**: the shallow outbox drained on PostgreSQL by leadhooks' worker
   processes and, on a database of its own, by as many graphile-worker processes, each with its

@@ -136,7 +136,8 @@ t.test('a full run’s report: what the figures mean, every table, within 150 li
 
 t.test('ingestion: publishing on both stores beside bare Fastify and pgbench, at info and warn', async (t) => {
   const text = write(results({ small: pgSmall, drains, graphile, deep, ceiling }));
-  t.match(text, '- **Ingestion**: 50 connections publishing (`POST /events`, durable, leads of about 300 bytes) to 50 clients holding\n  3 webhooks each, the delivery worker off');
+  t.match(text, '- **Ingestion**: 50 connections publishing (`POST /events`, durable, leads of about 300 bytes) to 50 clients holding 3 webhooks each, the delivery worker off');
+  t.match(text, 'and at `warn` to clients whose 10 webhooks each have a filter, in turn with clients whose 10 have none.');
   t.match(text, '| POST /events on SQLite / bare POST, LOG_LEVEL=warn ≥ 0.33 | 0.19 (4,700 req/s / 25,310 req/s) | **no** |');
   t.match(text, '| POST /events on SQLite, LOG_LEVEL=warn, p99 at 50 connections ≤ 20 ms | 44.0 ms (the worst of its rounds, 37,600 requests in all) | **no** |');
   t.match(text, "| POST /events on PostgreSQL / pgbench's publish statement at 50 clients, LOG_LEVEL=warn ≥ 0.5 | 0.66 (4,020 req/s / 6,100/s) | yes |");

@@ -415,6 +415,7 @@ if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
     await field.fill('');
     await page.getByRole('button', { name: 'Save filter of webhook 1' }).click();
     await says(t, page, 'status', 'Webhook 1 gets every lead again.');
+    await field.waitFor({ state: 'detached' });
     t.match(await card.innerText(), /Leads\s+every lead/);
     t.notOk('filter' in (await api(session, 'GET', '/webhook/1')).json);
 
