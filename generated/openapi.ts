@@ -216,12 +216,14 @@ export type paths = {
         get?: never;
         put?: never;
         /**
-         * Resend every failed delivery since a time
+         * Resend failed deliveries, or send missed events, of a time range
          * @description Queues one more attempt of every `failed` delivery to one of the calling client's
-         *     webhooks whose event was published at or after `since`, oldest event first, up to 1000
-         *     deliveries a request: when `more` is true, call again with the same `since` for the next
-         *     ones (those queued are pending, no longer failed, so they are not taken twice). Only what
-         *     the retention period keeps can be recovered (`RETENTION`, 30 days by default): an older
+         *     webhooks whose event was published in the range: at or after `since`, and before `until`
+         *     when it is given (`since` is in the range, `until` is not, so ranges that meet do not
+         *     overlap; without `until` the range runs to now). Oldest event first, up to 1000 deliveries
+         *     a request: when `more` is true, call again with the same body for the next ones (those
+         *     queued are pending, no longer failed, so they are not taken twice). Only what the
+         *     retention period keeps can be recovered (`RETENTION`, 30 days by default): an older
          *     `since` is accepted and finds nothing older.
          *
          *     They go out at the webhook's normal pace, never as a burst: they are due now, in the order
@@ -230,11 +232,27 @@ export type paths = {
          *     behind them. Each is one attempt with the same `webhook-id` as before, recorded in the
          *     delivery log with `"replay": true`, and not retried on the backoff schedule.
          *
+         *     With `"missed": true`, it sends instead the events the webhook never got a delivery of:
+         *     those of the client published in the range while the webhook was disabled (publishing
+         *     makes no delivery for a disabled webhook). It creates one delivery to the webhook for each
+         *     event of the client, of a type the webhook is subscribed to now, published in the range
+         *     and not before the webhook was created, that has no delivery to it at all, oldest first,
+         *     up to 1000 a request, with `more` as above. These are first deliveries, never attempted:
+         *     they are ordinary deliveries, due now, retried on the backoff schedule like any other,
+         *     and logged with `"replay": false`. A second call finds nothing new (those events have
+         *     deliveries now). An event of a type the webhook is not subscribed to, or published
+         *     before it was created, is never sent; a delivery that failed is resent by a call without
+         *     `missed`.
+         *
          *     When a webhook is disabled (every attempt failed for `WEBHOOK_DISABLE_AFTER`), its
-         *     deliveries still pending become `failed`: once the receiver is fixed and the webhook
-         *     enabled again (`POST /webhook/{hookID}/enable`), recovering them with `since` set to a
-         *     time before the trouble began sends them. Resends and recoveries are made on a client's
-         *     request, so they are attempted even while the webhook is disabled, as test sends are.
+         *     deliveries still pending become `failed`, and events published while it stays disabled
+         *     make no delivery for it: once the receiver is fixed and the webhook enabled again
+         *     (`POST /webhook/{hookID}/enable`), a recovery with `since` set to a time before the
+         *     trouble began sends the failed deliveries, and one with `"missed": true` the events it
+         *     missed. Resends and recoveries are made on a client's request, so they are attempted even
+         *     while the webhook is disabled, as test sends are (a missed event's delivery is then
+         *     attempted once, and fails for good if that attempt fails, as any delivery to a disabled
+         *     webhook does).
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -1170,16 +1188,29 @@ export type components = {
         RecoverRequest: {
             /**
              * Format: date-time
-             * @description RFC 3339 date-time with a time zone (`Z` or an offset), not in the future: failed
-             *     deliveries of events published at or after it are queued.
+             * @description RFC 3339 date-time with a time zone (`Z` or an offset), not in the future: the range
+             *     starts here, this instant included.
              * @example 2026-11-22T08:00:00Z
              */
             since: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 date-time with a time zone, later than `since`: the range ends here, this
+             *     instant excluded. Optional: without it, the range runs to now.
+             * @example 2026-11-22T09:00:00Z
+             */
+            until?: string;
+            /**
+             * @description False, or absent: failed deliveries of events published in the range are sent
+             *     again. True: events of the range that the webhook has no delivery of (published while
+             *     it was disabled) are sent to it, each as a new delivery.
+             */
+            missed?: boolean;
         };
         RecoverAccepted: {
-            /** @description Failed deliveries queued by this request, at most 1000. */
+            /** @description Deliveries queued by this request (failed ones, or new ones of missed events), at most 1000. */
             queued: number;
-            /** @description True when more failed deliveries since `since` are left; call again for them. */
+            /** @description True when more are left in the range; call again with the same body for them. */
             more: boolean;
         };
         /**
@@ -2087,7 +2118,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The failed deliveries found are queued. */
+            /** @description The failed deliveries found, or the missed events' new deliveries, are queued. */
             202: {
                 headers: {
                     "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
@@ -2102,8 +2133,9 @@ export interface operations {
             /**
              * @description `Webhook ID is undefined` for a hookID that is not a positive integer. `Missing data`
              *     when there is no body, the body is not a JSON object, or `since` is absent, `null` or
-             *     `""`. `Invalid data: ...` when `since` is not an RFC 3339 date-time with a time zone,
-             *     or is in the future. `Invalid data: JSON may nest ...` when the body nests objects and
+             *     `""`. `Invalid data: ...` when `since` or `until` is not an RFC 3339 date-time with a
+             *     time zone, `since` is in the future, `until` is not later than `since`, or `missed` is
+             *     not true or false. `Invalid data: JSON may nest ...` when the body nests objects and
              *     arrays more than 64 levels deep (see Errors above).
              */
             400: {

@@ -33,6 +33,8 @@ interface Setting<T> {
   secret?: boolean;
   /** How the value is shown in an error message, when not as written. */
   display?: (value: string) => string;
+  /** Read in lower case too (`https_proxy`), which wins when both are set, as curl and undici read it. */
+  lowerCase?: boolean;
 }
 
 const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
@@ -168,6 +170,17 @@ export function parsePublicUrl(value: string): string | null | undefined {
   }
 }
 
+/** An http or https proxy URL, credentials allowed (`http://user:password@proxy:3128`); unset or empty: null. */
+export function parseProxyUrl(value: string): string | null | undefined {
+  if (value.trim() === '') return null;
+  try {
+    const url = new URL(value.trim());
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A secret of at least 16 characters, a shorter one refused outright; unset or empty: none (null). */
 function parseToken(value: string): string | null | undefined {
   return value === '' ? null : value.length >= 16 ? value : undefined;
@@ -279,6 +292,27 @@ export const SETTINGS = {
   },
   /** Lets deliveries reach loopback, private and other non-public addresses. */
   allowPrivateTargets: { env: 'ALLOW_PRIVATE_TARGETS', default: 'false', parse: parseBoolean, expected: 'true or false' },
+  /** The proxy deliveries to http webhooks go through (and https ones, without HTTPS_PROXY); null: none. */
+  httpProxy: {
+    env: 'HTTP_PROXY',
+    lowerCase: true,
+    default: '',
+    parse: parseProxyUrl,
+    expected: 'an http:// or https:// proxy URL, such as http://proxy.internal:3128 (unset: no proxy)',
+    // A proxy URL may carry a password: masked, as a database URL's.
+    display: redactDatabaseUrl,
+  },
+  /** The proxy deliveries to https webhooks go through; null: HTTP_PROXY's. */
+  httpsProxy: {
+    env: 'HTTPS_PROXY',
+    lowerCase: true,
+    default: '',
+    parse: parseProxyUrl,
+    expected: 'an http:// or https:// proxy URL, such as http://proxy.internal:3128 (unset: HTTP_PROXY)',
+    display: redactDatabaseUrl,
+  },
+  /** Hosts deliveries reach directly, not through the proxy: comma-separated, as undici reads NO_PROXY. */
+  noProxy: { env: 'NO_PROXY', lowerCase: true, default: '', parse: (value: string) => value.trim(), expected: 'host names, comma-separated' },
   /** Requests per API key and window; null: no limit. */
   rateLimit: { env: 'RATE_LIMIT_PER_KEY', default: '600/1m', parse: parseRateLimit, expected: 'requests per window, such as 600/1m, or off' },
   /** Active webhooks one client may have. */
@@ -342,11 +376,12 @@ export type TracingConfig = Loaded<typeof TRACING_SETTINGS>;
 
 function read(env: Env, setting: Setting<unknown>): unknown {
   // An empty value counts as unset, as in most .env loaders.
-  const raw = env[setting.env] || setting.default;
+  const raw = (setting.lowerCase ? env[setting.env.toLowerCase()] : undefined) || env[setting.env] || setting.default;
   const value = setting.parse(raw);
   if (value === undefined) {
     const shown = setting.secret ? '(value hidden)' : setting.display ? setting.display(raw) : JSON.stringify(raw);
-    throw new ConfigError(`${setting.env}=${shown} is not valid: expected ${setting.expected}`);
+    const name = setting.lowerCase && env[setting.env.toLowerCase()] ? setting.env.toLowerCase() : setting.env;
+    throw new ConfigError(`${name}=${shown} is not valid: expected ${setting.expected}`);
   }
   return value;
 }

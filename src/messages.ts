@@ -61,6 +61,8 @@ export const MESSAGES = {
   deliveryPending: 'Delivery already queued: it is still pending',
   invalidSince: 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z',
   futureSince: 'Invalid data: since must not be in the future',
+  invalidUntil: 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z',
+  emptyRange: 'Invalid data: until must be later than since',
   notReady: 'Not ready: the database does not answer',
   databaseUnavailable: 'Service unavailable: the database does not answer; a write may have been kept, so retry with the same Idempotency-Key',
   publishingDisabled: 'Publishing is disabled: the server has no PUBLISHER_TOKEN',
@@ -312,7 +314,11 @@ const eventBatchBody: InputMessageOf = (operationId) => {
   };
 };
 
-const recoverBody = bodyOf(jsonBody, () => ({ since: () => MESSAGES.invalidSince.slice(INVALID.length) }));
+const recoverBody = bodyOf(jsonBody, () => ({
+  since: () => MESSAGES.invalidSince.slice(INVALID.length),
+  until: () => MESSAGES.invalidUntil.slice(INVALID.length),
+  missed: () => 'missed must be true or false',
+}));
 
 /** Words that are the same whatever the operation's schemas say. */
 function always(message: InputMessage): InputMessageOf {

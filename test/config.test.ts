@@ -28,6 +28,9 @@ t.test('defaults', async (t) => {
     deliveryPollInterval: 250,
     deliveryRateLimit: 30,
     allowPrivateTargets: false,
+    httpProxy: null,
+    httpsProxy: null,
+    noProxy: '',
     rateLimit: { max: 600, windowMs: 60_000, text: '600/1m' },
     maxWebhooksPerClient: 100,
     retention: 30 * 86_400_000,
@@ -64,6 +67,9 @@ t.test('values are read and converted', async (t) => {
     DELIVERY_POLL_INTERVAL: '50ms',
     DELIVERY_RATE_LIMIT: '5',
     ALLOW_PRIVATE_TARGETS: 'true',
+    HTTP_PROXY: 'http://proxy.internal:3128',
+    HTTPS_PROXY: 'http://relay:s3cret@proxy.internal:3129/',
+    NO_PROXY: ' localhost,.internal ',
     RATE_LIMIT_PER_KEY: '30 / 10s',
     MAX_WEBHOOKS_PER_CLIENT: '5',
     RETENTION: '7d',
@@ -97,6 +103,9 @@ t.test('values are read and converted', async (t) => {
     deliveryPollInterval: 50,
     deliveryRateLimit: 5,
     allowPrivateTargets: true,
+    httpProxy: 'http://proxy.internal:3128/',
+    httpsProxy: 'http://relay:s3cret@proxy.internal:3129/',
+    noProxy: 'localhost,.internal',
     rateLimit: { max: 30, windowMs: 10_000, text: '30 / 10s' },
     maxWebhooksPerClient: 5,
     retention: 7 * 86_400_000,
@@ -160,6 +169,16 @@ t.test('a bad publisher token is refused without being echoed', async (t) => {
   t.throws(() => loadConfig({ PUBLISHER_TOKEN: 'short-secret' }), {
     message: 'PUBLISHER_TOKEN=(value hidden) is not valid: expected a secret of at least 16 characters (unset disables POST /events)',
   });
+});
+
+t.test('the proxy variables: lower-case forms read too and winning, a bad URL refused with its password masked', async (t) => {
+  const lower = loadConfig({ http_proxy: 'http://lower:3128', HTTP_PROXY: 'http://upper:3128', https_proxy: '', HTTPS_PROXY: 'https://upper:3129', no_proxy: 'a.example' });
+  t.same([lower.httpProxy, lower.httpsProxy, lower.noProxy], ['http://lower:3128/', 'https://upper:3129/', 'a.example'], 'an empty lower-case form counts as unset');
+  t.equal(loadConfig({ NO_PROXY: 'b.example' }).noProxy, 'b.example');
+  t.throws(() => loadConfig({ HTTPS_PROXY: 'socks5://relay:hunter2hunter2@proxy:1080' }), {
+    message: 'HTTPS_PROXY="socks5://relay:***@proxy:1080" is not valid: expected an http:// or https:// proxy URL, such as http://proxy.internal:3128 (unset: HTTP_PROXY)',
+  });
+  t.throws(() => loadConfig({ http_proxy: 'proxy.internal:3128' }), { message: /^http_proxy="proxy.internal:3128" is not valid/ }, 'the variable named as it was written');
 });
 
 t.test('a DATABASE_URL that is not a PostgreSQL URL is refused, its password never echoed', async (t) => {

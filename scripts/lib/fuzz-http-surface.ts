@@ -232,7 +232,7 @@ function wellFormedRequests(ids: { clientId: number; hookId: number }): Operatio
   const bodies: Record<string, unknown> = {
     createWebhook: { url: 'https://a.example/h', events: ['lead_create'], filter: { campaign: 'spring', 'address.country': { $in: ['FR'] } } },
     updateWebhook: { url: 'https://b.example/h', events: ['lead_update'], paused: false, filter: { $or: [{ score: { $gte: 10 } }, { vip: true }] } },
-    recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z' },
+    recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z', until: '2099-01-01T00:00:00Z', missed: true },
     publishEvent: { clientId: ids.clientId, type: 'lead_create', data: { id: 1, name: 'Jane Doe', tags: ['x'] }, leadId: 1 },
     publishEvents: { events: [{ clientId: ids.clientId, type: 'lead_update', data: { id: 1, name: 'Jane Doe' } }] },
     createAccount: { name: 'Attacker Two' },
@@ -368,6 +368,7 @@ export async function fuzzHttpSurface(options: {
       { m: 'POST', url: '/webhook', headers: own, body: { url: 'https://a.example/h', events: ['lead_create'] } },
       { m: 'PATCH', url: `/webhook/${attackerHook}`, headers: own, body: { url: 'https://b.example/h', events: ['lead_update'], paused: false, rateLimit: 5, filter: { a: 1 } } },
       { m: 'POST', url: `/webhook/${attackerHook}/recover`, headers: own, body: { since: '2026-01-01T00:00:00Z' } },
+      { m: 'POST', url: `/webhook/${attackerHook}/recover`, headers: own, body: { since: '2026-01-01T00:00:00Z', until: '2099-01-01T00:00:00Z', missed: true } },
       { m: 'POST', url: '/events', headers: publisher, body: { clientId: attackerId, type: 'lead_create', data: { id: 1 } } },
     ];
     const nestedRequest = fc

@@ -39,6 +39,9 @@ type WorkerConfig = Pick<
   | 'deliveryConcurrency'
   | 'deliveryPollInterval'
   | 'allowPrivateTargets'
+  | 'httpProxy'
+  | 'httpsProxy'
+  | 'noProxy'
   | 'webhookDisableAfter'
   | 'deliveryRateLimit'
 >;
@@ -158,6 +161,7 @@ export function createDeliveryWorker(
       timeoutMs: config.deliveryTimeout,
       allowPrivateTargets: config.allowPrivateTargets,
       secrets,
+      proxy: config,
     });
     // What follows the attempt is the delivery policy's; the store records it as decided.
     const decision = decideAttempt(result, job, config, Date.now());

@@ -3,6 +3,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { USER_AGENT } from '../package-info.js';
 import type { DeliveryJob } from '../store/store.js';
 import { BlockedAddressError, isPublicAddress, publicOnlyLookup } from './address-guard.js';
+import { ProxyConnectionFailed, proxyDispatcher, ProxyError, type ProxyConfig } from './proxy.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { signPayload } from '../secrets/sign-payload.js';
 
@@ -19,6 +20,8 @@ export interface SendOptions {
   allowPrivateTargets: boolean;
   /** Opens the job's secrets (sealed at rest with SECRET_ENCRYPTION_KEY) to sign with them. */
   secrets: SecretBox;
+  /** HTTP_PROXY, HTTPS_PROXY and NO_PROXY; absent or unset: every request goes direct. */
+  proxy?: ProxyConfig;
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -32,8 +35,17 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 // so it is checked as the socket connects, whatever the name resolved to before. The attempt's
 // own timer (DELIVERY_TIMEOUT) is its only time limit: undici's are turned off.
 const NO_LIMITS = { headersTimeout: 0, bodyTimeout: 0 };
-const publicTargets = new Agent({ ...NO_LIMITS, connect: { timeout: 0, lookup: publicOnlyLookup } });
-const anyTarget = new Agent({ ...NO_LIMITS, connect: { timeout: 0 } });
+const PUBLIC_TARGETS = { ...NO_LIMITS, connect: { timeout: 0, lookup: publicOnlyLookup } };
+const ANY_TARGET = { ...NO_LIMITS, connect: { timeout: 0 } };
+const publicTargets = new Agent(PUBLIC_TARGETS);
+const anyTarget = new Agent(ANY_TARGET);
+
+/** Through the configured proxy (src/delivery/proxy.ts), which judges targets by the same policy; else direct. */
+function dispatcherFor(options: SendOptions): Dispatcher {
+  const { allowPrivateTargets, proxy, timeoutMs } = options;
+  const proxied = proxy && proxyDispatcher(proxy, allowPrivateTargets, timeoutMs, allowPrivateTargets ? ANY_TARGET : PUBLIC_TARGETS);
+  return proxied ?? (allowPrivateTargets ? anyTarget : publicTargets);
+}
 
 /** Retry-After is either delay-seconds or an HTTP date (RFC 9110, section 10.2.3). */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
@@ -44,7 +56,13 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 }
 
 function describeError(error: NodeJS.ErrnoException): string {
-  if (error instanceof BlockedAddressError) return error.message;
+  if (error instanceof BlockedAddressError || error instanceof ProxyError) return error.message;
+  if (error instanceof ProxyConnectionFailed) {
+    // The words for a known failure, else its code alone: the messages of the rest name the proxy.
+    const { code } = error.cause;
+    const described = code === undefined ? 'connection failed' : describeError(error.cause);
+    return `proxy: ${code !== undefined && described.startsWith(`${code}: `) ? code : described}`;
+  }
   switch (error.code) {
     case 'ECONNREFUSED':
       return 'connection refused';
@@ -54,6 +72,8 @@ function describeError(error: NodeJS.ErrnoException): string {
       return 'connection closed before an answer';
     case 'UND_ERR_CONNECT_TIMEOUT':
       return 'connection timed out';
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return 'no answer in time';
     case 'ENOTFOUND':
       return 'host not found';
     case 'EAI_AGAIN':
@@ -92,7 +112,7 @@ export async function sendWebhook(job: SignedRequest, options: SendOptions): Pro
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), options.timeoutMs);
   try {
-    const response = await (options.allowPrivateTargets ? anyTarget : publicTargets).request({
+    const response = await dispatcherFor(options).request({
       origin: url.origin,
       path: url.pathname + url.search,
       method: 'POST',

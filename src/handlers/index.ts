@@ -16,7 +16,15 @@ import { createWebhookHandlers } from './webhooks.js';
 /** What the handlers are told of the configuration. */
 export type HandlerConfig = Pick<
   Config,
-  'maxWebhooksPerClient' | 'deliveryTimeout' | 'allowPrivateTargets' | 'secretRotationGrace' | 'deliveryRateLimit' | 'publicUrl'
+  | 'maxWebhooksPerClient'
+  | 'deliveryTimeout'
+  | 'allowPrivateTargets'
+  | 'httpProxy'
+  | 'httpsProxy'
+  | 'noProxy'
+  | 'secretRotationGrace'
+  | 'deliveryRateLimit'
+  | 'publicUrl'
 >;
 
 /**
@@ -36,7 +44,7 @@ export function createHandlers(
     ...createAboutHandlers(),
     ...createWebhookHandlers(store, {
       maxWebhooksPerClient: config.maxWebhooksPerClient,
-      testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets, secrets },
+      testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets, secrets, proxy: config },
       onResumed: onPublished,
       secrets,
       defaultRateLimit: config.deliveryRateLimit,

@@ -2,13 +2,14 @@ import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 
-/** Failed deliveries one recovery request queues at most; `more` says when some are left. */
+/** Deliveries one recovery request queues at most (failed ones, or missed events' new ones); `more` says when some are left. */
 export const RECOVER_LIMIT = 1000;
 
 /**
  * Replay (docs/api.md, "Replaying deliveries"): a client resends one delivery, or every failed one
- * since a time. Both queue the delivery again in the outbox, due now and marked as a replay; the
- * worker makes the attempt like any other, within the webhook's in-flight limit.
+ * of a time range. Both queue the delivery again in the outbox, due now and marked as a replay; the
+ * worker makes the attempt like any other, within the webhook's in-flight limit. Or it has the
+ * events its webhook missed while disabled sent: new, ordinary deliveries of them, due now.
  */
 export function createReplayHandlers(
   store: Store,
@@ -31,11 +32,18 @@ export function createReplayHandlers(
     },
 
     async recoverWebhookDeliveries({ client, params, body }) {
-      // An RFC 3339 date-time that Date can read: the body policy checked it (src/http/body-policy.ts).
+      // RFC 3339 date-times that Date can read: the body policy checked them (src/http/body-policy.ts).
       const since = Date.parse(body.since);
+      const until = body.until === undefined ? undefined : Date.parse(body.until);
       const now = Date.now();
       if (since > now) throw new HttpError(400, MESSAGES.futureSince);
-      const result = await store.deliveries.recoverFailed(client.id, params.hookID, new Date(since).toISOString(), RECOVER_LIMIT, now);
+      // Since is in the range and until is not: a range that ends where it starts holds nothing.
+      if (until !== undefined && until <= since) throw new HttpError(400, MESSAGES.emptyRange);
+      const range = { since: new Date(since).toISOString(), until: until === undefined ? undefined : new Date(until).toISOString() };
+      const result =
+        body.missed === true
+          ? await store.deliveries.recoverMissed(client.id, params.hookID, range, RECOVER_LIMIT, now)
+          : await store.deliveries.recoverFailed(client.id, params.hookID, range, RECOVER_LIMIT, now);
       if (!result) throw new HttpError(404, MESSAGES.webhookNotFound);
       if (result.queued > 0) onQueued();
       return { status: 202, body: result };

@@ -54,9 +54,11 @@ const MIN_MASKED_PASSWORD_LENGTH = 8;
 
 /**
  * The secrets of the configuration, as a caller could come to write them: the publisher and admin tokens,
- * the encryption key (as hex in either case, as base64 and base64url), the database passwords.
+ * the encryption key (as hex in either case, as base64 and base64url), the database and proxy passwords.
  */
-function configuredSecrets(config: Pick<Config, 'publisherToken' | 'adminToken' | 'secretEncryptionKey' | 'databaseUrl'>): string[] {
+function configuredSecrets(
+  config: Pick<Config, 'publisherToken' | 'adminToken' | 'secretEncryptionKey' | 'databaseUrl' | 'httpProxy' | 'httpsProxy'>,
+): string[] {
   const secrets: string[] = [];
   if (config.publisherToken !== null) secrets.push(config.publisherToken);
   if (config.adminToken !== null) secrets.push(config.adminToken);
@@ -67,6 +69,10 @@ function configuredSecrets(config: Pick<Config, 'publisherToken' | 'adminToken' 
   }
   if (config.databaseUrl !== null) {
     secrets.push(...databasePasswords(config.databaseUrl).filter((password) => password.length >= MIN_MASKED_PASSWORD_LENGTH));
+  }
+  // A proxy URL's password is found as a database URL's.
+  for (const proxy of [config.httpProxy, config.httpsProxy]) {
+    if (proxy !== null) secrets.push(...databasePasswords(proxy).filter((password) => password.length >= MIN_MASKED_PASSWORD_LENGTH));
   }
   return [...new Set(secrets)];
 }

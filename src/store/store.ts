@@ -143,6 +143,12 @@ export interface EventRepository {
   prune(before: string, limit: number, cursor: number): Promise<PruneBatch>;
 }
 
+/** Events created at or after `since` and, when it is given, before `until` (ISO 8601 both). */
+export interface RecoverRange {
+  since: string;
+  until?: string;
+}
+
 export interface DeliveryRepository {
   /**
    * Claims up to `limit` due deliveries by leasing them until `leaseUntil` (epoch ms): another
@@ -197,14 +203,29 @@ export interface DeliveryRepository {
   ): Promise<{ outcome: 'queued'; eventId: string } | { outcome: 'no-webhook' | 'no-delivery' | 'pending' }>;
   /**
    * Replay: queues, as `requeue` does, up to `limit` failed deliveries of one of the client's
-   * webhooks whose events were created at or after `since` (ISO 8601), oldest first, through an
-   * index of failed deliveries by webhook. `more`: some are left. Undefined when the client has
-   * no such active webhook.
+   * webhooks whose events were created in `range`, oldest first, through an index of failed
+   * deliveries by webhook. `more`: some are left. Undefined when the client has no such active
+   * webhook.
    */
   recoverFailed(
     clientId: number,
     webhookId: number,
-    since: string,
+    range: RecoverRange,
+    limit: number,
+    now: number,
+  ): Promise<{ queued: number; more: boolean } | undefined>;
+  /**
+   * What a disabled webhook missed: creates, for up to `limit` events of the client created in
+   * `range`, not before the webhook, of a type it is subscribed to, that have no delivery to it at
+   * all, one pending delivery to it each, due at `now` (epoch ms), in the order the events were
+   * written. They are ordinary deliveries (not replays: retried on the schedule), created at
+   * their event's time like a publication's. `more`: some are left. A second call finds none of
+   * those again. Undefined when the client has no such active webhook.
+   */
+  recoverMissed(
+    clientId: number,
+    webhookId: number,
+    range: RecoverRange,
     limit: number,
     now: number,
   ): Promise<{ queued: number; more: boolean } | undefined>;

@@ -198,3 +198,22 @@ t.test("a batch's events of one lead wait behind each other; a resent delivery w
   t.equal((await send(app, { method: 'DELETE', url: `/webhook/${hookId}`, headers: { 'x-api-key': acme.apiKey } })).status, 204);
   t.same((await states()).map(([id, , state]) => [id, state]), [[1, 'cancelled'], [2, 'cancelled'], [3, 'succeeded'], [4, 'cancelled'], [5, 'cancelled']]);
 });
+
+t.test('the events a disabled webhook missed, sent on request, wait behind each other by lead', async (t) => {
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_WORKER: 'off' });
+  const acme = await createClient(app);
+  const hook = await createWebhook(app, acme.apiKey, { url: 'http://127.0.0.1:9/hook', events: ['lead_create', 'lead_update'] });
+  const hookId: number = hook.json.hookId;
+  const since = new Date().toISOString();
+  await db.query("UPDATE webhooks SET disabled_at = ?, disabled_reason = 'every delivery attempt failed' WHERE id = ?", [since, hookId]);
+  for (const [type, leadId] of [['lead_create', 3], ['lead_create', 4], ['lead_update', 3]] as const) {
+    t.equal((await publish(app, { clientId: acme.clientId, type, leadId, data: {} })).json.deliveries, 0, 'nothing for a disabled webhook');
+  }
+  const headers = { 'x-api-key': acme.apiKey };
+  t.equal((await send(app, { method: 'POST', url: `/webhook/${hookId}/enable`, headers })).status, 200);
+  const recovered = await send(app, { method: 'POST', url: `/webhook/${hookId}/recover`, headers, payload: { since, missed: true } });
+  t.same([recovered.status, recovered.json.queued], [202, 3]);
+  const waiting = `next_attempt_at = ${db.kind === 'postgres' ? `'${WAITING_AT_ISO}'` : WAITING_AT}`;
+  const rows = await db.query<{ lead_key: string; waiting: number | boolean }>(`SELECT lead_key, ${waiting} AS waiting FROM deliveries ORDER BY id`);
+  t.same(rows.map((row) => [row.lead_key, Boolean(row.waiting)]), [['3', false], ['4', false], ['3', true]], "lead 3's update waits behind its create");
+});

@@ -137,7 +137,21 @@ t.test('resend and recover: 401, 400 and 404 in the contract shape, and nothing 
     ['recover, since without a time zone', () => recover(app, acme.apiKey, hookA, { since: '2026-11-22T08:00:00' }), 400, 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z'],
     ['recover, since on 30 February', () => recover(app, acme.apiKey, hookA, { since: '2025-02-30T08:00:00Z' }), 400, 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z'],
     ['recover, since in the future', () => recover(app, acme.apiKey, hookA, { since: new Date(Date.now() + 60_000).toISOString() }), 400, 'Invalid data: since must not be in the future'],
+    ['recover, until not a string', () => recover(app, acme.apiKey, hookA, { since: past, until: 1732262400 }), 400, 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z'],
+    ['recover, until malformed', () => recover(app, acme.apiKey, hookA, { since: past, until: 'now' }), 400, 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z'],
+    ['recover, until empty', () => recover(app, acme.apiKey, hookA, { since: past, until: '' }), 400, 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z'],
+    ['recover, until null', () => recover(app, acme.apiKey, hookA, { since: past, until: null }), 400, 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z'],
+    ['recover, until without a time zone', () => recover(app, acme.apiKey, hookA, { since: past, until: '2026-11-22T09:00:00' }), 400, 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z'],
+    ['recover, until before since', () => recover(app, acme.apiKey, hookA, { since: past, until: new Date(Date.parse(past) - 1).toISOString() }), 400, 'Invalid data: until must be later than since'],
+    ['recover, until the same instant as since', () => recover(app, acme.apiKey, hookA, { since: past, until: past.replace('Z', '+00:00') }), 400, 'Invalid data: until must be later than since'],
+    ['recover missed, until before since', () => recover(app, acme.apiKey, hookA, { since: past, until: '2020-01-01T00:00:00Z', missed: true }), 400, 'Invalid data: until must be later than since'],
+    ['recover, missed not a boolean', () => recover(app, acme.apiKey, hookA, { since: past, missed: 'yes' }), 400, 'Invalid data: missed must be true or false'],
+    ['recover, missed null', () => recover(app, acme.apiKey, hookA, { since: past, missed: null }), 400, 'Invalid data: missed must be true or false'],
+    ['recover missed, since missing', () => recover(app, acme.apiKey, hookA, { missed: true }), 400, 'Missing data'],
+    ['recover missed, since in the future', () => recover(app, acme.apiKey, hookA, { since: new Date(Date.now() + 60_000).toISOString(), missed: true }), 400, 'Invalid data: since must not be in the future'],
     ["recover, another client's webhook", () => recover(app, acme.apiKey, boltHook, { since: past }), 404, 'Webhook not found'],
+    ["recover missed, another client's webhook", () => recover(app, acme.apiKey, boltHook, { since: past, missed: true }), 404, 'Webhook not found'],
+    ['recover missed, a deleted webhook', () => recover(app, acme.apiKey, gone, { since: past, missed: true }), 404, 'Webhook not found'],
     ['recover, a deleted webhook', () => recover(app, acme.apiKey, gone, { since: past }), 404, 'Webhook not found'],
     ['recover, no such webhook', () => recover(app, acme.apiKey, 999, { since: past }), 404, 'Webhook not found'],
   ];
@@ -240,11 +254,135 @@ t.test('the store recovers at most the limit per call, oldest first, and says th
   await db.query("UPDATE deliveries SET state = 'failed', attempts = 3");
   const since = new Date(Date.now() - 60_000).toISOString();
   const now = Date.now();
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 2, more: true });
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 2, more: true });
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, since, 2, now), { queued: 1, more: false });
-  t.same(await app.store.deliveries.recoverFailed(acme.clientId + 1, hook.json.hookId, since, 2, now), undefined, "another client's webhook");
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, { since }, 2, now), { queued: 2, more: true });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, { since }, 2, now), { queued: 2, more: true });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId, hook.json.hookId, { since }, 2, now), { queued: 1, more: false });
+  t.same(await app.store.deliveries.recoverFailed(acme.clientId + 1, hook.json.hookId, { since }, 2, now), undefined, "another client's webhook");
   const rows = await db.query<{ state: string; next_attempt_at: unknown }>('SELECT state FROM deliveries ORDER BY id');
   t.same(rows.map((r) => r.state), ['pending', 'pending', 'pending', 'pending', 'pending']);
   t.equal(await app.store.deliveries.nextDueAt(), now, 'due now');
+});
+
+/** When each of the client's events was published, by its id, from the database (ISO 8601). */
+const publishedAt = async (db: TestDatabase) =>
+  new Map(
+    (await db.query<{ id: string; created_at: unknown }>('SELECT id, created_at FROM events')).map((r) => [r.id, new Date(r.created_at as string).toISOString()]),
+  );
+
+t.test('recover with until resends only the failed deliveries of the range: since included, until excluded', async (t) => {
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const acme = await createClient(app);
+  let healthy = false;
+  const receiver = await startReceiver(t, () => ({ status: healthy ? 204 : 500 }));
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
+  const hookId: number = hook.json.hookId;
+  const ids: string[] = [];
+  for (let id = 1; id <= 5; id++) {
+    ids.push((await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } })).json.eventId);
+    await sleep(2); // each event in a millisecond of its own
+  }
+  await settled(db, 5);
+  const times = await publishedAt(db);
+  const at = (n: number) => times.get(ids[n - 1]!)!;
+  healthy = true;
+  const sentBefore = receiver.received.length;
+  const leads = (from: number) => receiver.received.slice(from).map((r) => JSON.parse(r.body).data.id as number).sort((a, b) => a - b);
+
+  const middle = await recover(app, acme.apiKey, hookId, { since: at(2), until: at(4) });
+  t.same([middle.status, middle.json], [202, { queued: 2, more: false }]);
+  await receiver.waitFor(sentBefore + 2);
+  await settled(db, 5);
+  t.same(leads(sentBefore), [2, 3], 'leads 2 and 3: the one published at until is not in the range');
+  t.same(
+    (await db.query<{ state: string }>('SELECT state FROM deliveries ORDER BY id')).map((r) => r.state),
+    ['failed', 'succeeded', 'succeeded', 'failed', 'failed'],
+  );
+
+  const rest = await recover(app, acme.apiKey, hookId, { since: at(4), until: new Date(Date.now() + 3_600_000).toISOString() });
+  t.same([rest.status, rest.json], [202, { queued: 2, more: false }], 'an until in the future: up to now');
+  await receiver.waitFor(sentBefore + 4);
+  const first = await recover(app, acme.apiKey, hookId, { since: at(1).replace('Z', '+00:00'), until: at(2) });
+  t.same([first.status, first.json], [202, { queued: 1, more: false }]);
+  await receiver.waitFor(sentBefore + 5);
+  await settled(db, 5);
+  t.same(leads(sentBefore), [1, 2, 3, 4, 5], 'each once');
+  t.same((await recover(app, acme.apiKey, hookId, { since: at(1), until: at(5) })).json, { queued: 0, more: false }, 'nothing failed is left');
+});
+
+t.test('a webhook enabled again is sent, on request, the events it missed while disabled, in the order published, once', async (t) => {
+  const { app, db } = await buildTestApp(t, {
+    ...DELIVERY_ENV,
+    WEBHOOK_DISABLE_AFTER: '200ms',
+    // Retries 50 ms apart for longer than the 200 ms: the webhook is disabled by one of them.
+    DELIVERY_RETRY_SCHEDULE: Array(20).fill('50ms').join(','),
+  });
+  const acme = await createClient(app);
+  let healthy = false;
+  const receiver = await startReceiver(t, () => ({ status: healthy ? 204 : 503 }));
+  const lead = (n: number) => JSON.parse(receiver.received[n]!.body).data.id as number;
+  const emit = async (id: number, type: 'lead_create' | 'lead_update' = 'lead_create') =>
+    (await publish(app, { clientId: acme.clientId, type, data: { id } })).json as { eventId: string; deliveries: number };
+
+  const since = new Date(Date.now() - 1_000).toISOString();
+  const before = await emit(0); // published before the webhook was created
+  await sleep(2);
+  // Paced at 20 a second: its deliveries leave one at a time, in order.
+  const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'], rateLimit: 20 });
+  const hookId: number = hook.json.hookId;
+  const failing = await emit(1);
+  t.equal(failing.deliveries, 1);
+  await eventually(async () => {
+    const res = await send(app, { method: 'GET', url: `/webhook/${hookId}`, headers: { 'x-api-key': acme.apiKey } });
+    return res.json.status === 'disabled' ? true : undefined;
+  });
+  await settled(db, 1);
+
+  const missed = [await emit(2), await emit(3, 'lead_update'), await emit(4), await emit(5)];
+  t.same(missed.map((event) => event.deliveries), [0, 0, 0, 0], 'none made a delivery for the disabled webhook');
+  healthy = true;
+  t.equal((await send(app, { method: 'POST', url: `/webhook/${hookId}/enable`, headers: { 'x-api-key': acme.apiKey } })).status, 200);
+  const sentBefore = receiver.received.length;
+
+  const res = await recover(app, acme.apiKey, hookId, { since, missed: true });
+  t.same([res.status, res.json], [202, { queued: 3, more: false }]);
+  await receiver.waitFor(sentBefore + 3);
+  await settled(db, 4);
+  t.same([lead(sentBefore), lead(sentBefore + 1), lead(sentBefore + 2)], [2, 4, 5], 'leads 2, 4 and 5, in the order published');
+  t.same(
+    receiver.received.slice(sentBefore).map((r) => r.headers['webhook-id']),
+    [missed[0]!.eventId, missed[2]!.eventId, missed[3]!.eventId],
+    'each with its event id as webhook-id',
+  );
+  t.ok(receiver.received.slice(sentBefore).every((r) => new Webhook(hook.json.secret).verify(r.body, r.headers as Record<string, string>)), 'signed');
+  const logged = (await log(app, acme.apiKey, hookId)).attempts.slice(0, 3);
+  t.same(
+    logged.map((a: { eventId: string; outcome: string; replay: boolean }) => [a.eventId, a.outcome, a.replay]),
+    [
+      [missed[3]!.eventId, 'succeeded', false],
+      [missed[2]!.eventId, 'succeeded', false],
+      [missed[0]!.eventId, 'succeeded', false],
+    ],
+    'ordinary deliveries in the log',
+  );
+
+  const again = await recover(app, acme.apiKey, hookId, { since, missed: true });
+  t.same([again.status, again.json], [202, { queued: 0, more: false }], 'a second call finds nothing new');
+  // The delivery that failed when it was disabled is not a missed event: a recovery resends it.
+  const failed = await recover(app, acme.apiKey, hookId, { since });
+  t.same(failed.json, { queued: 1, more: false });
+  await receiver.waitFor(sentBefore + 4);
+  await settled(db, 4);
+  t.equal(lead(sentBefore + 3), 1);
+  t.same(
+    await db.query('SELECT event_id, state FROM deliveries WHERE webhook_id = ? ORDER BY id', [hookId]),
+    [
+      { event_id: failing.eventId, state: 'succeeded' },
+      { event_id: missed[0]!.eventId, state: 'succeeded' },
+      { event_id: missed[2]!.eventId, state: 'succeeded' },
+      { event_id: missed[3]!.eventId, state: 'succeeded' },
+    ],
+    'nothing for the event before the webhook, nor for the lead_update it is not subscribed to',
+  );
+  t.notOk(receiver.received.some((r) => r.headers['webhook-id'] === before.eventId), 'the event before the webhook never reached it');
+  t.equal(receiver.received.length, sentBefore + 4, 'nothing else was sent');
 });

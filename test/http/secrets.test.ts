@@ -83,6 +83,10 @@ t.test('no configured secret reaches a log line at LOG_LEVEL=debug, wherever a c
     secrets['the database password'] = url.password = 'db-Pa55/word+odd=chars';
     env.DATABASE_URL = url.toString();
   }
+  // A proxy with a password, which the receiver on loopback is exempt from (NO_PROXY).
+  const proxy = new URL('http://relay@127.0.0.1:9');
+  secrets['the proxy password'] = proxy.password = 'proxy-Pa55/word+odd=chars';
+  Object.assign(env, { HTTP_PROXY: proxy.toString(), NO_PROXY: '127.0.0.1' });
   // The receiver redirects, to a URL holding the secrets: the failed attempt's error quotes it.
   const redirect = `https://elsewhere.example/?${new URLSearchParams(secrets)}&raw=${Object.values(secrets).join(',')}`;
   const receiver = await startReceiver(t, () => ({ status: 302, headers: { location: redirect } }));

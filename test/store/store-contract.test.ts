@@ -712,7 +712,77 @@ t.test('recordAttempt keeps the run of failures, and a failure past disable.fail
   t.same(await run(), { since: null, at: null, reason: null });
   t.same(await store.events.publish({ id: 'evt_4', clientId: acme.client.id, type: 'lead_create', payload: '{}', createdAt: at(1000) }), { deliveries: 2 });
   // The failed deliveries can be recovered.
-  t.same(await store.deliveries.recoverFailed(acme.client.id, failing.id, at(0), 10, T0 + 1_100), { queued: 2, more: false });
+  t.same(await store.deliveries.recoverFailed(acme.client.id, failing.id, { since: at(0) }, 10, T0 + 1_100), { queued: 2, more: false });
+});
+
+t.test('recoverFailed: the failed deliveries of the range, since included and until excluded, paged', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client } = await withClient(store);
+  const webhook = (await store.webhooks.create(hook(client.id), 10))!;
+  for (let i = 0; i < 5; i++) await store.events.publish({ id: `evt_${i}`, clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(i * 100) });
+  await db.query("UPDATE deliveries SET state = 'failed', attempts = 3");
+  const range = { since: at(100), until: at(400) };
+  t.same(await store.deliveries.recoverFailed(client.id, webhook.id, range, 2, T0 + 1_000), { queued: 2, more: true });
+  t.same(await store.deliveries.recoverFailed(client.id, webhook.id, range, 2, T0 + 1_000), { queued: 1, more: false });
+  t.same(await store.deliveries.recoverFailed(client.id, webhook.id, range, 2, T0 + 1_000), { queued: 0, more: false });
+  t.same(
+    await db.query('SELECT event_id, state FROM deliveries ORDER BY id'),
+    [
+      { event_id: 'evt_0', state: 'failed' },
+      { event_id: 'evt_1', state: 'pending' },
+      { event_id: 'evt_2', state: 'pending' },
+      { event_id: 'evt_3', state: 'pending' },
+      { event_id: 'evt_4', state: 'failed' },
+    ],
+  );
+});
+
+t.test('recoverMissed: events of the range the webhook has no delivery of, of its types, not before it, oldest first, paged; once', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const webhook = (await store.webhooks.create(hook(acme.client.id), 10))!;
+  const other = (await store.webhooks.create(hook(acme.client.id, ['lead_create', 'lead_update']), 10))!;
+  // Created at 100 ms, disabled from the start: publications make it no delivery.
+  await db.query('UPDATE webhooks SET created_at = ?, disabled_at = ? WHERE id = ?', [at(100), at(150), webhook.id]);
+  const publish = (id: string, ms: number, type: 'lead_create' | 'lead_update' = 'lead_create', clientId = acme.client.id) =>
+    store.events.publish({ id, clientId, type, payload: '{}', createdAt: at(ms) });
+  await publish('evt_before', 50); // before the webhook was created
+  await publish('evt_1', 200);
+  await publish('evt_update', 300, 'lead_update'); // a type it is not subscribed to
+  await publish('evt_3', 400);
+  await publish('evt_bolt', 450, 'lead_create', bolt.client.id); // another client's
+  await publish('evt_4', 500);
+  t.same(await db.query('SELECT count(*) AS n FROM deliveries WHERE webhook_id = ?', [webhook.id]), [{ n: 0 }], 'it got none of them');
+  await store.webhooks.enable(acme.client.id, webhook.id);
+  await publish('evt_5', 600); // enabled again: delivered as published
+
+  const now = T0 + 10_000;
+  t.same(await store.deliveries.recoverMissed(bolt.client.id, webhook.id, { since: at(0) }, 2, now), undefined, "another client's webhook");
+  t.same(await store.deliveries.recoverMissed(acme.client.id, 999, { since: at(0) }, 2, now), undefined, 'no such webhook');
+  t.same(await store.deliveries.recoverMissed(acme.client.id, webhook.id, { since: at(200), until: at(400) }, 2, now), { queued: 1, more: false }, 'since included, until excluded');
+  t.same(await store.deliveries.recoverMissed(acme.client.id, webhook.id, { since: at(0) }, 1, now), { queued: 1, more: true });
+  t.same(await store.deliveries.recoverMissed(acme.client.id, webhook.id, { since: at(0) }, 1, now), { queued: 1, more: false });
+  t.same(await store.deliveries.recoverMissed(acme.client.id, webhook.id, { since: at(0) }, 1, now), { queued: 0, more: false }, 'a second time finds nothing');
+  const rows = await db.query<{ event_id: string; state: string; attempts: number; replay: unknown; created_at: unknown }>(
+    'SELECT event_id, state, attempts, replay, created_at FROM deliveries WHERE webhook_id = ? ORDER BY id',
+    [webhook.id],
+  );
+  t.same(
+    rows.map((r) => [r.event_id, r.state, r.attempts, Boolean(r.replay), new Date(r.created_at as string).toISOString()]),
+    [
+      ['evt_5', 'pending', 0, false, at(600)],
+      ['evt_1', 'pending', 0, false, at(200)],
+      ['evt_3', 'pending', 0, false, at(400)],
+      ['evt_4', 'pending', 0, false, at(500)],
+    ],
+    'ordinary pending deliveries, created at their events\' times, in the order published',
+  );
+  t.same(await db.query('SELECT count(*) AS n FROM deliveries WHERE webhook_id = ?', [other.id]), [{ n: 6 }], "another webhook's are untouched");
+  // Due now: claimed in the order published.
+  const { jobs } = await store.deliveries.claimDue({ now, limit: 10, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
+  t.same(jobs.filter((job) => job.webhookId === webhook.id).map((job) => job.eventId), ['evt_5', 'evt_1', 'evt_3', 'evt_4']);
+  t.ok(jobs.filter((job) => job.webhookId === webhook.id).every((job) => job.replay !== true), 'not replays');
 });
 
 t.test('enable leaves a webhook that is not disabled as it is; a deleted one is not found', async (t) => {

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
+import { leadDue } from '../postgres/lead-order.js';
 import { inTransaction } from '../postgres/transaction.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
@@ -16,10 +17,40 @@ const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at 
 // A lead's delivery waits behind one of its lead still pending, read FOR SHARE as a publication
 // reads it (../events/postgres.ts); those made pending together go in id order (the lease's check).
 const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL, leased_until = NULL, replay = true,
-  next_attempt_at = CASE WHEN d.lead_key IS NOT NULL AND EXISTS (SELECT 1 FROM deliveries p
-    WHERE p.webhook_id = d.webhook_id AND p.lead_key = d.lead_key AND p.state = 'pending' FOR SHARE)
-    THEN '${WAITING_AT_ISO}'::timestamptz ELSE $2::timestamptz END
+  next_attempt_at = ${leadDue('d.webhook_id', 'd.lead_key', '$2::timestamptz')}
   WHERE d.id = ANY ($1::bigint[]) AND d.state <> 'pending'`;
+
+/**
+ * What a webhook missed (DeliveryRepository.recoverMissed): its client's ($2) events created in
+ * the range ($3 included, $4 excluded when given) and not before the webhook, of a type it is
+ * subscribed to, with no delivery to it at all, in the order they were written. The client is
+ * given, not only joined, so that the walk is a range of events_by_client in that order, stopped
+ * at the limit.
+ */
+// When webhooks get a filter, a missed event must match it too: add it to this WHERE, as
+// publishing has it.
+const MISSED_EVENTS = `SELECT e.id FROM events e JOIN webhooks w ON w.id = $1 AND w.client_id = e.client_id
+  WHERE e.client_id = $2 AND e.type = ANY (w.events)
+    AND e.created_at >= greatest($3::timestamptz, w.created_at)
+    AND ($4::timestamptz IS NULL OR e.created_at < $4::timestamptz)
+    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
+  ORDER BY e.seq LIMIT $5`;
+
+/**
+ * The one place that makes deliveries for missed events ($1, event ids in the order to send
+ * them; $2 the webhook; $3 due then): ordinary pending deliveries, not replays, created at their
+ * event's time as a publication's are, so that recovering failed ones by range finds them by it.
+ * Their ids follow the order of $1, which is the order a claim takes equal due times in.
+ */
+/** Among missed events recovered together, an earlier one of the same lead: the insert does not see its own rows. */
+const MISSED_EARLIER = `EXISTS (SELECT 1 FROM unnest($1::text[]) WITH ORDINALITY AS o(id, n) JOIN events oe ON oe.id = o.id
+  WHERE oe.lead_id = e.lead_id AND o.n < m.n)`;
+
+const INSERT_MISSED = `INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
+  SELECT e.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN e.lead_id END', '$3::timestamptz', MISSED_EARLIER)}, e.created_at,
+    CASE WHEN w.ordered THEN e.lead_id END
+  FROM unnest($1::text[]) WITH ORDINALITY AS m(id, n) JOIN events e ON e.id = m.id JOIN webhooks w ON w.id = $2::bigint
+  ORDER BY m.n`;
 
 /**
  * Whether the client has this active webhook, locked (FOR SHARE) until the transaction ends: a
@@ -245,19 +276,51 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       });
     },
 
-    async recoverFailed(clientId, webhookId, since, limit, now) {
+    async recoverFailed(clientId, webhookId, { since, until }, limit, now) {
       return inTransaction(pool, async (db) => {
         if (!(await lockOwnWebhook(db, clientId, webhookId))) return undefined;
-        // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
+        // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time
+        // (a delivery is created at its event's time), within the range.
         const { rows } = await db.query<{ id: number }>(
           `SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
            WHERE d.webhook_id = $1 AND d.state = 'failed' AND d.created_at >= $2::timestamptz
-           ORDER BY d.created_at, d.id LIMIT $3 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
-          [webhookId, since, limit + 1],
+             AND ($3::timestamptz IS NULL OR d.created_at < $3::timestamptz)
+           ORDER BY d.created_at, d.id LIMIT $4 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
+          [webhookId, since, until ?? null, limit + 1],
         );
         const ids = rows.slice(0, limit).map((row) => row.id);
         if (ids.length > 0) await db.query(REQUEUE, [ids, new Date(now).toISOString()]);
         return { queued: ids.length, more: rows.length > limit };
+      });
+    },
+
+    async recoverMissed(clientId, webhookId, { since, until }, limit, now) {
+      return inTransaction(pool, async (db) => {
+        // The webhook's row, locked against another recovery of what it missed (FOR NO KEY
+        // UPDATE): two at once would both find the same events without a delivery and send each
+        // twice. Publications are not held up (their deliveries only take a key share of it);
+        // claims step over the webhook for the moment (SKIP LOCKED) and take its deliveries next.
+        const { rows: webhook } = await db.query(
+          'SELECT id FROM webhooks WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL FOR NO KEY UPDATE',
+          [webhookId, clientId],
+        );
+        if (webhook.length === 0) return undefined;
+        // The events it missed, in the order they were written. A publication makes its event and
+        // its deliveries in one statement, so an event is never seen here without the delivery
+        // it got.
+        const { rows: found } = await db.query<{ id: string }>({ name: 'missed-events', text: MISSED_EVENTS, values: [webhookId, clientId, since, until ?? null, limit + 1] });
+        const page = found.slice(0, limit).map((row) => row.id);
+        if (page.length === 0) return { queued: 0, more: false };
+        // Retention may be deleting some of them right now: lock them (FOR KEY SHARE, in id order as
+        // the pruner does, so neither waits on the other in a circle). The pruner, which locks its
+        // events FOR UPDATE and then looks again for pending deliveries, either waits for this
+        // transaction and then finds the new ones, or has deleted the event first, and it is not
+        // among those locked (nor sent).
+        const { rows: kept } = await db.query<{ id: string }>('SELECT id FROM events WHERE id = ANY ($1::text[]) ORDER BY id FOR KEY SHARE', [page]);
+        const alive = new Set(kept.map((row) => row.id));
+        const ids = page.filter((id) => alive.has(id));
+        if (ids.length > 0) await db.query({ name: 'insert-missed', text: INSERT_MISSED, values: [ids, webhookId, new Date(now).toISOString()] });
+        return { queued: ids.length, more: found.length > limit };
       });
     },
   };

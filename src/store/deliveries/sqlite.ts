@@ -1,8 +1,8 @@
 import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
-import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
+import { leadDue } from '../sqlite/lead-order.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
@@ -96,13 +96,36 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   // A lead's delivery waits behind one of its lead still pending (lead-order.ts).
   const requeueOne = db.prepare<[number, number]>(`
     UPDATE deliveries SET state = 'pending', lease_until = 0, completed_at = NULL, replay = 1,
-      next_attempt_at = CASE WHEN lead_key IS NOT NULL AND EXISTS (SELECT 1 FROM deliveries p
-        WHERE p.webhook_id = deliveries.webhook_id AND p.lead_key = deliveries.lead_key AND p.state = 'pending') THEN ${WAITING_AT} ELSE ? END
+      next_attempt_at = ${leadDue('deliveries.webhook_id', 'deliveries.lead_key', '?')}
     WHERE id = ? AND state <> 'pending'`);
-  // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time.
-  const failedSince = db.prepare<[number, string, number], { id: number }>(
-    "SELECT id FROM deliveries WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? ORDER BY created_at, id LIMIT ?",
-  );
+  // Through deliveries_failed_by_webhook: one webhook's failed deliveries, by creation time (a
+  // delivery is created at its event's time), within the range.
+  const failedInRange = db.prepare<{ webhook: number; since: string; until: string | null; limit: number }, { id: number }>(`
+    SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'failed' AND created_at >= :since
+      AND (:until IS NULL OR created_at < :until)
+    ORDER BY created_at, id LIMIT :limit`);
+  // What a webhook missed (DeliveryRepository.recoverMissed): its client's events created in the
+  // range and not before the webhook, of a type it is subscribed to, with no delivery to it at
+  // all, in the order they were written (events_by_client ends with the rowid). A publication
+  // writes its event and its deliveries in one transaction, and this runs in another.
+  // When webhooks get a filter, a missed event must match it too: add it to this WHERE, as
+  // publishing has it.
+  const missedEvents = db.prepare<{ webhook: number; since: string; until: string | null; limit: number }, { id: string }>(`
+    SELECT e.id FROM webhooks w JOIN events e ON e.client_id = w.client_id
+    WHERE w.id = :webhook AND e.type IN (SELECT value FROM json_each(w.events))
+      AND e.created_at >= :since AND e.created_at >= w.created_at
+      AND (:until IS NULL OR e.created_at < :until)
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
+    ORDER BY e.rowid LIMIT :limit`);
+  // The one place that makes deliveries for missed events, one per call, in the order to send
+  // them: ordinary pending deliveries, not replays, created at their event's time as a
+  // publication's are (so that recovering failed ones by range finds them by it). Their ids follow
+  // that order, which is the order a claim takes equal due times in.
+  // Each in the order they were published, so that a lead's go in order (lead-order.ts).
+  const insertMissed = db.prepare<{ event: string; webhook: number; now: number }>(`
+    INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
+    SELECT e.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN e.lead_id END', ':now')}, e.created_at, CASE WHEN w.ordered THEN e.lead_id END
+    FROM events e JOIN webhooks w ON w.id = :webhook WHERE e.id = :event`);
 
   /**
    * Keeps the webhook's run of failures for a failed attempt, and disables the webhook when the
@@ -189,12 +212,21 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
         return { outcome: 'queued' as const, eventId: delivery.event_id };
       });
     },
-    async recoverFailed(clientId, webhookId, since, limit, now) {
+    async recoverFailed(clientId, webhookId, { since, until }, limit, now) {
       return grouped(() => {
         if (!ownWebhook.get(webhookId, clientId)) return undefined;
-        const failed = failedSince.all(webhookId, since, limit + 1);
+        const failed = failedInRange.all({ webhook: webhookId, since, until: until ?? null, limit: limit + 1 });
         for (const { id } of failed.slice(0, limit)) requeueOne.run(now, id);
         return { queued: Math.min(failed.length, limit), more: failed.length > limit };
+      });
+    },
+    async recoverMissed(clientId, webhookId, { since, until }, limit, now) {
+      // In one write transaction, which no publication, recovery or retention runs beside.
+      return grouped(() => {
+        if (!ownWebhook.get(webhookId, clientId)) return undefined;
+        const missed = missedEvents.all({ webhook: webhookId, since, until: until ?? null, limit: limit + 1 });
+        for (const { id } of missed.slice(0, limit)) insertMissed.run({ event: id, webhook: webhookId, now });
+        return { queued: Math.min(missed.length, limit), more: missed.length > limit };
       });
     },
   };

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { idempotently } from '../idempotency/postgres.js';
+import { leadDue } from '../postgres/lead-order.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
-import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 
 // The client's listing, newest first by seq (the order of writing): events_by_client and
 // events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one
@@ -13,18 +13,6 @@ export const EVENT_LIST_SQL = {
   all: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
   ofType: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
 };
-
-/**
- * A new delivery's due time, for webhook `w`: WAITING_AT when the webhook is ordered and an
- * earlier delivery of the lead to it is pending, or `earlier` says one goes before it in the same
- * statement (a batch); else `due`. The pending ones are read FOR SHARE: a transaction settling
- * one (whose trigger makes the next waiting one due) is waited for, and the row read again as it
- * committed it, so a delivery never waits behind one settled meanwhile with nothing left to wake it.
- */
-const leadDue = (lead: string, due: string, earlier = 'false') =>
-  `CASE WHEN w.ordered AND ${lead} IS NOT NULL AND (${earlier} OR EXISTS (
-     SELECT 1 FROM deliveries p WHERE p.webhook_id = w.id AND p.lead_key = ${lead} AND p.state = 'pending' FOR SHARE))
-   THEN '${WAITING_AT_ISO}'::timestamptz ELSE ${due} END`;
 
 /**
  * One statement, so one transaction: the event, and one pending delivery per active webhook of
@@ -40,7 +28,7 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
        SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text, $7::text FROM client RETURNING id
      ), delivery AS (
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
-       SELECT event.id, w.id, 'pending', ${leadDue('$7::text', '$5::timestamptz')}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
+       SELECT event.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN $7::text END', '$5::timestamptz')}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
        JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
          AND (w.filter IS NULL OR w.id = ANY ($8::bigint[]))
        RETURNING 1
@@ -52,7 +40,6 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
 }
 
-/** `newWork`: called once a publication that made deliveries has committed. */
 /**
  * In a batch, an event of the same lead earlier in it and delivered to the same webhook: the
  * statement does not see its own deliveries, so it is found among the batch's input. The
@@ -79,7 +66,7 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
        RETURNING id, client_id, type, created_at, lead_id
      ), delivery AS (
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
-       SELECT e.id, w.id, 'pending', ${leadDue('e.lead_id', 'e.created_at', EARLIER_IN_BATCH)}, e.created_at,
+       SELECT e.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN e.lead_id END', 'e.created_at', EARLIER_IN_BATCH)}, e.created_at,
          CASE WHEN w.ordered THEN e.lead_id END
        FROM event e JOIN input i ON i.id = e.id
        JOIN webhooks w ON w.client_id = e.client_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND e.type = ANY (w.events)
@@ -107,6 +94,7 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
 
 const anyDeliveries = (published: ({ deliveries: number } | undefined)[]) => published.some((event) => event?.deliveries);
 
+/** `newWork`: called once a publication that made deliveries has committed. */
 export function createEventRepository(pool: pg.Pool, newWork: () => void): EventRepository {
   return {
     async publish(event) {

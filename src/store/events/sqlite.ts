@@ -1,6 +1,6 @@
-import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
+import { leadDue } from '../sqlite/lead-order.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 
@@ -28,8 +28,7 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   const insertDeliveries = db.prepare<{ event: string; due: number; created: string; client: number; type: string; lead: string | null; matched: string }>(`
     INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
     SELECT :event, w.id, 'pending',
-      CASE WHEN w.ordered AND EXISTS (SELECT 1 FROM deliveries p WHERE p.webhook_id = w.id AND p.lead_key = :lead AND p.state = 'pending')
-        THEN ${WAITING_AT} ELSE :due END,
+      ${leadDue('w.id', 'CASE WHEN w.ordered THEN :lead END', ':due')},
       :created, CASE WHEN w.ordered THEN :lead END
     FROM webhooks w
     WHERE w.client_id = :client AND w.deleted_at IS NULL AND w.disabled_at IS NULL
