@@ -115,9 +115,9 @@ export type paths = {
          *
          *     Input is checked as for `POST /webhook`, with the same words: `Missing data` when there
          *     is no body, the body is not a JSON object, it names none of `url`, `events`, `paused`,
-         *     `rateLimit`, `ordered` and `headers`, or one it names (but `headers`) is `null`, `""` or
-         *     `[]`; `Invalid data: ...` when a field is present but wrong. Unknown extra fields are
-         *     ignored. Sent as `application/json` only.
+         *     `rateLimit`, `ordered`, `headers` and `filter`, or one it names (but `headers` and
+         *     `filter`, which `null` removes) is `null`, `""` or `[]`; `Invalid data: ...` when a field
+         *     is present but wrong. Unknown extra fields are ignored. Sent as `application/json` only.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -948,6 +948,7 @@ export type components = {
             rateLimit?: components["schemas"]["WebhookRateLimit"];
             ordered?: components["schemas"]["WebhookOrdered"];
             headers?: components["schemas"]["WebhookHeaders"];
+            filter?: components["schemas"]["LeadFilter"];
         };
         /**
          * @description Whether the events of one lead (those published with the same `leadId`) reach this
@@ -996,6 +997,50 @@ export type components = {
             [key: string]: string;
         };
         /**
+         * @description Which leads the webhook gets: a published event makes a delivery to it only when its
+         *     `data` matches. Without a filter (`null`, or none given) it gets every lead of its events.
+         *     A MongoDB-like query over the lead's fields; the keys of one object must all hold:
+         *
+         *     - `{"campaign": "spring"}`: the field equals the value (a string, number, boolean, `null`,
+         *       or a whole object or list). `null` also matches a field that is absent. A field that
+         *       holds a list matches when the list equals the value or one of its items does.
+         *     - `{"score": {"$gte": 10, "$lt": 20}}`: `$gt`, `$gte`, `$lt`, `$lte` compare numbers
+         *       with numbers, and ISO 8601 date-times (`2026-11-01`, `2026-11-01T08:00:00Z`) with
+         *       date-times, as instants. A field of another type does not match.
+         *     - `{"source": {"$in": ["ads", "seo"]}}`: the field equals one of the list's values.
+         *     - `{"phone": {"$exists": true}}`: the field is there (`null` counts), or with `false`, not.
+         *     - `{"$and": [...]}`, `{"$or": [...]}`: all, or at least one, of a list of filters;
+         *       `{"$not": {...}}`: the filter does not match.
+         *     - `"address.country"`: a dotted path reads a field of a nested object (or an item of a
+         *       list, by its position: `"tags.0"`).
+         *
+         *     Checked when set: an unknown operator, a path with an empty name, an operand of the wrong
+         *     kind, more levels of nesting than `maxDepth` or more bytes of JSON than `maxBytes` are
+         *     refused with `Invalid data: filter ...`, naming what is wrong.
+         * @example {
+         *       "campaign": "spring",
+         *       "score": {
+         *         "$gte": 50
+         *       },
+         *       "$or": [
+         *         {
+         *           "address.country": "FR"
+         *         },
+         *         {
+         *           "source": {
+         *             "$in": [
+         *               "ads",
+         *               "seo"
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        LeadFilter: {
+            [key: string]: unknown;
+        } | null;
+        /**
          * @description Deliveries per second this webhook gets at most, instead of the server's default
          *     (`DELIVERY_RATE_LIMIT`, 30 unless configured otherwise). Deliveries beyond it wait in the
          *     outbox, in order, and are sent as the rate allows; none fails because of it.
@@ -1003,9 +1048,10 @@ export type components = {
          */
         WebhookRateLimit: number;
         /**
-         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit`, `ordered` and
-         *     `headers`. The fields are checked as those of `WebhookCreate`. `headers` replaces the whole
-         *     set: the headers it does not name are removed, and `null` or `{}` removes them all.
+         * @description What to change; at least one of `url`, `events`, `paused`, `rateLimit`, `ordered`,
+         *     `headers` and `filter`. The fields are checked as those of `WebhookCreate`. `headers` replaces the
+         *     whole set: the headers it does not name are removed, and `null` or `{}` removes them all;
+         *     `filter: null` removes the filter.
          */
         WebhookUpdate: {
             url?: components["schemas"]["WebhookUrl"];
@@ -1016,6 +1062,7 @@ export type components = {
             /** @description See `WebhookOrdered`. */
             ordered?: boolean;
             headers?: components["schemas"]["WebhookHeaders"];
+            filter?: components["schemas"]["LeadFilter"];
         };
         WebhookCreated: {
             /**
@@ -1103,6 +1150,16 @@ export type components = {
              *     `status` is `disabled`.
              */
             disabledReason: string | null;
+            /**
+             * @description The webhook's filter (`LeadFilter`), as it was set; absent when it has none and gets
+             *     every lead of its events.
+             * @example {
+             *       "campaign": "spring"
+             *     }
+             */
+            filter?: {
+                [key: string]: unknown;
+            };
         };
         WebhookList: {
             webhooks: components["schemas"]["WebhookSummary"][];
@@ -1653,7 +1710,9 @@ export interface operations {
              *     when a field is present but wrong: `url` not an absolute http(s) URL with a host or
              *     longer than 2048 characters, `events` not an array of `lead_create` / `lead_update`,
              *     `rateLimit` not a whole number from 1 to 1000, `headers` not as `WebhookHeaders` says
-             *     (the answer names the header, never its value). `Invalid data: Idempotency-Key ...`
+             *     (the answer names the header, never its value), `filter` not a valid `LeadFilter`
+             *     (`Invalid data: filter ...`, naming the operator or path at fault, or the bound it
+             *     passes). `Invalid data: Idempotency-Key ...`
              *     when that header is empty, longer than 255 characters, or holds a character other
              *     than visible ASCII. `Invalid data: JSON may nest ...` when the body nests objects and
              *     arrays more than 64 levels deep (see Errors above).
@@ -1855,12 +1914,12 @@ export interface operations {
             /**
              * @description `Webhook ID is undefined` for a hookID that is not a positive integer. Then the body:
              *     `Missing data` when there is none, it is not a JSON object, it names none of `url`,
-             *     `events`, `paused`, `rateLimit`, `ordered` and `headers`, or one it names (but `headers`) is
-             *     `null`, `""` or `[]`; `Invalid data: ...` when `url` is not an absolute http(s) URL
-             *     with a host or longer than 2048 characters, `events` not an array of `lead_create` /
-             *     `lead_update`, `paused` not a boolean, `rateLimit` not a whole number from 1 to 1000,
-             *     or `headers` not as `WebhookHeaders` says (the answer names the header, never its
-             *     value). `Invalid data: JSON may nest ...` when
+             *     `events`, `paused`, `rateLimit`, `ordered`, `headers` and `filter`, or one it names (but
+             *     `headers` and `filter`) is `null`, `""` or `[]`; `Invalid data: ...` when `url` is not an
+             *     absolute http(s) URL with a host or longer than 2048 characters, `events` not an array
+             *     of `lead_create` / `lead_update`, `paused` not a boolean, `rateLimit` not a whole number
+             *     from 1 to 1000, `headers` not as `WebhookHeaders` says (the answer names the header,
+             *     never its value), or `filter` not a valid `LeadFilter`. `Invalid data: JSON may nest ...` when
              *     the body nests objects and arrays more than 64 levels deep (see Errors above).
              */
             400: {

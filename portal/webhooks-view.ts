@@ -15,6 +15,29 @@ let drawn = '';
 let generation = 0;
 /** The webhook whose headers form is open, if any: a redraw keeps it open. */
 let editingHeaders: number | undefined;
+/** Webhooks whose filter is being edited, with the text typed so far: kept when the list is redrawn. */
+const editing = new Map<number, string>();
+
+type Filter = NonNullable<Webhook['filter']>;
+
+/**
+ * The text of a filter field as the API takes it: null when empty (every lead), the JSON object
+ * typed, or undefined after saying why it is not one. The API checks the rest (operators, paths)
+ * and says what is wrong in its own words.
+ */
+function parseFilter(text: string): Filter | null | undefined {
+  if (text.trim() === '') return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    warn(`The filter is not valid JSON (${error instanceof Error ? error.message : String(error)}).`);
+    return undefined;
+  }
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Filter;
+  warn('The filter must be a JSON object, such as {"campaign": "spring"}, or empty for every lead.');
+  return undefined;
+}
 
 /**
  * A reason the API may give beside a status (why a webhook was disabled, say). openapi.yaml
@@ -74,6 +97,52 @@ async function setPaused(hook: Webhook, paused: boolean, onError: OnError): Prom
   } catch (error) {
     onError(error);
   }
+}
+
+function editFilter(hook: Webhook, onError: OnError): void {
+  editing.set(hook.hookId, hook.filter ? JSON.stringify(hook.filter, null, 2) : '');
+  void refreshWebhooks(onError).then(() => document.getElementById(`filter-${hook.hookId}`)?.focus());
+}
+
+function stopEditing(id: number, onError: OnError): void {
+  editing.delete(id);
+  void refreshWebhooks(onError).then(() => document.querySelector<HTMLElement>(`[data-focus="filter-edit-${id}"]`)?.focus());
+}
+
+async function saveFilter(hook: Webhook, text: string, onError: OnError): Promise<void> {
+  const filter = parseFilter(text);
+  if (filter === undefined) return;
+  try {
+    await call(api.PATCH('/webhook/{hookID}', { params: { path: { hookID: hook.hookId } }, body: { filter } }));
+    say(filter === null ? `Webhook ${hook.hookId} gets every lead again.` : `Webhook ${hook.hookId} now gets only the leads its filter matches.`);
+    stopEditing(hook.hookId, onError);
+  } catch (error) {
+    onError(error);
+  }
+}
+
+/** The filter of a webhook as a JSON text field, with Save and Cancel. */
+function filterEditor(hook: Webhook, onError: OnError): HTMLFormElement {
+  const id = hook.hookId;
+  const field = h('textarea', { id: `filter-${id}`, rows: 4, spellcheck: 'false', autocomplete: 'off', 'data-focus': `filter-text-${id}` }, editing.get(id) ?? '');
+  field.addEventListener('input', () => editing.set(id, field.value));
+  const form = h(
+    'form',
+    { class: 'filter-form', novalidate: true },
+    h('label', { for: `filter-${id}` }, `Filter of webhook ${id}, as JSON (empty: every lead)`),
+    field,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary', 'data-focus': `filter-save-${id}` }, 'Save filter', h('span', { class: 'visually-hidden' }, ` of webhook ${id}`)),
+      button('Cancel', () => stopEditing(id, onError), { 'data-focus': `filter-cancel-${id}` }, `editing the filter of webhook ${id}`),
+    ),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void saveFilter(hook, field.value, onError);
+  });
+  return form;
 }
 
 async function remove(hook: Webhook, onError: OnError): Promise<void> {
@@ -185,7 +254,10 @@ function card(hook: Webhook, onError: OnError): HTMLLIElement {
       h('dd', {}, time(hook.created)),
       h('dt', {}, 'Headers'),
       h('dd', { class: 'hook-headers' }, headerList(hook)),
+      h('dt', {}, 'Leads'),
+      h('dd', {}, hook.filter ? h('code', { class: 'filter' }, JSON.stringify(hook.filter)) : 'every lead'),
     ),
+    editing.has(id) ? filterEditor(hook, onError) : null,
     h(
       'div',
       { class: 'actions' },
@@ -205,6 +277,7 @@ function card(hook: Webhook, onError: OnError): HTMLLIElement {
         { 'data-focus': `headers-${id}`, 'aria-expanded': String(editingHeaders === id) },
         `of webhook ${id}`,
       ),
+      editing.has(id) ? null : button('Edit filter', () => editFilter(hook, onError), { 'data-focus': `filter-edit-${id}` }, `of webhook ${id}`),
       button(hook.paused ? 'Resume' : 'Pause', () => void setPaused(hook, !hook.paused, onError), { 'data-focus': `pause-${id}` }, `webhook ${id}`),
       button('Delete', () => void remove(hook, onError), { class: 'danger', 'data-focus': `delete-${id}` }, `webhook ${id}`),
     ),
@@ -217,7 +290,7 @@ export async function refreshWebhooks(onError: OnError): Promise<void> {
   try {
     const webhooks = await listWebhooks();
     if (mine !== generation) return;
-    const state = JSON.stringify([webhooks, openHookId(), editingHeaders]);
+    const state = JSON.stringify([webhooks, openHookId(), editingHeaders, [...editing.keys()]]);
     if (state === drawn) return;
     drawn = state;
     replaceContent(
@@ -235,6 +308,7 @@ export function clearWebhooks(): void {
   generation++;
   drawn = '';
   editingHeaders = undefined;
+  editing.clear();
   replaceContent(byId('webhook-list'));
 }
 
@@ -254,9 +328,11 @@ export function setUpCreateForm(onError: OnError): void {
     // The API would answer both with `Missing data`; the form can say which.
     if (url === '') return warn('Enter the callback URL of the webhook.');
     if (events.length === 0) return warn('Choose at least one event for the webhook.');
+    const filter = parseFilter(byId<HTMLTextAreaElement>('create-filter').value);
+    if (filter === undefined) return;
     void (async () => {
       try {
-        const created = await call(api.POST('/webhook', { body: { url, events } }));
+        const created = await call(api.POST('/webhook', { body: { url, events, ...(filter === null ? {} : { filter }) } }));
         form.reset();
         say(`Webhook ${created.hookId} was added. Its signing secret is shown below, once.`);
         await refreshWebhooks(onError);

@@ -269,10 +269,49 @@ function bodyOf(check: typeof jsonBody, fields: (schema: SpecSchema) => Describe
   };
 }
 
+/**
+ * What is wrong with a webhook's filter (src/delivery/lead-filter.ts finds it; the schema's
+ * `x-lead-filter` keyword raises it). `at` is where, as `filter.$or[1].score`.
+ */
+export type LeadFilterIssue =
+  | { kind: 'operator'; at: string; operator: string; allowed: readonly string[] }
+  | { kind: 'path'; at: string; path: string }
+  | { kind: 'operand'; at: string; expected: string }
+  | { kind: 'mixed'; at: string }
+  | { kind: 'depth' }
+  | { kind: 'size' };
+
+/** The keyword of openapi.yaml's LeadFilter that checks a filter, and the issue it raises. */
+export const LEAD_FILTER_KEYWORD = 'x-lead-filter';
+
+/** The words for a filter's issue, its bounds quoted from the schema (LeadFilter's `x-lead-filter`). */
+function leadFilterWords(schema: SpecSchema | undefined): (issue: LeadFilterIssue) => string {
+  const bounds = schema?.[LEAD_FILTER_KEYWORD] as SpecSchema | undefined;
+  const maxDepth = limitOf(bounds, 'maxDepth');
+  const maxBytes = limitOf(bounds, 'maxBytes');
+  return (issue) => {
+    switch (issue.kind) {
+      case 'operator':
+        return `${issue.at} has an unknown operator ${issue.operator}; use ${issue.at === 'filter' ? 'a field path or ' : ''}one of ${issue.allowed.join(', ')}`;
+      case 'path':
+        return `${issue.at} has an invalid field path ${JSON.stringify(issue.path)}: names joined by dots, none empty or starting with $`;
+      case 'operand':
+        return `${issue.at} must be ${issue.expected}`;
+      case 'mixed':
+        return `${issue.at} mixes operators and field names; write nested fields as a dotted path`;
+      case 'depth':
+        return `filter may nest objects and lists at most ${maxDepth} levels deep`;
+      case 'size':
+        return `filter must be at most ${maxBytes} bytes as JSON`;
+    }
+  };
+}
+
 /** A webhook's fields, as its creation's or its update's schema has them. */
 function webhookFields({ properties }: SpecSchema): Describers {
   const maxUrlLength = limitOf(properties?.url, 'maxLength');
   const rateLimits = range(properties?.rateLimit, 'minimum', 'maximum');
+  const filterWords = leadFilterWords(properties?.filter);
   return {
     url: (issue, _index, value) => {
       if (issue?.keyword === 'maxLength') return `url must be at most ${maxUrlLength} characters`;
@@ -287,6 +326,8 @@ function webhookFields({ properties }: SpecSchema): Describers {
     ordered: () => 'ordered must be true or false',
     rateLimit: () => `rateLimit must be a whole number of deliveries per second from ${rateLimits}`,
     headers: headerWords(properties?.headers),
+    filter: (issue) =>
+      issue?.keyword === LEAD_FILTER_KEYWORD ? filterWords(issue.params as LeadFilterIssue) : 'filter must be a JSON object, or null for none',
   };
 }
 

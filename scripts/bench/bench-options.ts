@@ -37,6 +37,8 @@ export function parseOptions(argv: string[]) {
     deepOutbox: { name: 'outbox-deep', clients, pendingEvents: smoke ? 2_000 : 100_000 } satisfies DatabaseLayout,
     /** Publishing: 50 clients with 3 webhooks each, an event to each client in turn. */
     ingestion: { name: 'ingestion', clients: { publishers: { clients: 50, hooksEach: 3 } } } satisfies DatabaseLayout,
+    /** Publishing to clients whose 10 webhooks each have a filter, in turn with clients whose 10 have none (measures/filters.ts). */
+    filters: { name: 'filters', clients: { plain: { clients: 50, hooksEach: 10 }, filtered: { clients: 50, hooksEach: 10 } } } satisfies DatabaseLayout,
     /** Batch publishing on the same rows: events a request (POST /events/batch's most), over a few connections (docs/benchmarks.md says why). */
     batch: { events: 1_000, connections: 4 },
     /** The drain rate is timed from the receiver's `from`-th delivery to its `to`-th. */

@@ -11,6 +11,7 @@ import { buildLeadhooks } from '../lib/server-process.js';
 import { parseOptions } from './bench-options.js';
 import { measureApi, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';
+import { measureFilters } from './measures/filters.js';
 import { measureIngestion } from './measures/ingestion.js';
 import { measureLeadOrder } from './measures/lead-order.js';
 import { measurePostgres, postgresServer } from './measures/postgres.js';
@@ -51,6 +52,7 @@ async function main() {
     ]).finally(() => sink.stop())) as [ApiOperations, ApiOperations, ApiOperations];
     const postgresAt = await postgresServer();
     const ingestion = await measureIngestion(options, dir, seed(dir, options.ingestion), postgresAt);
+    const filters = await measureFilters(options, dir, postgresAt);
 
     // The small case and its two grown cases, in turn, each on a copy of its own.
     const [small, bigClients, bigDatabase] = (await measureApi(options, [
@@ -63,7 +65,7 @@ async function main() {
     const postgres = await measurePostgres(options, dir, postgresAt, { ...seeded, group: groups.small });
     const leadOrder = await measureLeadOrder(options, dir, postgresAt);
 
-    const results: Results = { bare, besideBare, tracing, ingestion, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder };
+    const results: Results = { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder };
     const judged = judge(results, options.smoke);
     console.log(`\n${reportTables(results, judged)}\n`);
     const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };

@@ -39,6 +39,8 @@ const options: Options = {
 function withFormats(instance: Ajv2020): Ajv2020 {
   ajvFormats.default(instance); // a CommonJS module: its function is also its `default`
   instance.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+  // A webhook filter's bounds, which the server checks (src/http/body-policy.ts); only requests carry it.
+  instance.addKeyword('x-lead-filter');
   instance.addSchema({ ...spec, $id: 'openapi.json' });
   return instance;
 }

@@ -12,6 +12,9 @@ function created(webhook: Webhook | undefined): Success<'createWebhook'> {
   return { status: 201, body: { hookId: webhook.id, id: webhook.id, secret: webhook.secret } };
 }
 
+/** A filter as the store keeps it: JSON text (checked by the body policy), or null for none. */
+const storedFilter = (filter: Record<string, unknown> | null): string | null => (filter === null ? null : JSON.stringify(filter));
+
 export interface WebhookHandlerOptions {
   maxWebhooksPerClient: number;
   /** How a test send is made: the delivery timeout and address policy. */
@@ -45,6 +48,7 @@ export function createWebhookHandlers(
     headers: shownHeaders(w.headers, secrets),
     disabledAt: w.disabledAt,
     disabledReason: w.disabledReason,
+    ...(w.filter ? { filter: w.filter } : {}),
   });
   return {
     async listWebhooks({ client, query }) {
@@ -72,6 +76,7 @@ export function createWebhookHandlers(
         events: body.events && [...new Set(body.events)],
         paused: body.paused,
         rateLimit: body.rateLimit,
+        filter: body.filter === undefined ? undefined : storedFilter(body.filter),
         ordered: body.ordered,
         // The whole set is replaced; null or {} removes it (stored as null).
         headers: body.headers === undefined ? undefined : storedHeaders(body.headers, secrets),
@@ -112,6 +117,7 @@ export function createWebhookHandlers(
     async createWebhook({ client, body, idempotency }) {
       // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
       const secret = generateWebhookSecret();
+      const filter = storedFilter(body.filter ?? null);
       const input = {
         clientId: client.id,
         url: body.url,
@@ -120,6 +126,7 @@ export function createWebhookHandlers(
         rateLimit: body.rateLimit,
         ordered: body.ordered,
         headers: storedHeaders(body.headers, secrets),
+        ...(filter !== null ? { filter } : {}),
       };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient));

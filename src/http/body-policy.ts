@@ -6,7 +6,8 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { nestsTooDeep } from '../json-depth.js';
 import { HEADER_NAME_KEYWORDS } from './header-names.js';
-import { hasCredentials, HttpError, MESSAGES } from '../messages.js';
+import { checkLeadFilter, type LeadFilterLimits } from '../delivery/lead-filter.js';
+import { hasCredentials, HttpError, LEAD_FILTER_KEYWORD, MESSAGES } from '../messages.js';
 import { withStorableText, type Schema } from './storable-text.js';
 
 // What an operation takes as input: JSON only (other types are refused with 415), checked against
@@ -114,6 +115,22 @@ ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
  */
 const { validate: isRfc3339 } = fullFormats['date-time'] as { validate: (value: string) => boolean };
 ajv.addFormat('date-time', { type: 'string', validate: (value: string) => isRfc3339(value) && !Number.isNaN(Date.parse(value)) });
+
+/**
+ * A webhook's filter (openapi.yaml, LeadFilter): its operators and paths, within the bounds the
+ * keyword's value gives. The issue is what src/messages.ts words.
+ */
+ajv.addKeyword({
+  keyword: LEAD_FILTER_KEYWORD,
+  type: 'object',
+  schemaType: 'object',
+  errors: true,
+  validate: function validate(limits: LeadFilterLimits, filter: Record<string, unknown>) {
+    const issue = checkLeadFilter(filter, limits);
+    (validate as { errors?: unknown }).errors = issue && [{ keyword: LEAD_FILTER_KEYWORD, params: issue, message: 'is not a valid filter' }];
+    return issue === undefined;
+  },
+});
 
 const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
 

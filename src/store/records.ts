@@ -117,6 +117,8 @@ export interface NewWebhook {
   ordered?: boolean;
   /** Its custom headers as stored (sealed JSON, src/secrets/webhook-headers.ts); absent or null: none. */
   headers?: string | null;
+  /** Which leads it gets (openapi.yaml, LeadFilter), as JSON text; absent: every lead. */
+  filter?: string;
 }
 
 export type WebhookStatus = 'active' | 'failing' | 'disabled';
@@ -139,6 +141,8 @@ export interface WebhookSummary {
   disabledAt: string | null;
   /** Why, in the client's words; null unless disabled. */
   disabledReason: string | null;
+  /** Which leads it gets (openapi.yaml, LeadFilter); absent when it gets every lead. */
+  filter?: Record<string, unknown>;
 }
 
 /** What an update changes; an absent field stays as it is. */
@@ -151,6 +155,14 @@ export interface WebhookChanges {
   ordered?: boolean;
   /** The whole new set of custom headers as stored (sealed JSON); null removes them. */
   headers?: string | null;
+  /** A new filter (JSON text), or null to remove it; absent: kept. */
+  filter?: string | null;
+}
+
+/** A webhook's filter as stored (JSON text), to run at a publication. */
+export interface WebhookFilter {
+  id: number;
+  filter: string;
 }
 
 /** Where a webhook's requests go and what signs them. */
@@ -175,6 +187,11 @@ export interface NewEvent {
   traceContext?: string;
   /** The lead it is about (leadKey of src/delivery-policy/lead-order.ts): delivered in order with the lead's others. */
   leadKey?: string;
+  /**
+   * The client's webhooks with a filter that the lead matches (WebhookRepository.filters, run
+   * above the store): a webhook with a filter gets a delivery only when it is among them.
+   */
+  matched?: number[];
 }
 
 /** An event as the client's listing reads it. */

@@ -93,9 +93,11 @@ export interface SummaryRow {
   failing_since: string | null;
   disabled_at: string | null;
   disabled_reason: string | null;
+  /** The filter's JSON text; null: every lead. */
+  filter: string | null;
 }
 
-export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.ordered, w.headers, w.failing_since, w.disabled_at, w.disabled_reason';
+export const SUMMARY_COLUMNS = 'w.id, w.url, w.events, w.created_at, w.paused, w.rate_limit, w.ordered, w.headers, w.failing_since, w.disabled_at, w.disabled_reason, w.filter';
 
 /**
  * A webhook as the API lists it: `disabled` when deliveries to it stopped, else `failing` while
@@ -113,6 +115,7 @@ export const toSummary = (row: SummaryRow): WebhookSummary => ({
   headers: row.headers,
   disabledAt: row.disabled_at,
   disabledReason: row.disabled_at !== null ? row.disabled_reason : null,
+  ...(row.filter !== null ? { filter: JSON.parse(row.filter) as Record<string, unknown> } : {}),
 });
 
 export interface TargetRow {

@@ -116,9 +116,10 @@ export const TABLES: Record<string, Table> = {
       suspended: flag(0),
       ordered: flag(1),
       headers: maybe(text),
+      filter: maybe(text),
     },
     move: { orderBy: 'id' },
-    indexes: { webhooks_to_release: ['id'] },
+    indexes: { webhooks_to_release: ['id'], webhooks_filtered_by_client: ['client_id'] },
   },
   events: {
     columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text), lead_id: maybe(text) },

@@ -3,7 +3,7 @@
 // records it speaks of are in src/store/records.ts, exported from here too.
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
 
 export * from './records.js';
 
@@ -80,6 +80,11 @@ export interface WebhookRepository {
    * transaction. Their ids are never handed out again.
    */
   prune(before: string, limit: number, cursor: DetachedCursor): Promise<DetachedPruneBatch>;
+  /**
+   * The filters of the client's active webhooks that have one, for a publication to run
+   * (src/delivery/lead-filter.ts): none for a client whose webhooks all take every lead.
+   */
+  filters(clientId: number): Promise<WebhookFilter[]>;
 }
 
 /** Where pruning detached webhooks goes on from: the last one visited. */

@@ -393,6 +393,65 @@ if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
     await checkNothingLeaked(t, session, ['400 POST /webhook', '401 GET /webhook']);
   });
 
+  t.test("a webhook's filter: set when it is added, shown, edited as JSON, refused in the API's words, removed", async (t) => {
+    const receiver = await startReceiver(t);
+    const session = await openPortal(t);
+    const { page, apiKey } = session;
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('No webhooks yet: add one below.').waitFor();
+
+    // Added with a filter: only the leads it matches reach the receiver.
+    await page.getByLabel('Callback URL').fill(receiver.url);
+    await page.getByLabel('lead_update').uncheck();
+    await page.getByLabel(/^Filter, optional/).fill('{not json');
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await says(t, page, 'alert', /^The filter is not valid JSON \(/);
+    await page.getByLabel(/^Filter, optional/).fill('{"campaign": "spring"}');
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await says(t, page, 'status', 'Webhook 1 was added. Its signing secret is shown below, once.');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /^Webhook 1 / }) });
+    t.match(await card.innerText(), /Leads\s+\{"campaign":"spring"\}/);
+    t.same((await api(session, 'GET', '/webhook/1')).json.filter, { campaign: 'spring' });
+    t.same((await publish(session, { id: 1, campaign: 'autumn' })).json.deliveries, 0);
+    t.same((await publish(session, { id: 2, campaign: 'spring' })).json.deliveries, 1);
+    await receiver.waitFor(1);
+
+    // Edited: a filter the API refuses is answered in its words, and the text typed is kept.
+    await page.getByRole('button', { name: 'Edit filter of webhook 1' }).click();
+    const field = page.getByLabel('Filter of webhook 1, as JSON (empty: every lead)');
+    t.equal(await focusSettles(page, 'id', 'filter-1'), 'filter-1', 'the focus moves to the filter');
+    t.same(JSON.parse(await field.inputValue()), { campaign: 'spring' });
+    await field.fill('{"score": {"$gte": "high"}}');
+    await page.getByRole('button', { name: 'Save filter of webhook 1' }).click();
+    await says(t, page, 'alert', 'Invalid data: filter.score.$gte must be a number or an ISO 8601 date-time');
+    t.equal(await field.inputValue(), '{"score": {"$gte": "high"}}');
+    await field.fill('{"score": {"$gte": 50}}');
+    await field.press('Enter'); // a new line in the text, not a submission
+    await page.getByRole('button', { name: 'Save filter of webhook 1' }).click();
+    await says(t, page, 'status', 'Webhook 1 now gets only the leads its filter matches.');
+    await field.waitFor({ state: 'detached' });
+    t.match(await card.innerText(), /Leads\s+\{"score":\{"\$gte":50\}\}/);
+    t.same((await api(session, 'GET', '/webhook/1')).json.filter, { score: { $gte: 50 } });
+
+    // Cancel keeps the filter; emptied, the webhook takes every lead again.
+    await page.getByRole('button', { name: 'Edit filter of webhook 1' }).click();
+    await field.fill('');
+    await page.getByRole('button', { name: 'Cancel editing the filter of webhook 1' }).click();
+    await field.waitFor({ state: 'detached' });
+    t.same((await api(session, 'GET', '/webhook/1')).json.filter, { score: { $gte: 50 } });
+    await page.getByRole('button', { name: 'Edit filter of webhook 1' }).click();
+    await field.fill('');
+    await page.getByRole('button', { name: 'Save filter of webhook 1' }).click();
+    await says(t, page, 'status', 'Webhook 1 gets every lead again.');
+    await field.waitFor({ state: 'detached' });
+    t.match(await card.innerText(), /Leads\s+every lead/);
+    t.notOk('filter' in (await api(session, 'GET', '/webhook/1')).json);
+
+    await checkNothingLeaked(t, session, ['400 PATCH /webhook/1']);
+  });
+
   t.test('a portal link opens the portal signed in, once; a used or expired link says so; sign-out ends the session', async (t) => {
     let link = { url: '', expiresAt: '' };
     const session = await openPortal(t, { ADMIN_TOKEN, LOG_LEVEL: 'debug' }, async (server) => {

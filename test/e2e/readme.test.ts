@@ -52,6 +52,7 @@ const WALKTHROUGHS = [
   'Replaying deliveries',
   'When a webhook keeps failing',
   "Rotating a webhook's secret",
+  'Only the leads a webhook wants',
   'Accounts for the embedding product',
   CLIENT_SECTION,
   // Run after the others of docs/api.md, wherever the guide puts it, so that the events it

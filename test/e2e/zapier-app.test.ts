@@ -188,4 +188,16 @@ t.test('the Zapier app against a running leadhooks: a real delivery, and samples
     t.strictSame(await call('GET', '/webhook', { key: apiKey }), { status: 200, body: { webhooks: [], next: null } });
   });
 
+  t.test("a Zap's campaign becomes its webhook's filter: the hook gets only that campaign's leads", async (t) => {
+    const spring = await startReceiver(t, () => ({ status: 200 }));
+    const subscribeData = await appTester(App.triggers.new_lead.operation.performSubscribe, { authData, targetUrl: spring.url, inputData: { campaign: 'spring' } });
+    t.equal((await publish('lead_create', { id: 990, campaign: 'autumn' })).body.deliveries, 0);
+    const published = await publish('lead_create', { id: 991, campaign: 'spring' });
+    t.equal(published.body.deliveries, 1);
+    await spring.waitFor(1);
+    t.strictSame(await perform('new_lead', JSON.parse(spring.received[0]!.body)), [{ id: 991, campaign: 'spring' }]);
+    t.equal(spring.received.length, 1, 'the autumn lead never reached the hook');
+    t.strictSame(await appTester(App.triggers.new_lead.operation.performUnsubscribe, { authData, subscribeData }), {});
+  });
+
 });

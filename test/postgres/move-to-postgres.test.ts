@@ -167,10 +167,10 @@ t.test('a rotated secret moves with its previous one and the end of its grace pe
   const before = await buildTestApp(t, { ...DELIVERY_ENV, DATABASE_PATH: path });
   const acme = await createClient(before.app);
   const headers = { 'x-api-key': acme.apiKey };
-  const hook = await createWebhook(before.app, acme.apiKey, { url: receiver.url, events: ['lead_create'], rateLimit: 7 });
+  const hook = await createWebhook(before.app, acme.apiKey, { url: receiver.url, events: ['lead_create'], rateLimit: 7, filter: { 'address.country': { $in: ['FR'] } } });
   const rotated = await send(before.app, { method: 'POST', url: `/webhook/${hook.json.hookId}/secret/rotate`, headers });
   t.equal(rotated.status, 200);
-  await publish(before.app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  await publish(before.app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1, address: { country: 'FR' } } });
   await receiver.waitFor(1);
   const source = sqliteDatabase(path);
   const [delivery] = await eventually(async () => {
@@ -195,7 +195,7 @@ t.test('a rotated secret moves with its previous one and the end of its grace pe
     [{ secret: webhook!.secret, previous_secret: webhook!.previous_secret, until_ms: Date.parse(webhook!.previous_secret_until) }],
     'the previous secret and the end of its grace period, as on SQLite',
   );
-  t.same(await target.query('SELECT rate_limit FROM webhooks'), [{ rate_limit: 7 }], 'its own rate');
+  t.same(await target.query('SELECT rate_limit, filter FROM webhooks'), [{ rate_limit: 7, filter: '{"address.country":{"$in":["FR"]}}' }], 'its own rate and filter');
   t.same(
     await target.query('SELECT outcome, replay FROM delivery_attempts ORDER BY id'),
     [

@@ -160,6 +160,47 @@ t.test('events.publish stores the event and one pending delivery per subscribed,
   t.same(await store.deliveries.pendingStats(), { count: 2, oldestCreatedAt: T0 });
 });
 
+t.test("webhooks.filters lists the client's filtered webhooks; a publication delivers to one only when its id is among `matched`", async (t) => {
+  const { store, db } = await openTestStore(t);
+  const acme = await withClient(store);
+  const bolt = await withClient(store, 'Bolt Homes');
+  const plain = await store.webhooks.create(hook(acme.client.id), 10);
+  const spring = await store.webhooks.create({ ...hook(acme.client.id), filter: '{"campaign":"spring"}' }, 10);
+  const autumn = await store.webhooks.create({ ...hook(acme.client.id), filter: '{"campaign":"autumn"}' }, 10);
+  const gone = await store.webhooks.create({ ...hook(acme.client.id), filter: '{"campaign":"gone"}' }, 10);
+  await store.webhooks.delete(acme.client.id, gone!.id);
+  await store.webhooks.create({ ...hook(bolt.client.id), filter: '{"campaign":"bolt"}' }, 10);
+  t.same(await store.webhooks.filters(acme.client.id), [
+    { id: spring!.id, filter: '{"campaign":"spring"}' },
+    { id: autumn!.id, filter: '{"campaign":"autumn"}' },
+  ]);
+  t.same(await store.webhooks.filters(999), [], 'none for an unknown client');
+  t.same((await store.webhooks.get(acme.client.id, spring!.id))?.filter, { campaign: 'spring' });
+  t.notOk('filter' in (await store.webhooks.get(acme.client.id, plain!.id))!, 'no filter, none shown');
+
+  const event = (id: string, matched?: number[]) => ({ id, clientId: acme.client.id, type: 'lead_create' as const, payload: '{}', createdAt: at(0), ...(matched ? { matched } : {}) });
+  t.same(await store.events.publish(event('evt_1', [spring!.id])), { deliveries: 2 });
+  t.same(await store.events.publish(event('evt_2')), { deliveries: 1 }, 'without matched, the unfiltered webhooks only');
+  t.same(await store.events.publishBatch([event('evt_3', [autumn!.id, spring!.id]), event('evt_4', [])]), [{ deliveries: 3 }, { deliveries: 1 }]);
+  t.same(
+    await db.query('SELECT event_id, webhook_id FROM deliveries ORDER BY event_id, webhook_id'),
+    [
+      { event_id: 'evt_1', webhook_id: plain!.id },
+      { event_id: 'evt_1', webhook_id: spring!.id },
+      { event_id: 'evt_2', webhook_id: plain!.id },
+      { event_id: 'evt_3', webhook_id: plain!.id },
+      { event_id: 'evt_3', webhook_id: spring!.id },
+      { event_id: 'evt_3', webhook_id: autumn!.id },
+      { event_id: 'evt_4', webhook_id: plain!.id },
+    ],
+  );
+
+  t.same((await store.webhooks.update(acme.client.id, spring!.id, { filter: '{"campaign":"summer"}' }))?.filter, { campaign: 'summer' });
+  t.same((await store.webhooks.update(acme.client.id, spring!.id, { paused: true }))?.filter, { campaign: 'summer' }, 'kept by another change');
+  t.notOk('filter' in (await store.webhooks.update(acme.client.id, spring!.id, { filter: null }))!, 'null removes it');
+  t.same(await store.webhooks.filters(acme.client.id), [{ id: autumn!.id, filter: '{"campaign":"autumn"}' }], 'read afresh after a change');
+});
+
 t.test('events.publishBatch stores every event with its deliveries in one go, in order; an unknown client stores nothing', async (t) => {
   const { store, db } = await openTestStore(t);
   const acme = await withClient(store);

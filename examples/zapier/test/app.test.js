@@ -91,6 +91,32 @@ for (const [key, event] of Object.entries(TRIGGERS)) {
       assert.deepEqual(await unsubscribe(), {}, 'a webhook gone already is no error');
     });
 
+    it("a campaign or a JSON filter is set on the webhook: leadhooks delivers only the leads that match", async () => {
+      const cases = [
+        [{ campaign: 'spring' }, { campaign: 'spring' }],
+        [{ filter: '{"score": {"$gte": 50}}' }, { score: { $gte: 50 } }],
+        [{ campaign: ' spring ', filter: '{"address.country": {"$in": ["FR", "BE"]}}' }, { $and: [{ campaign: 'spring' }, { 'address.country': { $in: ['FR', 'BE'] } }] }],
+        [{ campaign: '', filter: '  ' }, undefined],
+      ];
+      for (const [inputData, filter] of cases) {
+        const subscription = await appTester(operation.performSubscribe, { authData, targetUrl, inputData });
+        const attached = await api(`webhook/${subscription.hookId}`);
+        assert.deepEqual(attached.body.filter, filter, JSON.stringify(inputData));
+        await appTester(operation.performUnsubscribe, { authData, subscribeData: subscription });
+      }
+    });
+
+    it('a filter that is not JSON, or that leadhooks refuses, is refused in words that say why', async () => {
+      const notJson = await rejection(appTester(operation.performSubscribe, { authData, targetUrl, inputData: { filter: '{campaign: spring}' } }));
+      assert.match(notJson.message, /^The filter is not valid JSON: /);
+      assert.deepEqual([notJson.code, notJson.status], ['InvalidFilter', 400]);
+      assert.deepEqual(await rejection(appTester(operation.performSubscribe, { authData, targetUrl, inputData: { filter: '{"score": {"$gte": "fifty"}}' } })), {
+        message: 'Invalid data: filter.score.$gte must be a number or an ISO 8601 date-time',
+        code: 'LeadhooksError',
+        status: 400,
+      });
+    });
+
     it("a delivery runs the Zap with its lead; another event's runs nothing", async () => {
       const lead = { id: 981, name: 'Jane Doe', email: 'jane@example.com' };
       const delivery = (type, data) => ({ type, timestamp: '2026-11-22T09:31:00.000Z', data });

@@ -2,6 +2,39 @@
 
 const { apiUrl, throwForError } = require('../api');
 
+// A Zap may want only some leads: a campaign, or any leadhooks filter (docs/api.md, "Only the
+// leads a webhook wants"), set on the webhook its subscription attaches. leadhooks then delivers
+// only the leads that match, so the Zap needs no Filter step and spends no task on the others.
+const filterFields = [
+  {
+    key: 'campaign',
+    label: 'Campaign',
+    required: false,
+    helpText: "Only leads of this campaign (the lead's `campaign` field). Leave empty for every lead.",
+  },
+  {
+    key: 'filter',
+    label: 'Filter (JSON)',
+    type: 'text',
+    required: false,
+    helpText: 'Only leads matching this leadhooks filter, such as `{"score": {"$gte": 50}}` or `{"address.country": {"$in": ["FR", "BE"]}}`. With a campaign, both must match.',
+  },
+];
+
+/** The webhook's filter from the Zap's fields: none, the campaign, the JSON filter, or both. */
+const filterOf = (z, { campaign, filter }) => {
+  const parts = [];
+  if (typeof campaign === 'string' && campaign.trim() !== '') parts.push({ campaign: campaign.trim() });
+  if (typeof filter === 'string' && filter.trim() !== '') {
+    try {
+      parts.push(JSON.parse(filter));
+    } catch (error) {
+      throw new z.errors.Error(`The filter is not valid JSON: ${error.message}`, 'InvalidFilter', 400);
+    }
+  }
+  return parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : { $and: parts };
+};
+
 // The two triggers differ only in their event; both are REST hooks on leadhooks' webhooks.
 const leadTrigger = ({ key, event, label, description, sample }) => ({
   key,
@@ -9,14 +42,17 @@ const leadTrigger = ({ key, event, label, description, sample }) => ({
   display: { label, description },
   operation: {
     type: 'hook',
+    inputFields: filterFields,
 
-    // A Zap turned on attaches a webhook for this one event; leadhooks answers with its hookId
-    // (and the secret, unused here), which Zapier keeps as bundle.subscribeData.
+    // A Zap turned on attaches a webhook for this one event, with the Zap's filter if it has one;
+    // leadhooks answers with its hookId (and the secret, unused here), which Zapier keeps as
+    // bundle.subscribeData. A filter leadhooks refuses is refused in its words.
     performSubscribe: async (z, bundle) => {
+      const filter = filterOf(z, bundle.inputData || {});
       const response = await z.request({
         url: apiUrl('/webhook'),
         method: 'POST',
-        body: { url: bundle.targetUrl, events: [event] },
+        body: { url: bundle.targetUrl, events: [event], ...(filter === undefined ? {} : { filter }) },
       });
       return response.data;
     },

@@ -16,7 +16,7 @@ export type Ingesting = { store?: BenchDatabase['store']; level?: string; about:
 export type IngestionResults = { cases: Ingesting[]; statement: { clients: number; tps: number } | { skipped: string }; batch: BenchOptions['batch'] & { hooksEach: number } };
 
 /** A lead as a lead product sends one: about 300 bytes. */
-const lead = (n: number) => ({ leadId: `ld_${String(n).padStart(8, '0')}`, firstName: 'Ada', lastName: 'Lovelace', email: `ada.lovelace+${n}@example.com`, phone: '+44 20 7946 0958', company: 'Analytical Engines Ltd', source: 'csv-import', campaign: 'spring-webinar-2026', score: 87, tags: ['webinar', 'enterprise'], consent: true, createdAt: '2026-11-27T16:00:00.000Z' });
+export const lead = (n: number) => ({ leadId: `ld_${String(n).padStart(8, '0')}`, firstName: 'Ada', lastName: 'Lovelace', email: `ada.lovelace+${n}@example.com`, phone: '+44 20 7946 0958', company: 'Analytical Engines Ltd', source: 'csv-import', campaign: 'spring-webinar-2026', score: 87, tags: ['webinar', 'enterprise'], consent: true, createdAt: '2026-11-27T16:00:00.000Z' });
 
 /** The n-th publication: lead_create, then lead_update, to each client of the group in turn. */
 const publication = (group: ClientGroup, n: number) => ({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) });
@@ -63,7 +63,9 @@ export async function publishStatement(group: ClientGroup): Promise<{ script: st
   await createEventRepository(catcher as unknown as pg.Pool, () => {}).publish(event);
   const [id, client] = [params.indexOf(event.id) + 1, params.indexOf(event.clientId) + 1];
   const script = [`\\set p${id} random(1, ${Number.MAX_SAFE_INTEGER})`, `\\set p${client} random(${group.first}, ${group.first + group.size - 1})`, `${sql.replace(/\$(\d+)/g, (_, n: string) => (params[Number(n) - 1] == null ? 'NULL' : `:p${n}`))};`, ''].join('\n');
-  const fixed = params.flatMap((value, i) => (value == null || i + 1 === id || i + 1 === client ? [] : ['-D', `p${i + 1}=${String(value)}`]));
+  // A list (the webhooks a filter matched: none here) is written as PostgreSQL's array literal.
+  const text = (value: unknown) => (Array.isArray(value) ? `{${value.join(',')}}` : String(value));
+  const fixed = params.flatMap((value, i) => (value == null || i + 1 === id || i + 1 === client ? [] : ['-D', `p${i + 1}=${text(value)}`]));
   return { script, args: ['-M', 'extended', ...fixed] };
 }
 

@@ -16,8 +16,9 @@ export const EVENT_LIST_SQL = {
 
 /**
  * One statement, so one transaction: the event, and one pending delivery per active webhook of
- * the client subscribed to its type (none for a disabled one). The workers are told after the
- * commit, not in the transaction (../postgres/notifier.ts says why).
+ * the client subscribed to its type (none for a disabled one, nor for one whose filter the lead
+ * did not match: NewEvent's `matched`). The workers are told after the commit, not in the
+ * transaction (../postgres/notifier.ts says why).
  */
 async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: number } | undefined> {
   const { rows } = await db.query<{ events: number; deliveries: number }>(
@@ -29,10 +30,11 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
        SELECT event.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN $7::text END', '$5::timestamptz')}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
        JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
+         AND (w.filter IS NULL OR w.id = ANY ($8::bigint[]))
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries`,
-    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.leadKey ?? null],
+    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.leadKey ?? null, event.matched ?? []],
   );
   const row = rows[0]!;
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
@@ -47,7 +49,8 @@ const EARLIER_IN_BATCH = `EXISTS (SELECT 1 FROM input j WHERE j.client_id = e.cl
 
 /**
  * `publish` for many events in one statement: the events arrive as arrays, one per column, and
- * are written in their order (WITH ORDINALITY), so their seq follows it.
+ * are written in their order (WITH ORDINALITY), so their seq follows it. The webhooks with a
+ * filter that each lead matched arrive as `event id:webhook id` pairs.
  */
 async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliveries: number } | undefined)[]> {
   if (events.length === 0) return [];
@@ -67,6 +70,7 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
          CASE WHEN w.ordered THEN e.lead_id END
        FROM event e JOIN input i ON i.id = e.id
        JOIN webhooks w ON w.client_id = e.client_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND e.type = ANY (w.events)
+         AND (w.filter IS NULL OR e.id || ':' || w.id = ANY ($8::text[]))
        ORDER BY i.n, w.id
        RETURNING event_id
      )
@@ -74,7 +78,16 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
      LEFT JOIN event e ON e.id = i.id
      LEFT JOIN (SELECT event_id, count(*) AS n FROM delivery GROUP BY event_id) d ON d.event_id = i.id
      ORDER BY i.n`,
-    [column('id'), column('clientId'), column('type'), column('payload'), column('createdAt'), column('traceContext'), column('leadKey')],
+    [
+      column('id'),
+      column('clientId'),
+      column('type'),
+      column('payload'),
+      column('createdAt'),
+      column('traceContext'),
+      column('leadKey'),
+      events.flatMap((event) => (event.matched ?? []).map((webhookId) => `${event.id}:${webhookId}`)),
+    ],
   );
   return rows.map((row) => (row.stored ? { deliveries: row.deliveries } : undefined));
 }

@@ -22,22 +22,26 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   );
   // One delivery per active webhook of the client whose events include the type; a disabled one
   // gets none, so a dead receiver does not grow the outbox. An ordered webhook's delivery of a
-  // lead's event waits while an earlier one of the lead to it is pending (lead-order.ts).
-  const insertDeliveries = db.prepare<{ event: string; due: number; created: string; client: number; type: string; lead: string | null }>(`
+  // lead's event waits while an earlier one of the lead to it is pending (lead-order.ts). A webhook
+  // with a filter gets one only when the lead matched it (:matched, a JSON list of ids: NewEvent's
+  // `matched`).
+  const insertDeliveries = db.prepare<{ event: string; due: number; created: string; client: number; type: string; lead: string | null; matched: string }>(`
     INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
     SELECT :event, w.id, 'pending',
       ${leadDue('w.id', 'CASE WHEN w.ordered THEN :lead END', ':due')},
       :created, CASE WHEN w.ordered THEN :lead END
     FROM webhooks w
     WHERE w.client_id = :client AND w.deleted_at IS NULL AND w.disabled_at IS NULL
-      AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = :type)`);
+      AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = :type)
+      AND (w.filter IS NULL OR w.id IN (SELECT value FROM json_each(:matched)))`);
 
   // Run through the group commit: the event and its deliveries in one transaction.
   const publish = (event: NewEvent) => {
     if (!clientExists.get(event.clientId)) return undefined;
     const lead = event.leadKey ?? null;
+    const matched = event.matched ? JSON.stringify(event.matched) : '[]';
     insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead);
-    const { changes } = insertDeliveries.run({ event: event.id, due: Date.parse(event.createdAt), created: event.createdAt, client: event.clientId, type: event.type, lead });
+    const { changes } = insertDeliveries.run({ event: event.id, due: Date.parse(event.createdAt), created: event.createdAt, client: event.clientId, type: event.type, lead, matched });
     return { deliveries: changes };
   };
 

@@ -17,6 +17,7 @@ import { reportUnavailable } from '../postgres/unavailable.js';
 import { untilReachable, type DatabaseWait } from '../postgres/wait-until-reachable.js';
 import { createSecretRepository } from '../secrets/postgres.js';
 import type { Store } from '../store.js';
+import { withFilterCache } from '../webhooks/postgres-filter-cache.js';
 import { createWebhookRepository } from '../webhooks/postgres.js';
 
 /**
@@ -42,7 +43,7 @@ export async function createPostgresStore(config: PostgresConfig & Pick<Config, 
     clients: reportUnavailable(createClientRepository(pool, keyChanges)),
     keys: usage.keys,
     portalLinks: reportUnavailable(createPortalLinkRepository(pool)),
-    webhooks: reportUnavailable(createWebhookRepository(pool)),
+    webhooks: withFilterCache(reportUnavailable(createWebhookRepository(pool)), listener),
     events: reportUnavailable(createEventRepository(pool, notifier.notify)),
     deliveries: reportUnavailable(createDeliveryRepository(pool)),
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),

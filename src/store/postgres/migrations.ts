@@ -290,4 +290,20 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN headers text;
   `,
+  // A webhook's filter (openapi.yaml, LeadFilter), as JSON text: null, every lead. Each process
+  // keeps its clients' filters in memory (../webhooks/postgres-filter-cache.ts); a change to one
+  // is notified, with its client's id, at commit, so that every process drops what it kept.
+  `
+  ALTER TABLE webhooks ADD COLUMN filter text;
+  CREATE INDEX webhooks_filtered_by_client ON webhooks(client_id) WHERE deleted_at IS NULL AND filter IS NOT NULL;
+  CREATE FUNCTION webhook_filter_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('leadhooks_webhook_filters', NEW.client_id::text);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER webhook_filter_set AFTER INSERT ON webhooks
+    FOR EACH ROW WHEN (NEW.filter IS NOT NULL) EXECUTE FUNCTION webhook_filter_changed();
+  CREATE TRIGGER webhook_filter_changed AFTER UPDATE OF filter ON webhooks
+    FOR EACH ROW WHEN (OLD.filter IS DISTINCT FROM NEW.filter) EXECUTE FUNCTION webhook_filter_changed();
+  `,
 ];

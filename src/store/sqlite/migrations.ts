@@ -352,4 +352,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN headers TEXT;
   `,
+  // A webhook's filter (openapi.yaml, LeadFilter), as JSON text: null, every lead. Each
+  // publication reads its client's filtered webhooks (../webhooks/sqlite.ts): through their own
+  // index, however many webhooks without a filter the client has.
+  `
+  ALTER TABLE webhooks ADD COLUMN filter TEXT;
+  CREATE INDEX webhooks_filtered_by_client ON webhooks(client_id) WHERE deleted_at IS NULL AND filter IS NOT NULL;
+  `,
 ];

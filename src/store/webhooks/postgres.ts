@@ -3,7 +3,7 @@ import { idempotently } from '../idempotency/postgres.js';
 import { NEW_WORK_CHANNEL } from '../postgres/notifier.js';
 import type { Queryable } from '../postgres/transaction.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
-import type { NewWebhook, Webhook, WebhookRepository, WebhookSummary } from '../store.js';
+import type { NewWebhook, Webhook, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
@@ -16,9 +16,9 @@ async function createCapped(db: Queryable, input: NewWebhook, maxActive: number)
   const createdAt = new Date().toISOString();
   const { rows } = await db.query<{ id: number }>(
     `WITH room AS (SELECT id FROM clients WHERE id = $1 AND active_webhooks < $2 FOR NO KEY UPDATE)
-     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, ordered, headers)
-     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer, $8::boolean, $9::text FROM room RETURNING id`,
-    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null, input.ordered !== false, input.headers ?? null],
+     INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, ordered, headers, filter)
+     SELECT room.id, $3::text, $4::text[], $5::text, $6::timestamptz, $7::integer, $8::boolean, $9::text, $10::text FROM room RETURNING id`,
+    [input.clientId, maxActive, input.url, input.events, input.secret, createdAt, input.rateLimit ?? null, input.ordered !== false, input.headers ?? null, input.filter ?? null],
   );
   const row = rows[0];
   return row && { id: row.id, clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
@@ -63,8 +63,8 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       return rows[0] && toSummary(rows[0]);
     },
     async update(clientId, id, changes) {
-      // One statement. A null change keeps the column; the headers, which null removes, change
-      // when $7 is true. A pause raises `held` (its deliveries may be
+      // One statement. A null change keeps the column; the headers and the filter, which null
+      // removes, change when $8 and $10 are true. A pause raises `held` (its deliveries may be
       // set aside from now on); only the claims that release them after a resume lower it. The
       // row lock this takes waits for a claim holding the webhook's row, so a claim that started
       // before the pause was acknowledged has finished leasing, and every later one sees it. A
@@ -74,9 +74,10 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
            UPDATE webhooks SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
              paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused),
              rate_limit = coalesce($6::integer, rate_limit), ordered = coalesce($7::boolean, ordered),
-             headers = CASE WHEN $8::boolean THEN $9::text ELSE headers END
+             headers = CASE WHEN $8::boolean THEN $9::text ELSE headers END,
+             filter = CASE WHEN $10::boolean THEN $11::text ELSE filter END
            WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
-           RETURNING id, url, events, created_at, paused, held, rate_limit, ordered, headers, failing_since, disabled_at, disabled_reason
+           RETURNING id, url, events, created_at, paused, held, rate_limit, ordered, headers, failing_since, disabled_at, disabled_reason, filter
          ), unordered AS (
            -- No longer ordered: its deliveries of leads are ordinary ones, and those waiting are due now.
            UPDATE deliveries SET lead_key = NULL,
@@ -97,6 +98,8 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
           changes.ordered ?? null,
           changes.headers !== undefined,
           changes.headers ?? null,
+          changes.filter !== undefined,
+          changes.filter ?? null,
         ],
       );
       return rows[0] && toSummary(rows[0]);
@@ -137,6 +140,13 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         [rows.map((row) => row.id)],
       );
       return { deleted: rowCount ?? 0, cursor: { detachedAt: last.deleted_at, id: last.id }, more: rows.length === limit };
+    },
+    async filters(clientId) {
+      const { rows } = await pool.query<WebhookFilter>(
+        'SELECT id, filter FROM webhooks WHERE client_id = $1 AND deleted_at IS NULL AND filter IS NOT NULL ORDER BY id',
+        [clientId],
+      );
+      return rows;
     },
   };
 }

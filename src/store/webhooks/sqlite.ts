@@ -2,7 +2,7 @@ import { idempotentRunner } from '../idempotency/sqlite.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookRepository, WebhookSummary } from '../store.js';
+import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
 import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
@@ -11,8 +11,8 @@ const fromStored = (row: StoredSummary): WebhookSummary => toSummary({ ...row, e
 
 export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookRepository {
   // No RETURNING: the row is what was inserted, and reading it back costs a third of the insert.
-  const insert = db.prepare<[number, string, string, string, string, number | null, number, string | null]>(
-    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, ordered, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  const insert = db.prepare<[number, string, string, string, string, number | null, number, string | null, string | null]>(
+    'INSERT INTO webhooks (client_id, url, events, secret, created_at, rate_limit, ordered, headers, filter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const softDelete = db.prepare<[string, number, number]>(
     `UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
@@ -35,6 +35,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       input.rateLimit ?? null,
       input.ordered === false ? 0 : 1,
       input.headers ?? null,
+      input.filter ?? null,
     );
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
@@ -47,9 +48,9 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   const target = db.prepare<[number, number], TargetRow>(
     `SELECT ${TARGET_COLUMNS} FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
   );
-  // An absent change (null) keeps the column; the headers, which null removes, change when
-  // `setHeaders` is 1. A pause raises `held` (its deliveries may be set aside from now on); only
-  // the claims that release them after a resume lower it.
+  // An absent change (null) keeps the column; the headers and the filter, which null removes,
+  // change when `setHeaders` or `setFilter` is 1. A pause raises `held` (its deliveries may be set
+  // aside from now on); only the claims that release them after a resume lower it.
   const change = db.prepare<{
     id: number;
     client: number;
@@ -60,15 +61,21 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     ordered: number | null;
     setHeaders: number;
     headers: string | null;
+    setFilter: number;
+    filter: string | null;
   }>(`
     UPDATE webhooks SET url = coalesce(:url, url), events = coalesce(:events, events),
       paused = coalesce(:paused, paused), held = max(held, coalesce(:paused, paused)), rate_limit = coalesce(:rate, rate_limit),
-      ordered = coalesce(:ordered, ordered), headers = CASE WHEN :setHeaders THEN :headers ELSE headers END
+      ordered = coalesce(:ordered, ordered), headers = CASE WHEN :setHeaders THEN :headers ELSE headers END,
+      filter = CASE WHEN :setFilter THEN :filter ELSE filter END
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
   // A webhook no longer ordered: its deliveries of leads are ordinary ones, and those waiting are due now.
   const unorder = db.prepare<[number, number]>(`
     UPDATE deliveries SET lead_key = NULL, next_attempt_at = CASE WHEN next_attempt_at = ${WAITING_AT} THEN ? ELSE next_attempt_at END
     WHERE webhook_id = ? AND lead_key IS NOT NULL AND state = 'pending'`);
+  const filters = db.prepare<[number], WebhookFilter>(
+    'SELECT id, filter FROM webhooks WHERE client_id = ? AND deleted_at IS NULL AND filter IS NOT NULL ORDER BY id',
+  );
   // Only a disabled webhook changes: its run of failures starts over with the next failure.
   const enableDisabled = db.prepare<[number, number]>(`
     UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
@@ -107,6 +114,8 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       ordered: changes.ordered === undefined ? null : Number(changes.ordered),
       setHeaders: Number(changes.headers !== undefined),
       headers: changes.headers ?? null,
+      setFilter: Number(changes.filter !== undefined),
+      filter: changes.filter ?? null,
     });
     if (updated !== 1) return undefined;
     if (changes.ordered === false) unorder.run(Date.now(), id);
@@ -147,6 +156,9 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     },
     async prune(before, limit, cursor) {
       return grouped(() => prune(before, limit, cursor));
+    },
+    async filters(clientId) {
+      return filters.all(clientId);
     },
   };
 }
