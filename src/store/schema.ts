@@ -142,7 +142,7 @@ export const TABLES: Record<string, Table> = {
       lead_key: maybe(text),
     },
     move: { orderBy: 'id' },
-    indexes: { deliveries_by_event: ['event_id'], deliveries_by_webhook: ['webhook_id'], deliveries_by_lead: ['webhook_id', 'lead_key', 'id'] },
+    indexes: { deliveries_by_event: ['event_id'], deliveries_by_webhook: ['webhook_id'], deliveries_by_lead: ['webhook_id', 'lead_key', 'next_attempt_at', 'id'] },
   },
   delivery_attempts: {
     columns: {

@@ -146,6 +146,7 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
     paused: false,
     rateLimit: 30,
     ordered: true,
+    headers: {},
     disabledAt: null,
     disabledReason: null,
   });

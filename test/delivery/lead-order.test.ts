@@ -217,3 +217,18 @@ t.test('the events a disabled webhook missed, sent on request, wait behind each 
   const rows = await db.query<{ lead_key: string; waiting: number | boolean }>(`SELECT lead_key, ${waiting} AS waiting FROM deliveries ORDER BY id`);
   t.same(rows.map((row) => [row.lead_key, Boolean(row.waiting)]), [['3', false], ['4', false], ['3', true]], "lead 3's update waits behind its create");
 });
+
+t.test("a lead's failed deliveries recovered together go one at a time, and leave the webhook's other leads free", async (t) => {
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_WORKER: 'off' });
+  const acme = await createClient(app);
+  const hook = await createWebhook(app, acme.apiKey, { url: 'http://127.0.0.1:9/hook', events: ['lead_create', 'lead_update'] });
+  const hookId: number = hook.json.hookId;
+  const since = new Date(Date.now() - 1_000).toISOString();
+  for (const leadId of [8, 8, 8, 2]) await publish(app, { clientId: acme.clientId, type: 'lead_update', leadId, data: {} });
+  await db.query("UPDATE deliveries SET state = 'failed', completed_at = ?", [new Date().toISOString()]);
+  const recovered = await send(app, { method: 'POST', url: `/webhook/${hookId}/recover`, headers: { 'x-api-key': acme.apiKey }, payload: { since } });
+  t.equal(recovered.json.queued, 4);
+  const waiting = `next_attempt_at = ${db.kind === 'postgres' ? `'${WAITING_AT_ISO}'` : WAITING_AT}`;
+  const rows = await db.query<{ lead_key: string; waiting: number | boolean }>(`SELECT lead_key, ${waiting} AS waiting FROM deliveries ORDER BY id`);
+  t.same(rows.map((row) => [row.lead_key, Boolean(row.waiting)]), [['8', false], ['8', true], ['8', true], ['2', false]], "lead 8's later ones wait; lead 2's is due");
+});

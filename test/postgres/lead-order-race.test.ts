@@ -54,3 +54,54 @@ t.test('two deliveries of one lead both due (publications committed at once): th
   await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now(), leased_until = NULL WHERE id = 1");
   t.same((await claim(store)).jobs.map((job) => job.deliveryId), [2], 'then it is');
 });
+
+t.test('turning ordering off beside a publication that read the webhook as ordered leaves nothing waiting for good', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const clientId = (await store.clients.create('Acme', { prefix: 'lh_z', hash: 'h3' })).client.id;
+  const hook = (await store.webhooks.create({ clientId, url: 'https://a.example/h', events: ['lead_create', 'lead_update'], secret: 'whsec_eA==' }, 10))!;
+  await publishEvent(store, { clientId, type: 'lead_create', data: {}, leadId: 5 });
+  // A publication of lead 5 that read the webhook as ordered, not yet committed when the change commits.
+  const other = new pg.Client({ connectionString: db.env.DATABASE_URL });
+  await other.connect();
+  t.teardown(() => other.end());
+  beforeFirstQuery(t, (query) => query.text.includes('UPDATE webhooks SET url'), async () => {
+    await other.query('BEGIN');
+    await other.query("INSERT INTO events (id, client_id, type, payload, created_at, lead_id) VALUES ('evt_late', $1, 'lead_update', '{}', now(), '5')", [clientId]);
+    await other.query(
+      `INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
+       VALUES ('evt_late', $1, 'pending', '${WAITING_AT_ISO}', now(), '5')`,
+      [hook.id],
+    );
+  });
+  t.equal((await store.webhooks.update(clientId, hook.id, { ordered: false }))?.ordered, false);
+  await other.query('COMMIT');
+  await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now() WHERE id = 1");
+  const rows = await db.query<{ id: number; state: string; waiting: boolean }>(`SELECT id, state, next_attempt_at = '${WAITING_AT_ISO}' AS waiting FROM deliveries ORDER BY id`);
+  t.same(rows, [
+    { id: 1, state: 'succeeded', waiting: false },
+    { id: 2, state: 'pending', waiting: false },
+  ], 'the late one is due once the one ahead of it is settled');
+});
+
+t.test('a delivery of a lead is not leased while another of its lead is in flight, whichever came first', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const clientId = (await store.clients.create('Acme', { prefix: 'lh_w', hash: 'h4' })).client.id;
+  await store.webhooks.create({ clientId, url: 'https://a.example/h', events: ['lead_create', 'lead_update'], secret: 'whsec_eA==' }, 10);
+  for (let n = 0; n < 3; n++) await publishEvent(store, { clientId, type: 'lead_update', data: { n }, leadId: 9 });
+  // The first as a publication not yet committed leaves it to others (not pending to them); the
+  // second due, as if its publication had found nothing ahead of it.
+  await db.query("UPDATE deliveries SET state = 'cancelled' WHERE id = 1");
+  await db.query('UPDATE deliveries SET next_attempt_at = now() WHERE id = 2');
+  const other = new pg.Client({ connectionString: db.env.DATABASE_URL });
+  await other.connect();
+  t.teardown(() => other.end());
+  await other.query('BEGIN');
+  await other.query("UPDATE deliveries SET state = 'pending', next_attempt_at = now() WHERE id = 1");
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [2], 'the second, alone visible, is leased');
+  await other.query('COMMIT');
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [], 'the first is not leased while the second is in flight');
+  await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now(), leased_until = NULL WHERE id = 2");
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [1], 'then it is; the third still waits');
+  await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now(), leased_until = NULL WHERE id = 1");
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [3], 'and the third after it');
+});

@@ -53,12 +53,18 @@ export const EARLIEST_DUE_SQL = `SELECT id, webhook_id, paced, ${DUE_AT} FROM de
 const STILL_DUE = "d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz) IS TRUE";
 
 /**
- * A lead's delivery goes only when no earlier one of its lead to the webhook is pending (but those
- * waiting: src/delivery-policy/lead-order.ts). Publications of one lead that commit at once can
- * both find none pending and make two deliveries due; this keeps them one after the other.
+ * A lead's delivery goes only when no other of its lead to the webhook is ahead of it: pending
+ * with a lower id, or in flight (but those waiting: src/delivery-policy/lead-order.ts).
+ * Publications of one lead that commit at once can both find none pending and make two deliveries
+ * due; this keeps them one after the other, and never two in flight, which could both be settled
+ * at once, each seeing the other pending, with neither making the next due. Those ahead are due
+ * before WAITING_AT, held ones after it: each side is one range of deliveries_by_lead.
  */
 const FIRST_OF_LEAD = `(d.lead_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries a WHERE a.webhook_id = d.webhook_id
-  AND a.lead_key = d.lead_key AND a.state = 'pending' AND a.id < d.id AND a.next_attempt_at <> '${WAITING_AT_ISO}'))`;
+  AND a.lead_key = d.lead_key AND a.state = 'pending' AND a.next_attempt_at < '${WAITING_AT_ISO}' AND a.id <> d.id
+  AND (a.id < d.id OR a.leased_until > $3::timestamptz))
+  AND NOT EXISTS (SELECT 1 FROM deliveries a WHERE a.webhook_id = d.webhook_id
+  AND a.lead_key = d.lead_key AND a.state = 'pending' AND a.next_attempt_at > '${WAITING_AT_ISO}' AND a.id < d.id))`;
 
 /** The lease of the deliveries picked ($1), those still due and first of their lead. */
 export const LEASE_SQL = `UPDATE deliveries d SET next_attempt_at = $2::timestamptz, leased_until = $2::timestamptz, paced = false

@@ -13,11 +13,15 @@ import { CLAIM_SETTINGS, createClaimer } from './postgres-claim-due.js';
 const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
   WHERE webhook_id = $2 AND state = 'pending'`;
 
+/** Among deliveries made pending again together, an earlier one of the same lead: the statement does not see its own rows. */
+const REQUEUED_EARLIER = `EXISTS (SELECT 1 FROM deliveries o WHERE o.id = ANY ($1::bigint[]) AND o.id < d.id
+  AND o.webhook_id = d.webhook_id AND o.lead_key = d.lead_key)`;
+
 // Replay: settled deliveries made pending again, due now, their next attempt marked as a replay.
 // A lead's delivery waits behind one of its lead still pending, read FOR SHARE as a publication
 // reads it (../events/postgres.ts); those made pending together go in id order (the lease's check).
 const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL, leased_until = NULL, replay = true,
-  next_attempt_at = ${leadDue('d.webhook_id', 'd.lead_key', '$2::timestamptz')}
+  next_attempt_at = ${leadDue('d.webhook_id', 'd.lead_key', '$2::timestamptz', REQUEUED_EARLIER)}
   WHERE d.id = ANY ($1::bigint[]) AND d.state <> 'pending'`;
 
 /**
@@ -209,12 +213,16 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         // is made or recorded, and a retry of it fails as above.
         await db.query(
           `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz, leased_until = NULL
-           WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)
-              -- Those waiting behind another of their lead are never leased: waited for if a
-              -- publication reads them, not stepped over, for nothing would make them due again.
-              OR id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND lead_key IS NOT NULL AND state = 'pending'
-                          AND next_attempt_at = '${WAITING_AT_ISO}')`,
+           WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)`,
           [now, job.webhookId, job.deliveryId],
+        );
+        // Those waiting behind another of their lead are never leased: waited for, not stepped
+        // over, for nothing would make them due again. A statement of its own: in one with the
+        // above, PostgreSQL read the whole table for the two lists.
+        await db.query(
+          `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz
+           WHERE webhook_id = $2 AND lead_key IS NOT NULL AND state = 'pending' AND next_attempt_at = '${WAITING_AT_ISO}'`,
+          [now, job.webhookId],
         );
         return writeOperationalEvent(db, { type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
       });

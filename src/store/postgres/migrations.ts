@@ -272,14 +272,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN lead_id text;
   ALTER TABLE deliveries ADD COLUMN lead_key text;
   ALTER TABLE webhooks ADD COLUMN ordered boolean NOT NULL DEFAULT true;
-  CREATE INDEX deliveries_by_lead ON deliveries(webhook_id, lead_key, id) WHERE lead_key IS NOT NULL AND state = 'pending';
+  CREATE INDEX deliveries_by_lead ON deliveries(webhook_id, lead_key, next_attempt_at, id) WHERE lead_key IS NOT NULL AND state = 'pending';
   CREATE FUNCTION deliveries_lead_next() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     UPDATE deliveries SET next_attempt_at = coalesce(NEW.completed_at, now())
     WHERE id = (SELECT id FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
                   AND next_attempt_at = '${WAITING_AT_ISO}' ORDER BY id LIMIT 1)
       AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
-                        AND next_attempt_at <> '${WAITING_AT_ISO}');
+                        AND next_attempt_at < '${WAITING_AT_ISO}')
+      AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                        AND next_attempt_at > '${WAITING_AT_ISO}');
     RETURN NULL;
   END $$;
   CREATE TRIGGER deliveries_lead_next AFTER UPDATE OF state ON deliveries FOR EACH ROW

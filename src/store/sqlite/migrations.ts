@@ -330,13 +330,14 @@ export const MIGRATIONS: readonly string[] = [
   // an earlier one of its lead to the same webhook is pending waits (next_attempt_at =
   // WAITING_AT); when the one ahead is settled, the trigger makes the earliest waiting one due,
   // in the same transaction, unless another of the lead is still pending ahead of it.
-  // deliveries_by_lead holds only the pending deliveries of a lead: the publish's check and the
-  // trigger read a few entries, whatever the size of the outbox.
+  // deliveries_by_lead holds only the pending deliveries of a lead, by due time: the publish's
+  // check and each of the trigger's reads one entry, whatever the size of the outbox or of the
+  // lead's backlog (those ahead are due before WAITING_AT, held ones after it).
   `
   ALTER TABLE events ADD COLUMN lead_id TEXT;
   ALTER TABLE deliveries ADD COLUMN lead_key TEXT;
   ALTER TABLE webhooks ADD COLUMN ordered INTEGER NOT NULL DEFAULT 1;
-  CREATE INDEX deliveries_by_lead ON deliveries(webhook_id, lead_key, id) WHERE lead_key IS NOT NULL AND state = 'pending';
+  CREATE INDEX deliveries_by_lead ON deliveries(webhook_id, lead_key, next_attempt_at, id) WHERE lead_key IS NOT NULL AND state = 'pending';
   CREATE TRIGGER deliveries_lead_next AFTER UPDATE OF state ON deliveries
   WHEN OLD.state = 'pending' AND NEW.state <> 'pending' AND NEW.lead_key IS NOT NULL AND OLD.next_attempt_at <> ${WAITING_AT}
   BEGIN
@@ -344,7 +345,9 @@ export const MIGRATIONS: readonly string[] = [
     WHERE id = (SELECT id FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
                   AND next_attempt_at = ${WAITING_AT} ORDER BY id LIMIT 1)
       AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
-                        AND next_attempt_at <> ${WAITING_AT});
+                        AND next_attempt_at < ${WAITING_AT})
+      AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                        AND next_attempt_at > ${WAITING_AT});
   END;
   `,
   // A webhook's custom headers (docs/api.md, "Headers for a receiver behind its own

@@ -79,10 +79,12 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
            WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL
            RETURNING id, url, events, created_at, paused, held, rate_limit, ordered, headers, failing_since, disabled_at, disabled_reason, filter
          ), unordered AS (
-           -- No longer ordered: its deliveries of leads are ordinary ones, and those waiting are due now.
-           UPDATE deliveries SET lead_key = NULL,
-             next_attempt_at = CASE WHEN next_attempt_at = '${WAITING_AT_ISO}' THEN now() ELSE next_attempt_at END
+           -- No longer ordered: those waiting are due now, as ordinary deliveries. Those ahead of
+           -- them keep their lead: one waiting that a publication which read the webhook as
+           -- ordered adds now is made due when the one ahead of it is settled.
+           UPDATE deliveries SET lead_key = NULL, next_attempt_at = now()
            WHERE webhook_id = (SELECT id FROM changed WHERE NOT ordered) AND lead_key IS NOT NULL AND state = 'pending'
+             AND next_attempt_at = '${WAITING_AT_ISO}'
            RETURNING 1
          )
          SELECT ${SUMMARY_COLUMNS},

@@ -69,10 +69,11 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       ordered = coalesce(:ordered, ordered), headers = CASE WHEN :setHeaders THEN :headers ELSE headers END,
       filter = CASE WHEN :setFilter THEN :filter ELSE filter END
     WHERE id = :id AND client_id = :client AND deleted_at IS NULL`);
-  // A webhook no longer ordered: its deliveries of leads are ordinary ones, and those waiting are due now.
+  // A webhook no longer ordered: those waiting are due now, as ordinary deliveries (as on
+  // PostgreSQL, where those ahead of them keep their lead).
   const unorder = db.prepare<[number, number]>(`
-    UPDATE deliveries SET lead_key = NULL, next_attempt_at = CASE WHEN next_attempt_at = ${WAITING_AT} THEN ? ELSE next_attempt_at END
-    WHERE webhook_id = ? AND lead_key IS NOT NULL AND state = 'pending'`);
+    UPDATE deliveries SET lead_key = NULL, next_attempt_at = ?
+    WHERE webhook_id = ? AND lead_key IS NOT NULL AND state = 'pending' AND next_attempt_at = ${WAITING_AT}`);
   const filters = db.prepare<[number], WebhookFilter>(
     'SELECT id, filter FROM webhooks WHERE client_id = ? AND deleted_at IS NULL AND filter IS NOT NULL ORDER BY id',
   );
