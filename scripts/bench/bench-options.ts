@@ -46,11 +46,13 @@ export function parseOptions(argv: string[]) {
     /** Drains of each outbox, in turn, each from a fresh copy: the rate moves by a tenth from one to the next. */
     drainRounds: smoke ? 1 : 6,
     /**
-     * Delivery in order per lead: an outbox of 20,000 deliveries, 100 clients with a webhook each,
+     * Delivery in order per lead: an outbox of 20,000 deliveries, 1,000 clients with a webhook each,
      * drained with 2,000 leads of 10 events and without leadIds, in turn, `rounds` times each.
+     * As many webhooks as the shallow outbox: with fewer, each webhook's rate (30/s unless set)
+     * would be what the drain measures.
      */
     leadOrder: {
-      layout: { name: 'outbox-leads', clients: { drain: { clients: smoke ? 20 : 100, hooksEach: 1 }, latency: { clients: 0, hooksEach: 1 } }, pendingEvents: smoke ? 2_000 : 20_000 } satisfies DatabaseLayout<'drain' | 'latency'>,
+      layout: { name: 'outbox-leads', clients: { drain: { clients: smoke ? 200 : 1_000, hooksEach: 1 }, latency: { clients: 0, hooksEach: 1 } }, pendingEvents: smoke ? 2_000 : 20_000 } satisfies DatabaseLayout<'drain' | 'latency'>,
       leads: smoke ? 200 : 2_000,
       rounds: smoke ? 1 : 3,
     },
