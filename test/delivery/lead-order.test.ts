@@ -17,6 +17,9 @@ const allSettled = (db: TestDatabase) =>
     return Number(row!.n) === 0 ? true : undefined;
   }, 30_000);
 
+/** SQL true for a delivery waiting behind an earlier one of its lead, in either store's words. */
+const waitingSql = (db: TestDatabase) => `next_attempt_at = ${db.kind === 'postgres' ? `'${WAITING_AT_ISO}'` : WAITING_AT}`;
+
 /** The webhook-ids of `requests` in the order they arrived, each run of attempts of one delivery as one. */
 const runs = (requests: Received[]) =>
   requests.map((request) => request.headers['webhook-id'] as string).filter((id, i, all) => i === 0 || all[i - 1] !== id);
@@ -103,7 +106,7 @@ t.test('a paused webhook sends a lead in order when resumed; turning ordering of
   t.equal((await patch({ paused: true })).status, 200);
   const events: string[] = [];
   for (let n = 0; n < 3; n++) events.push((await publish(app, { clientId: acme.clientId, type: 'lead_update', leadId: 'L-1', data: { n } })).json.eventId);
-  const rows = await db.query<{ waiting: number | boolean }>(`SELECT next_attempt_at = ${db.kind === 'postgres' ? `'${WAITING_AT_ISO}'` : WAITING_AT} AS waiting FROM deliveries ORDER BY id`);
+  const rows = await db.query<{ waiting: number | boolean }>(`SELECT ${waitingSql(db)} AS waiting FROM deliveries ORDER BY id`);
   t.same(rows.map((row) => Boolean(row.waiting)), [false, true, true], 'the second and third wait behind the first');
 
   t.equal((await patch({ paused: false })).status, 200);
@@ -161,7 +164,7 @@ t.test("a batch's events of one lead wait behind each other; a resent delivery w
     },
   });
   t.equal(batch.status, 202);
-  const waiting = `next_attempt_at = ${db.kind === 'postgres' ? `'${WAITING_AT_ISO}'` : WAITING_AT}`;
+  const waiting = waitingSql(db);
   const states = async () =>
     (await db.query<{ id: number; lead_key: string | null; state: string; waiting: number | boolean }>(`SELECT id, lead_key, state, ${waiting} AS waiting FROM deliveries ORDER BY id`)).map(
       (row) => [row.id, row.lead_key, row.state, Boolean(row.waiting)],
@@ -213,7 +216,7 @@ t.test('the events a disabled webhook missed, sent on request, wait behind each 
   t.equal((await send(app, { method: 'POST', url: `/webhook/${hookId}/enable`, headers })).status, 200);
   const recovered = await send(app, { method: 'POST', url: `/webhook/${hookId}/recover`, headers, payload: { since, missed: true } });
   t.same([recovered.status, recovered.json.queued], [202, 3]);
-  const waiting = `next_attempt_at = ${db.kind === 'postgres' ? `'${WAITING_AT_ISO}'` : WAITING_AT}`;
+  const waiting = waitingSql(db);
   const rows = await db.query<{ lead_key: string; waiting: number | boolean }>(`SELECT lead_key, ${waiting} AS waiting FROM deliveries ORDER BY id`);
   t.same(rows.map((row) => [row.lead_key, Boolean(row.waiting)]), [['3', false], ['4', false], ['3', true]], "lead 3's update waits behind its create");
 });
@@ -228,7 +231,7 @@ t.test("a lead's failed deliveries recovered together go one at a time, and leav
   await db.query("UPDATE deliveries SET state = 'failed', completed_at = ?", [new Date().toISOString()]);
   const recovered = await send(app, { method: 'POST', url: `/webhook/${hookId}/recover`, headers: { 'x-api-key': acme.apiKey }, payload: { since } });
   t.equal(recovered.json.queued, 4);
-  const waiting = `next_attempt_at = ${db.kind === 'postgres' ? `'${WAITING_AT_ISO}'` : WAITING_AT}`;
+  const waiting = waitingSql(db);
   const rows = await db.query<{ lead_key: string; waiting: number | boolean }>(`SELECT lead_key, ${waiting} AS waiting FROM deliveries ORDER BY id`);
   t.same(rows.map((row) => [row.lead_key, Boolean(row.waiting)]), [['8', false], ['8', true], ['8', true], ['2', false]], "lead 8's later ones wait; lead 2's is due");
 });
