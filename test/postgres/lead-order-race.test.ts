@@ -102,6 +102,7 @@ t.test('a delivery of a lead is not leased while another of its lead is in fligh
   t.same((await claim(store)).jobs.map((job) => job.deliveryId), [], 'the first is not leased while the second is in flight');
   await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now(), leased_until = NULL WHERE id = 2");
   t.same((await claim(store)).jobs.map((job) => job.deliveryId), [1], 'then it is; the third still waits');
-  await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now(), leased_until = NULL WHERE id = 1");
+  // Settled a millisecond back: the claim's time is whole milliseconds, the trigger's microseconds.
+  await db.query("UPDATE deliveries SET state = 'succeeded', completed_at = now() - interval '1 millisecond', leased_until = NULL WHERE id = 1");
   t.same((await claim(store)).jobs.map((job) => job.deliveryId), [3], 'and the third after it');
 });
