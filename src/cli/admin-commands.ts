@@ -56,7 +56,7 @@ export const ADMIN_COMMANDS: Record<string, Command> = {
     const body = ttl === undefined ? {} : { ttl: /^-?\d+$/.test(ttl) ? Number(ttl) : ttl };
     // Without PUBLIC_URL, the link goes to the address the server listens on.
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const handlers = createPortalSessionHandlers(store, config.publicUrl);
+    const handlers = createPortalSessionHandlers(store, config);
     const { body: link } = await handlers.createPortalLink(request<'createPortalLink'>({ clientId }, checked('createPortalLink', body) as { ttl: number }, `${host}:${config.port}`));
     return { json: link, text: `Portal link for client ${clientId}, usable once until ${link.expiresAt}:\n${link.url}` };
   },
