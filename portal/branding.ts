@@ -54,6 +54,7 @@ export function applyBranding(branding: Branding): void {
   const name = branding.productName ?? DEFAULT_NAME;
   byId('brand-name').textContent = name;
   document.title = `${name} · client portal`;
+  byId('page-title').textContent = `${name} client portal`; // what a screen reader announces first
   const logo = byId<HTMLImageElement>('brand-logo');
   if (branding.logoUrl === null) {
     logo.hidden = true;

@@ -197,6 +197,7 @@ if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
     t.equal(await frame.locator('[role=status]').textContent(), 'Signed in as Acme Realty.');
     t.equal(await frame.locator('#brand-name').textContent(), 'Acme CRM', "the product's name");
     t.equal(await frame.title(), 'Acme CRM · client portal');
+    t.equal(await frame.getByRole('heading', { level: 1 }).textContent(), 'Acme CRM client portal', 'the page heading too');
     const logo = frame.locator('#brand-logo');
     t.equal(await logo.getAttribute('src'), product.logoUrl, 'the logo');
     t.equal(await eventually(async () => ((await frame.evaluate("document.getElementById('brand-logo').complete && document.getElementById('brand-logo').naturalWidth")) === 40 ? true : undefined), WAIT_MS), true, 'loaded');
