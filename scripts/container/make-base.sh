@@ -20,7 +20,7 @@ NODE_DIR="${LEADHOOKS_BASE_NODE:-$CACHE/node-$NODE_MAJOR}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
 here="$(cd "$(dirname "$0")" && pwd)"
-log() { echo "make-base: $*" >&2; }
+log() { echo "make-base: $* ($SECONDS s)" >&2; }
 
 mkdir -p "$CACHE"
 node_dir="$(bash "$here/../install-node.sh" "$NODE_MAJOR" "$NODE_DIR")"
@@ -40,7 +40,9 @@ debian_tree() {
   else
     log "debootstrap --variant=minbase $SUITE from $MIRROR"
     local root="$work/rootfs"
-    debootstrap --variant=minbase "$SUITE" "$root" "$MIRROR" >"$work/debootstrap.log" 2>&1 || {
+    # Its downloads are kept: next week's tree downloads only what changed.
+    mkdir -p "$CACHE/debs"
+    debootstrap --variant=minbase --cache-dir="$CACHE/debs" "$SUITE" "$root" "$MIRROR" >"$work/debootstrap.log" 2>&1 || {
       tail -n 30 "$work/debootstrap.log" >&2
       exit 1
     }
