@@ -16,7 +16,7 @@ import { testDatabase } from '../helpers/stores.js';
 // scanner), installed from its lock file by `npm ci` in its folder, as .ci/run does.
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/n8n/', import.meta.url));
-const TESTS = 16;
+const TESTS = 17;
 const VERSION = JSON.parse(readFileSync(`${EXAMPLE}package.json`, 'utf8')).version as string;
 
 /** What docs/api.md shows the command (the step of its n8n section whose command matches) printing. */

@@ -18,12 +18,17 @@ interface Activation {
 	context: IHookFunctions;
 	staticData: IDataObject;
 	parameters: IDataObject;
+	webhookUrl: string;
 }
 
-function activation(events: string[], webhookUrl = N8N_URL, key = credentials.apiKey): Activation {
-	const staticData: IDataObject = {};
+function activation(events: string[], webhookUrl = N8N_URL, key = credentials.apiKey, staticData: IDataObject = {}): Activation {
 	const parameters: IDataObject = { events };
-	return { staticData, parameters, context: hookContext({ credentials: { ...credentials, apiKey: key }, parameters, staticData, webhookUrl }) };
+	return { staticData, parameters, webhookUrl, context: hookContext({ credentials: { ...credentials, apiKey: key }, parameters, staticData, webhookUrl }) };
+}
+
+/** What the node keeps for its webhook address: the webhook's id and secret. */
+function kept({ staticData, webhookUrl }: Activation) {
+	return (staticData.subscriptions as Record<string, { hookId: number; secret: string }> | undefined)?.[webhookUrl];
 }
 
 /** What n8n does when the workflow is activated: checkExists, and create unless it exists. */
@@ -49,9 +54,10 @@ describe('activating and deactivating the workflow', () => {
 		const workflow = activation(['lead_create', 'lead_update']);
 		assert.equal(await methods.checkExists.call(workflow.context), false, 'nothing attached yet');
 		assert.equal(await methods.create.call(workflow.context), true);
-		const { hookId, secret } = workflow.staticData;
+		const { hookId, secret } = kept(workflow)!;
+		assert.deepEqual(Object.keys(workflow.staticData.subscriptions as object), [N8N_URL]);
 		assert.equal(typeof hookId, 'number');
-		assert.match(secret as string, /^whsec_[A-Za-z0-9+/=]+$/);
+		assert.match(secret, /^whsec_[A-Za-z0-9+/=]+$/);
 		const listed = (await webhooks()).filter((webhook) => webhook.hookId === hookId);
 		assert.equal(listed.length, 1);
 		assert.equal(listed[0]!.url, N8N_URL);
@@ -61,7 +67,7 @@ describe('activating and deactivating the workflow', () => {
 		assert.equal(await methods.checkExists.call(workflow.context), true, 'n8n restarting finds it attached');
 
 		assert.equal(await methods.delete.call(workflow.context), true);
-		assert.deepEqual(workflow.staticData, {}, 'the id and the secret are forgotten');
+		assert.deepEqual(workflow.staticData, { subscriptions: {} }, 'the id and the secret are forgotten');
 		assert.deepEqual(await api('GET', `webhook/${hookId}`), { status: 404, body: { error: 'Webhook not found' } });
 		assert.equal((await webhooks()).some((webhook) => webhook.hookId === hookId), false, 'GET /webhook no longer lists it');
 		assert.equal(await methods.delete.call(workflow.context), true, 'deactivating again is no error');
@@ -70,28 +76,46 @@ describe('activating and deactivating the workflow', () => {
 	it('a webhook deleted on the leadhooks side is no error to deactivation, and activation makes a new one', async () => {
 		const workflow = activation(['lead_create']);
 		await activate(workflow);
-		const first = workflow.staticData.hookId;
+		const first = kept(workflow)!.hookId;
 		assert.equal((await api('DELETE', `webhook/${first}`)).status, 204);
 		assert.equal(await methods.checkExists.call(workflow.context), false);
-		assert.deepEqual(workflow.staticData, {});
+		assert.equal(kept(workflow), undefined);
 		await activate(workflow);
-		assert.notEqual(workflow.staticData.hookId, first);
-		assert.equal((await api('DELETE', `webhook/${workflow.staticData.hookId}`)).status, 204);
+		assert.notEqual(kept(workflow)!.hookId, first);
+		assert.equal((await api('DELETE', `webhook/${kept(workflow)!.hookId}`)).status, 204);
 		assert.equal(await methods.delete.call(workflow.context), true, 'gone already (404) is what deactivation wants');
-		assert.deepEqual(workflow.staticData, {});
+		assert.equal(kept(workflow), undefined);
 	});
 
 	it('events changed while the workflow was off: activation replaces the webhook', async () => {
 		const workflow = activation(['lead_create']);
 		await activate(workflow);
-		const old = workflow.staticData.hookId;
+		const old = kept(workflow)!.hookId;
 		workflow.parameters.events = ['lead_create', 'lead_update'];
 		assert.equal(await methods.checkExists.call(workflow.context), false);
 		assert.equal((await api('GET', `webhook/${old}`)).status, 404, 'the old webhook is detached');
 		await activate(workflow);
-		const replaced = await api('GET', `webhook/${workflow.staticData.hookId}`);
+		const replaced = await api('GET', `webhook/${kept(workflow)!.hookId}`);
 		assert.deepEqual(replaced.body.events, ['lead_create', 'lead_update']);
 		assert.equal(await methods.delete.call(workflow.context), true);
+	});
+
+	it('listening for a test event while the workflow is active leaves the active webhook alone', async () => {
+		const active = activation(['lead_create']);
+		await activate(active);
+		// n8n serves the node at its test address then, on the same workflow's static data.
+		const listening = activation(['lead_create'], N8N_URL.replace('/webhook/', '/webhook-test/'), credentials.apiKey, active.staticData);
+		await activate(listening);
+		assert.notEqual(kept(listening)!.hookId, kept(active)!.hookId);
+		const ids = [kept(active)!.hookId, kept(listening)!.hookId];
+		const listed = (await webhooks()).filter((webhook) => ids.includes(webhook.hookId as number));
+		assert.deepEqual(listed.map((webhook) => webhook.url), [N8N_URL, listening.webhookUrl]);
+		assert.equal(await methods.delete.call(listening.context), true, 'listening ends');
+		assert.equal((await api('GET', `webhook/${kept(active)!.hookId}`)).status, 200, 'the active webhook is still attached');
+		assert.equal(await methods.checkExists.call(active.context), true);
+		assert.equal(await methods.delete.call(active.context), true);
+		assert.deepEqual((await webhooks()).filter((webhook) => ids.includes(webhook.hookId as number)), []);
+		assert.deepEqual(active.staticData, { subscriptions: {} });
 	});
 
 	it("errors reach the user in leadhooks' own words", async () => {
@@ -171,7 +195,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 
 	it('a delivery of an event the workflow does not want is acknowledged and starts nothing', async () => {
 		// The test send is a sample lead_create, whatever the webhook's events.
-		const sent = await api('POST', `webhook/${updates.staticData.hookId}/test`);
+		const sent = await api('POST', `webhook/${kept(updates)!.hookId}/test`);
 		assert.equal(sent.body.statusCode, 200);
 		assert.equal(sent.body.succeeded, true);
 		const handled = await receiver.waitFor(4);
@@ -187,7 +211,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 			'webhook-signature': original.headers['webhook-signature'] as string,
 		};
 		const body = original.rawBody.toString('utf8');
-		const secret = both.staticData.secret as string;
+		const secret = kept(both)!.secret;
 		const now = Math.floor(Date.now() / 1000);
 		const before = receiver.handled.length;
 		const refused = (reason: string) => ({ status: 401, body: { error: `invalid signature: ${reason}` } });
@@ -209,7 +233,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 	});
 
 	it('with two signatures after a rotation, either secret verifies', async () => {
-		const rotated = await api('POST', `webhook/${both.staticData.hookId}/secret/rotate`);
+		const rotated = await api('POST', `webhook/${kept(both)!.hookId}/secret/rotate`);
 		assert.equal(rotated.status, 200);
 		const count = receiver.handled.length;
 		assert.ok((await publish('lead_create', { id: 982, name: 'John Roe' })).body.deliveries >= 1);

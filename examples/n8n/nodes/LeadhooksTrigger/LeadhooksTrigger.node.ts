@@ -11,16 +11,26 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL, leadhooksRequest, refused } from '../shared/transport';
 import { verifySignature } from './verify-signature';
 
-// What the node keeps in the workflow's static data between activation and deactivation: the
-// webhook leadhooks made for it, and that webhook's signing secret, which leadhooks shows once.
-interface Subscription extends IDataObject {
-	hookId?: number;
-	secret?: string;
+// What the node keeps in the workflow's static data between activation and deactivation: for
+// each n8n webhook address it subscribed, the webhook leadhooks made and that webhook's signing
+// secret, which leadhooks shows once. By address, because n8n listens for a test event at
+// another address than the active workflow's, and the two must not replace each other.
+interface Subscription {
+	hookId: number;
+	secret: string;
 }
 
-function forget(subscription: Subscription) {
-	delete subscription.hookId;
-	delete subscription.secret;
+function subscriptions(context: IHookFunctions | IWebhookFunctions): Record<string, Subscription> {
+	const data = context.getWorkflowStaticData('node');
+	data.subscriptions ??= {};
+	return data.subscriptions as Record<string, Subscription>;
+}
+
+/** The node's webhook address, where n8n serves it now (its test address while it listens for a test event). */
+function addressOf(context: IHookFunctions): string {
+	const url = context.getNodeWebhookUrl('default');
+	if (url === undefined) throw new NodeOperationError(context.getNode(), 'n8n gave no webhook address for this node');
+	return url;
 }
 
 function sameEvents(a: unknown, b: string[]): boolean {
@@ -84,54 +94,46 @@ export class LeadhooksTrigger implements INodeType {
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
-				const subscription = this.getWorkflowStaticData('node') as Subscription;
-				if (subscription.hookId === undefined) return false;
+				const url = addressOf(this);
+				const subscribed = subscriptions(this);
+				const subscription = subscribed[url];
+				if (subscription === undefined) return false;
 				const response = await leadhooksRequest.call(this, 'GET', `/webhook/${subscription.hookId}`);
 				if (response.statusCode === 404) {
 					// Deleted on the leadhooks side, or detached after a 410: make a new one.
-					forget(subscription);
+					delete subscribed[url];
 					return false;
 				}
 				if (response.statusCode !== 200) throw refused.call(this, response);
 				const webhook = response.body ?? {};
 				const events = this.getNodeParameter('events') as string[];
-				if (
-					subscription.secret !== undefined &&
-					webhook.url === this.getNodeWebhookUrl('default') &&
-					sameEvents(webhook.events, events) &&
-					webhook.status !== 'disabled'
-				) {
-					return true;
-				}
-				// The workflow's events or address changed while it was off, or leadhooks disabled
-				// the webhook after days of failures: replace it rather than keep a stale one.
+				if (webhook.url === url && sameEvents(webhook.events, events) && webhook.status !== 'disabled') return true;
+				// The workflow's events changed while it was off, or leadhooks disabled the webhook
+				// after days of failures: replace it rather than keep a stale one.
 				const deleted = await leadhooksRequest.call(this, 'DELETE', `/webhook/${subscription.hookId}`);
 				if (deleted.statusCode !== 204 && deleted.statusCode !== 404) throw refused.call(this, deleted);
-				forget(subscription);
+				delete subscribed[url];
 				return false;
 			},
 
 			async create(this: IHookFunctions): Promise<boolean> {
-				const url = this.getNodeWebhookUrl('default');
-				if (url === undefined) {
-					throw new NodeOperationError(this.getNode(), 'n8n gave no webhook address for this node');
-				}
+				const url = addressOf(this);
 				const events = this.getNodeParameter('events') as string[];
 				const response = await leadhooksRequest.call(this, 'POST', '/webhook', { url, events });
 				if (response.statusCode !== 201) throw refused.call(this, response);
-				const subscription = this.getWorkflowStaticData('node') as Subscription;
-				subscription.hookId = response.body?.hookId as number;
-				subscription.secret = response.body?.secret as string;
+				subscriptions(this)[url] = { hookId: response.body?.hookId as number, secret: response.body?.secret as string };
 				return true;
 			},
 
 			async delete(this: IHookFunctions): Promise<boolean> {
-				const subscription = this.getWorkflowStaticData('node') as Subscription;
-				if (subscription.hookId === undefined) return true;
+				const url = addressOf(this);
+				const subscribed = subscriptions(this);
+				const subscription = subscribed[url];
+				if (subscription === undefined) return true;
 				const response = await leadhooksRequest.call(this, 'DELETE', `/webhook/${subscription.hookId}`);
 				// 404: gone already (deleted by hand, or detached by leadhooks), which is what was asked.
 				if (response.statusCode !== 204 && response.statusCode !== 404) throw refused.call(this, response);
-				forget(subscription);
+				delete subscribed[url];
 				return true;
 			},
 		},
@@ -149,11 +151,14 @@ export class LeadhooksTrigger implements INodeType {
 
 		// The signature covers the exact bytes sent, not the JSON n8n parsed from them.
 		if (!request.rawBody) await request.readRawBody();
-		const { secret } = this.getWorkflowStaticData('node') as Subscription;
-		if (secret === undefined) {
+		// Signed with the secret of a webhook this node made: the active workflow's, or the one
+		// made while it listens for a test event.
+		const secrets = Object.values(subscriptions(this)).map((subscription) => subscription.secret);
+		if (secrets.length === 0) {
 			return refuse(401, 'no signing secret: deactivate and activate the workflow again');
 		}
-		const verdict = verifySignature(secret, request.headers, request.rawBody);
+		const verdicts = secrets.map((secret) => verifySignature(secret, request.headers, request.rawBody));
+		const verdict = verdicts.find((each) => each.verified) ?? verdicts[0]!;
 		if (!verdict.verified) return refuse(401, `invalid signature: ${verdict.reason}`);
 
 		let delivery: IDataObject;
