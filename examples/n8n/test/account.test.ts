@@ -19,10 +19,10 @@ describe('the credential', () => {
 		);
 	});
 
-	it('and fails with a key leadhooks refuses, saying why', async () => {
+	it('and fails with a key leadhooks refuses', async () => {
 		assert.deepEqual(await testCredential(new LeadhooksApi(), { ...credentials, apiKey: 'lh_not-a-key' }), {
 			status: 'Error',
-			message: '401 - {"error":"Client not found"}',
+			message: 'Unauthorized',
 		});
 	});
 });

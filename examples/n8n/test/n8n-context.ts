@@ -50,6 +50,7 @@ function joinUrl(baseURL: string | undefined, url: string): string {
 export class HttpError extends Error {
 	constructor(
 		readonly statusCode: number,
+		readonly statusMessage: string,
 		readonly body: unknown,
 	) {
 		super(`Request failed with status code ${statusCode}`);
@@ -70,7 +71,7 @@ export async function httpRequest(options: IHttpRequestOptions): Promise<unknown
 	const response = await fetch(joinUrl(options.baseURL, options.url), { method: options.method ?? 'GET', headers, body });
 	const text = await response.text();
 	const parsed: unknown = text !== '' && (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text;
-	if (!response.ok && !options.ignoreHttpStatusErrors) throw new HttpError(response.status, parsed);
+	if (!response.ok && !options.ignoreHttpStatusErrors) throw new HttpError(response.status, response.statusText, parsed);
 	return options.returnFullResponse
 		? { statusCode: response.status, statusMessage: response.statusText, headers: Object.fromEntries(response.headers), body: parsed }
 		: parsed;
@@ -88,7 +89,8 @@ export async function httpRequestWithAuthentication(credentials: Credentials, ty
 /**
  * n8n's test of a credential whose type declares `test` (its credentials tester): the request
  * resolved against the credential, authenticated as every request is, sent; any answer but a 2xx,
- * or no answer, is a failure with the reason.
+ * or no answer, is a failure with the reason: for an HTTP error, its status text, as n8n 2.41
+ * reports it ("Unauthorized" for leadhooks' 401).
  */
 export async function testCredential(type: ICredentialType, credentials: Credentials): Promise<INodeCredentialTestResult> {
 	const request = type.test?.request;
@@ -101,7 +103,7 @@ export async function testCredential(type: ICredentialType, credentials: Credent
 		});
 		return { status: 'OK', message: 'Connection successful!' };
 	} catch (error) {
-		if (error instanceof HttpError) return { status: 'Error', message: `${error.statusCode} - ${JSON.stringify(error.body)}` };
+		if (error instanceof HttpError) return { status: 'Error', message: error.statusMessage };
 		return { status: 'Error', message: (error as Error).message };
 	}
 }
