@@ -204,6 +204,9 @@ t.test('the log is read by client and by time range, a page at a time', async (t
   t.same(bolts.map((e) => e.changes.name), ['Bolt 2', 'Bolt 1']);
   t.same(await readAll(`&since=${hour(10)}`), [], 'nothing since');
   t.equal((await readAll(`&until=${hour(2)}`)).length, 2, 'the first two');
+  // The year 0000, which RFC 3339 allows and PostgreSQL has no date for.
+  t.equal((await readAll('&since=0000-01-01T00:00:00Z')).length, 10, 'since the year 0: all');
+  t.same(await readAll('&since=0000-01-01T00:00:00Z&until=0000-06-01T00:00:00Z'), [], 'until the year 0: none');
 });
 
 t.test('only the admin token reads the log', async (t) => {
