@@ -66,3 +66,24 @@ t.test('retention deletes the entries written before its cut-off, and counts the
   t.same((await store.audit.list({ limit: 10 })).map((e) => e.id), ids.slice(3).reverse());
   t.equal((await pruner.runOnce()).auditEntries, 0, 'once');
 });
+
+t.test('a change whose entry cannot be written is not made: they share one transaction', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { client, key: first } = await store.clients.create('Acme', key('lh_first000'));
+  const hook = (await store.webhooks.create({ clientId: client.id, url: 'https://a.example/h', events: ['lead_create'], secret: 's' }, 10))!;
+  // The log out of reach: every write that records itself fails, and leaves nothing behind.
+  await db.query('ALTER TABLE audit_log RENAME TO audit_log_away');
+  const note = (action: AuditNote['action']): AuditNote => ({ context: admin, action });
+  await t.rejects(store.webhooks.create({ clientId: client.id, url: 'https://a.example/2', events: ['lead_create'], secret: 's' }, 10, note('webhook.created')));
+  await t.rejects(store.webhooks.update(client.id, hook.id, { paused: true }, note('webhook.updated')));
+  await t.rejects(store.webhooks.delete(client.id, hook.id, note('webhook.detached')));
+  await t.rejects(store.secrets.rotate(client.id, hook.id, 's2', new Date().toISOString(), note('webhook.secret_rotated')));
+  await t.rejects(store.clients.update(client.id, { name: 'Renamed' }, note('account.updated')));
+  await t.rejects(store.keys.create(client.id, key('lh_second00'), note('key.created')));
+  await t.rejects(store.keys.revoke(String(first.id), note('key.revoked')));
+  await t.rejects(store.clients.create('Bolt', key('lh_bolt0000'), note('account.created')));
+  t.same(await db.query('SELECT id, paused, secret, deleted_at FROM webhooks'), [{ id: hook.id, paused: db.kind === 'sqlite' ? 0 : false, secret: 's', deleted_at: null }], 'the webhook as it was, and no other');
+  t.same(await db.query('SELECT name FROM clients'), [{ name: 'Acme' }]);
+  t.same((await store.keys.list()).map((k) => [k.prefix, k.revokedAt]), [['lh_first000', null]]);
+  t.ok(await store.webhooks.update(client.id, hook.id, { paused: true }), 'a write without a note still works');
+});
