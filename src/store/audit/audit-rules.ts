@@ -24,7 +24,9 @@ export interface AuditRow {
  * The values of one entry, in AUDIT_INSERT_COLUMNS' order: the note of the request, the ids the
  * write made or touched, and what the store alone knew of it (merged into `changes`).
  */
-export function auditValues(note: AuditNote, target: AuditTarget, at: string): [string, string, number | null, string | null, string | null, string, number | null, number | null, string] {
+type AuditValues = [string, string, number | null, string | null, string | null, string, number | null, number | null, string];
+
+export function auditValues(note: AuditNote, target: AuditTarget, at: string): AuditValues {
   const { actor, ip } = note.context;
   const key = actor.kind === 'apiKey' || actor.kind === 'portal' ? actor : undefined;
   const changes = { ...note.changes, ...target.changes };

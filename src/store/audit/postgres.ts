@@ -18,7 +18,12 @@ export async function writeAudit(db: Queryable, note: AuditNote | undefined, tar
  * write found nothing to change), in one transaction. Without a note, `work` runs as it always
  * did, on the pool: an unaudited write pays nothing for the log.
  */
-export async function audited<T>(pool: pg.Pool, note: AuditNote | undefined, work: (db: Queryable) => Promise<T>, target: (result: T) => AuditTarget | undefined): Promise<T> {
+export async function audited<T>(
+  pool: pg.Pool,
+  note: AuditNote | undefined,
+  work: (db: Queryable) => Promise<T>,
+  target: (result: T) => AuditTarget | undefined,
+): Promise<T> {
   if (!note) return work(pool);
   return inTransaction(pool, async (db) => {
     const result = await work(db);
@@ -35,7 +40,10 @@ export function createAuditRepository(pool: pg.Pool): AuditRepository {
       return toAuditEntry(rows[0]!);
     },
     async list({ limit, before, clientId, since, until }) {
-      // Newest first; one client's through audit_log_by_client.
+      // Newest first; one client's through audit_log_by_client. Ids are given as rows are
+      // inserted, not as their transactions commit: a page read while changes commit may miss one that commits
+      // later with a smaller id, which the next read shows. No lock orders them (as the
+      // operational events' feed does): a reader of the log browses, it does not poll.
       const { rows } = await pool.query<AuditRow>(
         `SELECT ${AUDIT_COLUMNS} FROM audit_log
          WHERE ($1::bigint IS NULL OR client_id = $1) AND id < $2 AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::timestamptz IS NULL OR at < $4)

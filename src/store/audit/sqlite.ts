@@ -16,7 +16,9 @@ export function auditWriter(db: Db): (note: AuditNote | undefined, target: Audit
 }
 
 export function createAuditRepository(db: Db, grouped: GroupedWrite): AuditRepository {
-  const insert = db.prepare<unknown[], AuditRow>(`INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${AUDIT_COLUMNS}`);
+  const insert = db.prepare<unknown[], AuditRow>(
+    `INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${AUDIT_COLUMNS}`,
+  );
   // Newest first; one client's through audit_log_by_client. The time bounds are ISO 8601 text,
   // which compares as the times do.
   const range = 'id < :before AND at >= :since AND at < :until';
