@@ -85,6 +85,9 @@ t.test('each change leaves exactly its entry: who, when, what, from where', asyn
   // Refused or empty changes leave nothing: an unknown webhook, a second revocation, reads.
   t.equal((await asClient(apiKey, 'PATCH', '/webhook/999', { paused: true })).status, 404);
   t.equal((await asAdmin('DELETE', `/admin/clients/${clientId}/keys/${added.json.keyId}`)).status, 404);
+  t.equal((await send(app, { method: 'POST', url: '/portal-session', payload: { token } })).status, 401, 'a link used twice');
+  t.equal((await asClient(apiKey, 'DELETE', '/portal-session')).status, 400, 'an ordinary key is no session');
+  t.equal((await asAdmin('POST', '/admin/clients/999/portal-sessions', {})).status, 404);
   await asClient(apiKey, 'GET', '/webhook');
   await asAdmin('GET', '/admin/clients');
   const end = new Date().toISOString();
