@@ -401,6 +401,13 @@ const eventsQuery: InputMessageOf = (operationId) => {
   return (query, issue) => (fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : page(query, issue));
 };
 
+/** The audit log's query: a page, a client's id, and a time range in the words of a recovery's. */
+const auditQuery: InputMessageOf = (operationId) => {
+  const page = pageQuery(operationId);
+  const times: Record<string, string> = { since: MESSAGES.invalidSince, until: MESSAGES.invalidUntil };
+  return (query, issue) => times[fieldOf(issue)[0] ?? ''] ?? page(query, issue);
+};
+
 // The admin operations' input, in the same words as the client operations'.
 function accountFields({ properties }: SpecSchema): Describers {
   const lengths = range(properties?.name, 'minLength', 'maxLength');
@@ -470,6 +477,7 @@ const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessa
   listAccountKeys: {},
   revokeAccountKey: {},
   createPortalLink: { body: portalLinkBody },
+  listAuditLog: { querystring: auditQuery },
   openPortalSession: { body: portalSessionBody },
   endPortalSession: {},
 };

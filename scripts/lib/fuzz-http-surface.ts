@@ -58,7 +58,7 @@ const logoLike = fc.oneof(
 );
 const path = fc.oneof(
   fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
-  fc.constantFrom('/admin/clients', '/portal-session'),
+  fc.constantFrom('/admin/clients', '/portal-session', '/admin/audit-log'),
   segment.map((s) => `/admin/clients/${s}`),
   segment.map((s) => `/admin/clients/${s}/keys`),
   segment.map((s) => `/webhook/${s}`),
@@ -95,6 +95,7 @@ const operation = fc.oneof(
   segment.map((s) => ['PATCH', `/admin/clients/${s}`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/keys`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/portal-sessions`]),
+  query.map((q) => ['GET', `/admin/audit-log${q}`]),
 );
 const request = fc.oneof({ weight: 4, arbitrary: operation }, { weight: 1, arbitrary: fc.tuple(method, path) });
 const contentType = fc.option(
@@ -308,7 +309,12 @@ function wellFormedRequests(ids: { clientId: number; hookId: number }): Operatio
     createPortalLink: { ttl: 60, branding: { productName: 'Attacker CRM', logoUrl: 'https://cdn.a.example/l.svg', accentColor: '#0a7d5a' } },
     openPortalSession: { token: 'lhp_unknown' },
   };
-  const queries: Record<string, string> = { listEvents: 'type=lead_create&limit=5', listWebhooks: 'limit=5', listAccounts: 'limit=5' };
+  const queries: Record<string, string> = {
+    listEvents: 'type=lead_create&limit=5',
+    listWebhooks: 'limit=5',
+    listAccounts: 'limit=5',
+    listAuditLog: `clientId=${ids.clientId}&since=2026-01-01T00:00:00Z&until=2099-01-01T00:00:00Z&limit=5`,
+  };
   const values: Record<string, number> = { hookID: ids.hookId, clientId: ids.clientId, keyId: 999_999, deliveryId: 1 };
   const paths = (loadSpec() as { paths: Record<string, Record<string, { operationId?: string; requestBody?: unknown }>> }).paths;
   return Object.entries(paths).flatMap(([path, methods]) =>
@@ -451,6 +457,34 @@ export async function fuzzHttpSurface(options: {
           throw new Error(`${m} ${url}, ${field ?? 'the body'} nested ${depth} levels deep → ${res.statusCode}, not 400`);
         }
         await exchange('GET', '/events?limit=100', { 'x-api-key': attacker.apiKey }, undefined);
+      }),
+      { seed: options.seed, numRuns: Math.ceil(options.runs / 4), endOnFailure: true },
+    );
+
+    // The audit log's query, with the admin token (the random requests above never carry it):
+    // any value for each parameter, or several, is a page or a 400, never a 5xx; a page holds only
+    // entries within the bounds it was asked for.
+    const RAW_ESCAPES = ['%00', '%ED%A0%80'];
+    const auditValue = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('1', '0', '-1', '100', '101', '1.5', '9007199254740993', '', 'null', '%00', '%ED%A0%80'),
+      fc.constantFrom('2026-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '2099-12-31T23:59:60Z', '2026-01-01T00:00:00+01', '2026-01-01', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999999Z'),
+      fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+    );
+    const auditQuery = fc.array(fc.tuple(fc.constantFrom('clientId', 'since', 'until', 'before', 'limit', 'x'), auditValue), { maxLength: 5 });
+    await fc.assert(
+      fc.asyncProperty(auditQuery, async (params) => {
+        // The two escapes go as they are (bytes no text holds); anything else is encoded.
+        const query = params.map(([name, value]) => `${name}=${RAW_ESCAPES.includes(value) ? value : encodeURIComponent(value)}`).join('&');
+        const res = await exchange('GET', `/admin/audit-log?${query}`, { authorization: `Bearer ${ADMIN_TOKEN}` }, undefined);
+        if (res.statusCode !== 200 && res.statusCode !== 400) throw new Error(`GET /admin/audit-log?${query} → ${res.statusCode}`);
+        if (res.statusCode === 200) {
+          const asked = new URLSearchParams(query);
+          const { entries } = JSON.parse(res.body) as { entries: { clientId: number | null; at: string }[] };
+          const since = asked.get('since');
+          if (asked.has('clientId') && entries.some((entry) => entry.clientId !== Number(asked.get('clientId')))) throw new Error(`${query}: another client's entry`);
+          if (since !== null && entries.some((entry) => Date.parse(entry.at) < Date.parse(since))) throw new Error(`${query}: an entry before since`);
+        }
       }),
       { seed: options.seed, numRuns: Math.ceil(options.runs / 4), endOnFailure: true },
     );

@@ -3,7 +3,7 @@ import { createAccountHandlers } from '../handlers/accounts.js';
 import { createPortalSessionHandlers } from '../handlers/portal-sessions.js';
 import type { OperationRequest } from '../handlers/types.js';
 import { HttpError } from '../messages.js';
-import { positiveInt, UsageError, type Command, type Output } from './command.js';
+import { CLI_AUDIT, positiveInt, UsageError, type Command, type Output } from './command.js';
 import { refusedBody } from './operation-input.js';
 
 // The admin API's operations on a client that the CLI does too (docs/api.md, "Accounts for the
@@ -15,10 +15,10 @@ type Account = { clientId: number; name: string; active: boolean };
 
 let log: pino.Logger | undefined;
 
-/** What a handler may be handed besides its params and body: a log (warnings to stderr) and an address. */
+/** What a handler may be handed besides its params and body: a log (warnings to stderr), an address, and the tool as the audit log's actor. */
 function request<K extends 'updateAccount' | 'createPortalLink'>(params: OperationRequest<K>['params'], body: OperationRequest<K>['body'], address: string) {
   log ??= pino({ level: 'warn' }, pino.destination(2));
-  return { params, body, query: {}, log, http: { protocol: 'http', host: address } } as unknown as OperationRequest<K>;
+  return { params, body, query: {}, log, http: { protocol: 'http', host: address, ip: '' }, audit: CLI_AUDIT } as unknown as OperationRequest<K>;
 }
 
 /** `body`, once the API's validator has taken it (and filled in the schema's defaults). */

@@ -7,7 +7,7 @@ import { HttpError } from '../messages.js';
 import { openStore } from '../store/open/open-store.js';
 import { ADMIN_COMMANDS } from './admin-commands.js';
 import type { CliIo } from './cli-io.js';
-import { positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
+import { CLI_AUDIT, positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
 import { emitEvent } from './event-command.js';
 import { runMoveCommand } from './move-command.js';
 
@@ -63,7 +63,7 @@ file DATABASE_PATH (default ./data/leadhooks.db).`;
 const COMMANDS: Record<string, Command> = {
   async 'client create'(store, [name]) {
     if (!name?.trim()) throw new UsageError('client create needs a name');
-    const { client, apiKey } = await createAccount(store, name.trim());
+    const { client, apiKey } = await createAccount(store, name.trim(), CLI_AUDIT);
     return {
       json: { clientId: client.id, name: client.name, apiKey },
       text: `Created client ${client.id} "${client.name}".\nAPI key (shown once, store it now): ${apiKey}`,
@@ -82,7 +82,7 @@ const COMMANDS: Record<string, Command> = {
   },
   async 'key create'(store, [id]) {
     const clientId = positiveInt(id, 'clientId');
-    const added = await addKey(store, clientId);
+    const added = await addKey(store, clientId, CLI_AUDIT);
     if (!added) throw new RefusedError(`no client ${clientId}`);
     const { key, apiKey } = added;
     return {
@@ -103,7 +103,7 @@ const COMMANDS: Record<string, Command> = {
   },
   async 'key revoke'(store, [idOrPrefix]) {
     if (!idOrPrefix) throw new UsageError('key revoke needs a key prefix or id');
-    const key = await store.keys.revoke(idOrPrefix);
+    const key = await store.keys.revoke(idOrPrefix, { context: CLI_AUDIT, action: 'key.revoked' });
     if (!key) throw new RefusedError(`no active key matches ${idOrPrefix} (or the prefix matches several: use the id)`);
     return { json: { revoked: key }, text: `Revoked key ${key.id} (${key.prefix}) of client ${key.clientId}.` };
   },

@@ -4,6 +4,7 @@ import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createAccountHandlers } from './accounts.js';
+import { createAuditLogHandlers } from './audit-log.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
 import { createOperationalEventHandlers } from './operational-events.js';
@@ -59,5 +60,6 @@ export function createHandlers(
     ...createOperationalEventHandlers(store),
     ...createAccountHandlers(store),
     ...createPortalSessionHandlers(store, config),
+    ...createAuditLogHandlers(store),
   };
 }

@@ -59,7 +59,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 4 api_keys, 2 portal_links, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events.`);
+  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 4 api_keys, 2 portal_links, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events, 4 audit_log.`);
   t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
   t.match(moved.err, /^deliveries: 6\/6$/m);
   // reltuples is -1 until a table is first analyzed (or vacuumed).
@@ -72,6 +72,10 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
     const columns = table === 'webhooks' ? 'id, client_id, url, secret' : table === 'api_keys' ? 'id, client_id, prefix, key_hash' : 'id';
     t.same(await target.query(`SELECT ${columns} FROM ${table} ORDER BY id`), await source.query(`SELECT ${columns} FROM ${table} ORDER BY id`), `${table}: the same rows`);
   }
+  const audit = 'id, at, actor_kind, actor_key_id, actor_prefix, ip, action, client_id, target_id, changes';
+  const movedAudit = (await target.query<{ at: Date; action: string }>(`SELECT ${audit} FROM audit_log ORDER BY id`)).map((row) => ({ ...row, at: row.at.toISOString() }));
+  t.same(movedAudit, await source.query(`SELECT ${audit} FROM audit_log ORDER BY id`), 'audit_log: the same entries');
+  t.same(movedAudit.map((row) => row.action), ['webhook.created', 'webhook.created', 'webhook.created', 'webhook.detached'], 'the changes made through the API');
   t.same(await target.query('SELECT id, active_webhooks FROM clients ORDER BY id'), [{ id: 1, active_webhooks: 2 }, { id: 2, active_webhooks: 0 }]);
   t.same(await target.query('SELECT id FROM clients WHERE NOT active'), [{ id: 2 }], 'an inactive client stays inactive');
   t.same(await target.query("SELECT id FROM api_keys WHERE last_used_at = '2026-11-20T10:00:00Z'"), [{ id: 1 }], "a key's last use moves with it");
@@ -106,6 +110,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   t.equal(retried.text, okHook.text, 'a keyed creation retried after the move gets its first answer: the same hookId and secret');
   const next = await createWebhook(after.app, acme.apiKey, { url: 'https://new.example/h', events: ['lead_update'] });
   t.equal(next.json.hookId, downHook.json.hookId + 1, 'new hookIds follow the moved ones');
+  t.same(await target.query("SELECT id FROM audit_log WHERE action = 'webhook.created' AND target_id = ?", [next.json.hookId]), [{ id: 5 }], 'and new audit entries the moved ones');
 
   const again = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(again.code, 1, 'a database that is not empty is refused');
@@ -277,7 +282,7 @@ t.test('disabled and failing webhooks move as they are, with the marked attempts
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.match(moved.out, / 1 operational_events\.$/);
+  t.match(moved.out, / 1 operational_events, 3 audit_log\.$/);
   const iso = (value: unknown) => (value === null ? null : new Date(value as string).toISOString());
   t.same(
     (await target.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`)).map((row) => ({
