@@ -308,4 +308,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER webhook_filter_changed AFTER UPDATE OF filter ON webhooks
     FOR EACH ROW WHEN (OLD.filter IS DISTINCT FROM NEW.filter) EXECUTE FUNCTION webhook_filter_changed();
   `,
+  // Operational events pushed, as on SQLite.
+  `
+  ALTER TABLE webhooks ADD COLUMN failures integer NOT NULL DEFAULT 0;
+  ALTER TABLE operational_events ADD COLUMN event_id text;
+  CREATE INDEX operational_events_by_client ON operational_events(client_id, id);
+  CREATE TABLE platform_feed (
+    id bigint PRIMARY KEY,
+    sent_through bigint NOT NULL,
+    lease_until bigint NOT NULL DEFAULT 0
+  );
+  `,
 ];
