@@ -38,6 +38,8 @@ t.test('defaults', async (t) => {
     secretRotationGrace: 86_400_000,
     secretEncryptionKey: null,
     webhookDisableAfter: 5 * 86_400_000,
+    operationalEventsUrl: null,
+    operationalEventsSecret: null,
   });
 });
 
@@ -113,6 +115,8 @@ t.test('values are read and converted', async (t) => {
     secretRotationGrace: 90 * 60_000,
     secretEncryptionKey: Buffer.alloc(32, 0xab),
     webhookDisableAfter: 36 * 3_600_000,
+    operationalEventsUrl: null,
+    operationalEventsSecret: null,
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ DELIVERY_RATE_LIMIT: 'off' }).deliveryRateLimit, null, 'no default rate');
@@ -247,4 +251,26 @@ t.test('only src/config.ts reads process.env (src/start/cli.ts hands it to the C
   const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
   const readers = files.filter((file) => readFileSync(new URL(file, src), 'utf8').includes('process.env'));
   t.same(readers.sort(), ['config.ts', 'start/cli.ts']);
+});
+
+t.test("the lead product's address for operational events, and the secret that signs them", async (t) => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  t.match(loadConfig({}), { operationalEventsUrl: null, operationalEventsSecret: null }, 'unset: none are sent');
+  t.match(loadConfig({ OPERATIONAL_EVENTS_URL: 'https://crm.internal/leadhooks?from=ops', OPERATIONAL_EVENTS_SECRET: secret }), {
+    operationalEventsUrl: 'https://crm.internal/leadhooks?from=ops',
+    operationalEventsSecret: secret,
+  });
+  for (const bad of ['crm.internal/hooks', 'ftp://crm.internal/', 'https://user:pw@crm.internal/', 'https://']) {
+    t.throws(() => loadConfig({ OPERATIONAL_EVENTS_URL: bad, OPERATIONAL_EVENTS_SECRET: secret }), {
+      message: `OPERATIONAL_EVENTS_URL=${JSON.stringify(bad)} is not valid: expected an http or https URL without a user name or password (unset: operational events are not sent to the lead product)`,
+    }, bad);
+  }
+  for (const bad of ['secret-but-not-whsec', 'whsec_', `whsec_${Buffer.alloc(8).toString('base64')}`, `whsec_${Buffer.alloc(65).toString('base64')}`, 'whsec_!!!']) {
+    t.throws(() => loadConfig({ OPERATIONAL_EVENTS_SECRET: bad }), {
+      message: 'OPERATIONAL_EVENTS_SECRET=(value hidden) is not valid: expected a signing secret: whsec_ and the base64 of 24 to 64 random bytes (echo whsec_$(openssl rand -base64 32))',
+    }, 'refused, and never echoed');
+  }
+  t.throws(() => loadConfig({ OPERATIONAL_EVENTS_URL: 'https://crm.internal/leadhooks' }), {
+    message: 'OPERATIONAL_EVENTS_URL is set but OPERATIONAL_EVENTS_SECRET is not: the requests to it must be signed',
+  });
 });
