@@ -119,8 +119,8 @@ t.test('an event type added to openapi.yaml alone is accepted, stored, delivered
   const catalogue = (await (await fetch(`${address}/events/types`)).json()) as { types: { type: string }[] };
   t.same(
     catalogue.types.map((entry: { type: string }) => entry.type),
-    ['lead_create', 'lead_update', 'lead_archive'],
-    'and in the catalogue',
+    ['lead_create', 'lead_update', 'lead_archive', 'webhook.failing', 'webhook.disabled', 'webhook.recovered', 'webhook.detached'],
+    'and in the catalogue, with the lead events, before the operational ones',
   );
   t.match(
     catalogue.types[2],
