@@ -154,6 +154,37 @@ t.test('with no subscribed webhook, an operational event is still written and po
   t.equal(watcher.received.length, 1, 'the earlier one, from before it subscribed, is not sent to it');
 });
 
+t.test("the lead product's address that fails is tried again, in order, nothing skipped", async (t) => {
+  // The address answers 503 twice, then takes everything.
+  const platform = await startReceiver(t, (n) => ({ status: n < 2 ? 503 : 204 }));
+  const gone = await startReceiver(t, () => ({ status: 410 }));
+  const { app } = await buildTestApp(t, { ...ENV, OPERATIONAL_EVENTS_URL: platform.url });
+  const acme = await createClient(app);
+  // Two webhooks detached by their receiver, one after the other: two operational events.
+  for (const id of [1, 2]) {
+    await createWebhook(app, acme.apiKey, { url: gone.url, events: ['lead_create'] });
+    await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
+    await gone.waitFor(id);
+  }
+  const feed = await eventually(async () => {
+    const res = await get(app, '/operations/events', { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` });
+    return res.json.events.length === 2 ? res.json.events : undefined;
+  });
+  await platform.waitFor(4);
+  const [first, second] = feed.map((e: { eventId: string }) => e.eventId);
+  t.same(
+    platform.received.map((request) => [request.headers['webhook-id'], verified(PLATFORM_SECRET, request).type]),
+    [
+      [first, 'webhook.detached'],
+      [first, 'webhook.detached'],
+      [first, 'webhook.detached'],
+      [second, 'webhook.detached'],
+    ],
+    'the first again until it is taken, then the second',
+  );
+  t.equal(platform.received.length, 4, 'each sent once it was taken');
+});
+
 t.test('subscribing and polling: 400 and 401 in the contract shape', async (t) => {
   const { app } = await buildTestApp(t, ENV);
   const acme = await createClient(app);
