@@ -54,7 +54,7 @@ export function createOperationalEventRepository(db: Db, grouped: GroupedWrite):
   );
   // The lead product's address: how far it was sent, and the events after that with their bodies.
   const feed = db.prepare<[], { sent_through: number; lease_until: number }>('SELECT sent_through, lease_until FROM platform_feed WHERE id = 1');
-  const startFeed = db.prepare('INSERT INTO platform_feed (id, sent_through) SELECT 1, coalesce(max(id), 0) FROM operational_events');
+  const startFeed = db.prepare('INSERT OR IGNORE INTO platform_feed (id, sent_through) SELECT 1, coalesce(max(id), 0) FROM operational_events');
   const anyAfter = db.prepare<[number], { one: number }>('SELECT 1 AS one FROM operational_events WHERE id > ? AND event_id IS NOT NULL LIMIT 1');
   const toSend = db.prepare<[number, number], { id: number; event_id: string; payload: string }>(
     `SELECT o.id, o.event_id, e.payload FROM operational_events o JOIN events e ON e.id = o.event_id
@@ -77,7 +77,8 @@ export function createOperationalEventRepository(db: Db, grouped: GroupedWrite):
       return grouped(() => {
         const current = feed.get();
         if (current === undefined) {
-          // The address is new: it hears of what happens from now on, not of the whole history kept.
+          // The address is new: it hears of what happens from now on, not of the whole history
+          // kept. A second process on the same file may have started it first: kept as it is.
           startFeed.run();
           return { events: [] };
         }
