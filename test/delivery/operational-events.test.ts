@@ -1,6 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { startServer, startWorker } from '../../scripts/lib/server-process.js';
+import { buildTestApp, cliCreateClient, createClient, createWebhook, DELIVERY_ENV, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { testDatabase } from '../helpers/stores.js';
 import { eventually, startReceiver, type Received } from '../helpers/receiver.js';
 
 // Operational events pushed (docs/api.md, "Hearing when a webhook fails"): a webhook subscribed to
@@ -183,6 +185,33 @@ t.test("the lead product's address that fails is tried again, in order, nothing 
     'the first again until it is taken, then the second',
   );
   t.equal(platform.received.length, 4, 'each sent once it was taken');
+});
+
+t.test('the standalone worker sends the address its events, and no log line holds its secret, at LOG_LEVEL=trace', async (t) => {
+  const db = await testDatabase(t);
+  const { clientId, apiKey } = await cliCreateClient(db.env);
+  const platform = await startReceiver(t, (n) => ({ status: n === 0 ? 500 : 204 }));
+  const gone = await startReceiver(t, () => ({ status: 410 }));
+  const env = { ...ENV, ...db.env, LOG_LEVEL: 'trace', OPERATIONAL_EVENTS_URL: platform.url };
+  // The server does not deliver; the worker does, and sends the address too.
+  const server = await startServer(t, { ...env, DELIVERY_WORKER: 'off' });
+  const worker = await startWorker(t, env);
+  const headers = { 'content-type': 'application/json' };
+  await fetch(`${server.url}/webhook`, { method: 'POST', headers: { ...headers, 'x-api-key': apiKey }, body: JSON.stringify({ url: gone.url, events: ['lead_create'] }) });
+  await fetch(`${server.url}/events`, {
+    method: 'POST',
+    headers: { ...headers, authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` },
+    body: JSON.stringify({ clientId, type: 'lead_create', data: { id: 1 } }),
+  });
+  await platform.waitFor(2);
+  t.same(platform.received.map((request) => verified(PLATFORM_SECRET, request).type), ['webhook.detached', 'webhook.detached'], 'refused once, then taken');
+  await eventually(() => (worker.stdout.some((line) => line.includes('operational event sent')) ? true : undefined));
+  await worker.stop();
+  await server.stop();
+  const log = [...server.stdout, ...server.stderr, ...worker.stdout, ...worker.stderr].join('\n');
+  t.match(log, /sending an operational event to OPERATIONAL_EVENTS_URL failed/, 'the refusal is logged');
+  t.notOk(log.includes(PLATFORM_SECRET), 'the secret is in no log line');
+  t.notOk(log.includes(PLATFORM_SECRET.slice('whsec_'.length)), 'nor its random part');
 });
 
 t.test('subscribing and polling: 400 and 401 in the contract shape', async (t) => {
