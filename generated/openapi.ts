@@ -658,6 +658,12 @@ export type paths = {
          *     session of this client that ends at sign-out or at `expiresAt`, whichever comes first. The
          *     link's address is `PUBLIC_URL` of the server's configuration, or, without one, the address
          *     this request came in on.
+         *
+         *     `branding` sets how the portal looks for this link (see `PortalBrandingSet`). A link
+         *     whose logo is its own carries the logo's origin in its query (`?logo=`): the page is
+         *     served before its token is exchanged, and its Content-Security-Policy must already let
+         *     that one origin's images in. The origins allowed to show the portal in a frame are the
+         *     server's setting, `PORTAL_FRAME_ANCESTORS`, for every link alike.
          */
         post: operations["createPortalLink"];
         delete?: never;
@@ -1146,9 +1152,52 @@ export type components = {
              * @default 600
              */
             ttl: number;
+            branding?: components["schemas"]["PortalBrandingSet"];
+        };
+        /**
+         * @description How the portal looks when this link opens it, for a lead product that shows it inside
+         *     its own pages. Each field left out takes the server's setting (`PORTAL_PRODUCT_NAME`,
+         *     `PORTAL_LOGO_URL`, `PORTAL_ACCENT_COLOR`), and without one the portal's own look. The
+         *     page writes the name as text and sets the colour as a CSS value it checks again, so
+         *     neither can carry markup, script or style.
+         * @example {
+         *       "productName": "Acme CRM",
+         *       "logoUrl": "https://cdn.acme.example/logo.svg",
+         *       "accentColor": "#0a7d5a"
+         *     }
+         */
+        PortalBrandingSet: {
+            productName?: components["schemas"]["PortalProductName"];
+            logoUrl?: components["schemas"]["PortalLogoUrl"];
+            accentColor?: components["schemas"]["PortalAccentColor"];
+        };
+        /**
+         * @description The product's name, shown in the portal's header and title in place of leadhooks'; no control characters.
+         * @example Acme CRM
+         */
+        PortalProductName: string;
+        /**
+         * Format: logo-url
+         * @description The address of the logo the portal's header shows: an `https` URL without user
+         *     information, or `http` on a loopback host (`localhost`, `127.0.0.1`, `[::1]`) for
+         *     development and tests. The portal's Content-Security-Policy lets images load from this
+         *     address's origin and from no other (its link's address says which, in `?logo=`).
+         * @example https://cdn.acme.example/logo.svg
+         */
+        PortalLogoUrl: string;
+        /**
+         * @description The colour of the portal's header and main buttons, as `#` and six hex digits; its text is black or white, whichever reads better on it.
+         * @example #0a7d5a
+         */
+        PortalAccentColor: string;
+        /** @description The look of the portal for this session, each field from its link or else the server's setting; null where neither sets it. */
+        PortalBranding: {
+            productName: components["schemas"]["PortalProductName"] | null;
+            logoUrl: components["schemas"]["PortalLogoUrl"] | null;
+            accentColor: components["schemas"]["PortalAccentColor"] | null;
         };
         PortalLink: {
-            /** @description The portal's address with the link's single-use token in its fragment. */
+            /** @description The portal's address with the link's single-use token in its fragment (and, for a logo of the link's own, its origin in `?logo=`). */
             url: string;
             /** Format: date-time */
             expiresAt: string;
@@ -1164,6 +1213,7 @@ export type components = {
             apiKey: string;
             /** Format: date-time */
             expiresAt: string;
+            branding: components["schemas"]["PortalBranding"];
         };
         /** @description The one shape of every error response. */
         Error: {

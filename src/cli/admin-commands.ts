@@ -50,14 +50,16 @@ export const ADMIN_COMMANDS: Record<string, Command> = {
   async 'client reactivate'(store, [id]) {
     return updateAccount(store, id, { active: true }, (a) => `Client ${a.clientId} "${a.name}" is active again: its keys work, and its waiting deliveries go out.`);
   },
-  async 'portal-link create'(store, [id], { ttl, config }) {
+  async 'portal-link create'(store, [id], { ttl, productName, logoUrl, accentColor, config }) {
     const clientId = positiveInt(id, 'clientId');
     // --ttl is text: digits are the number the API would get, anything else is refused as the API refuses a non-integer.
-    const body = ttl === undefined ? {} : { ttl: /^-?\d+$/.test(ttl) ? Number(ttl) : ttl };
+    const body: Record<string, unknown> = ttl === undefined ? {} : { ttl: /^-?\d+$/.test(ttl) ? Number(ttl) : ttl };
+    const branding = Object.fromEntries(Object.entries({ productName, logoUrl, accentColor }).filter(([, value]) => value !== undefined));
+    if (Object.keys(branding).length > 0) body.branding = branding;
     // Without PUBLIC_URL, the link goes to the address the server listens on.
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const handlers = createPortalSessionHandlers(store, config.publicUrl);
-    const { body: link } = await handlers.createPortalLink(request<'createPortalLink'>({ clientId }, checked('createPortalLink', body) as { ttl: number }, `${host}:${config.port}`));
+    const handlers = createPortalSessionHandlers(store, config);
+    const { body: link } = await handlers.createPortalLink(request<'createPortalLink'>({ clientId }, checked('createPortalLink', body) as OperationRequest<'createPortalLink'>['body'], `${host}:${config.port}`));
     return { json: link, text: `Portal link for client ${clientId}, usable once until ${link.expiresAt}:\n${link.url}` };
   },
 };

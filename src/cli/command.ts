@@ -9,6 +9,10 @@ export type Output = { json: unknown; text: string };
 export interface CommandContext {
   data?: string;
   ttl?: string;
+  /** portal-link create: the portal's look for this link (openapi.yaml, PortalBrandingSet). */
+  productName?: string;
+  logoUrl?: string;
+  accentColor?: string;
   idempotencyKey?: string;
   /** event emit --file: the JSON-lines file of events to publish. */
   file?: string;

@@ -25,9 +25,10 @@ Commands:
                               nothing until it is reactivated; its data stays
   client reactivate <clientId>
                               make a deactivated client active again
-  portal-link create <clientId> [--ttl <seconds>]
+  portal-link create <clientId> [--ttl <seconds>] [--product-name <name>] [--logo-url <url>] [--accent-color <#rrggbb>]
                               a link that opens the client portal as this client, once,
-                              within --ttl seconds (600 by default, at most 86400)
+                              within --ttl seconds (600 by default, at most 86400), with
+                              the product's look (each left out: PORTAL_* of the server)
   key create <clientId>       add an API key to a client (rotation: create, then revoke the old)
   key list [clientId]         list keys by prefix and creation time (never the key itself)
   key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
@@ -51,6 +52,8 @@ Options:
   --idempotency-key <key>     1 to 255 visible ASCII characters (event emit)
   --file <events.jsonl>       the events to publish, one JSON object per line (event emit)
   --ttl <seconds>             how long a portal link and its session last (portal-link create)
+  --product-name, --logo-url, --accent-color
+                              the portal's name, logo (https) and colour for that link
   --from <file>, --to <url>   the SQLite file and the PostgreSQL database (migrate-to-postgres)
   -h, --help                  this text
 
@@ -137,6 +140,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         'idempotency-key': { type: 'string' },
         file: { type: 'string' },
         ttl: { type: 'string' },
+        'product-name': { type: 'string' },
+        'logo-url': { type: 'string' },
+        'accent-color': { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
       },
@@ -166,6 +172,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const context = {
       data: values.data,
       ttl: values.ttl,
+      productName: values['product-name'],
+      logoUrl: values['logo-url'],
+      accentColor: values['accent-color'],
       idempotencyKey: values['idempotency-key'],
       file: values.file,
       progress: (line: string) => io.err(`leadhooks: ${line}`),

@@ -25,6 +25,9 @@ export type HandlerConfig = Pick<
   | 'secretRotationGrace'
   | 'deliveryRateLimit'
   | 'publicUrl'
+  | 'portalProductName'
+  | 'portalLogoUrl'
+  | 'portalAccentColor'
 >;
 
 /**
@@ -55,6 +58,6 @@ export function createHandlers(
     ...createReplayHandlers(store, onPublished),
     ...createOperationalEventHandlers(store),
     ...createAccountHandlers(store),
-    ...createPortalSessionHandlers(store, config.publicUrl),
+    ...createPortalSessionHandlers(store, config),
   };
 }

@@ -1,4 +1,6 @@
+import type { Config } from '../config.js';
 import { HttpError, MESSAGES } from '../messages.js';
+import { logoOrigin, type PortalBranding } from '../portal-branding.js';
 import { generateApiKey, generatePortalToken, hashApiKey } from '../secrets/credentials.js';
 import type { Store } from '../store/store.js';
 import type { Handlers } from './types.js';
@@ -19,8 +21,15 @@ const REFUSALS = {
 
 type PortalHandlers = Pick<Handlers, 'createPortalLink' | 'openPortalSession' | 'endPortalSession'>;
 
-/** `publicUrl`: the address links are made with (PUBLIC_URL); null: the address each request came in on. */
-export function createPortalSessionHandlers(store: Store, publicUrl: string | null): PortalHandlers {
+/** What the handlers take of the configuration. */
+export type PortalConfig = Pick<Config, 'publicUrl' | 'portalProductName' | 'portalLogoUrl' | 'portalAccentColor'>;
+
+/**
+ * `publicUrl`: the address links are made with (PUBLIC_URL); null: the address each request came
+ * in on. The PORTAL_* settings: the portal's look where a link sets none of its own.
+ */
+export function createPortalSessionHandlers(store: Store, config: PortalConfig): PortalHandlers {
+  const { publicUrl } = config;
   return {
     async createPortalLink({ params, body, http }) {
       const client = await store.clients.get(params.clientId);
@@ -28,9 +37,13 @@ export function createPortalSessionHandlers(store: Store, publicUrl: string | nu
       if (!client.active) throw new HttpError(409, MESSAGES.clientInactive);
       const { token, hash } = generatePortalToken();
       const expiresAt = new Date(Date.now() + (body.ttl ?? DEFAULT_TTL_SECONDS) * 1000).toISOString();
-      await store.portalLinks.create(client.id, hash, expiresAt);
+      const branding: PortalBranding = { productName: null, logoUrl: null, accentColor: null, ...body.branding };
+      await store.portalLinks.create(client.id, hash, expiresAt, branding);
       const origin = publicUrl ?? `${http.protocol}://${http.host}`;
-      return { status: 201, body: { url: `${origin}/portal#link=${token}`, expiresAt } };
+      // The page is served before the token is exchanged, so its Content-Security-Policy learns
+      // the one origin a logo of the link's own loads from in the query (src/plugins/portal.ts).
+      const logo = branding.logoUrl === null ? '' : `?${new URLSearchParams({ logo: logoOrigin(branding.logoUrl)! }).toString()}`;
+      return { status: 201, body: { url: `${origin}/portal${logo}#link=${token}`, expiresAt } };
     },
 
     async openPortalSession({ body }) {
@@ -40,7 +53,13 @@ export function createPortalSessionHandlers(store: Store, publicUrl: string | nu
         const [status, message] = REFUSALS[opened.kind];
         throw new HttpError(status, message);
       }
-      return { status: 201, body: { name: opened.client.name, apiKey, expiresAt: opened.key.expiresAt! } };
+      const { productName, logoUrl, accentColor } = opened.branding;
+      const branding = {
+        productName: productName ?? config.portalProductName,
+        logoUrl: logoUrl ?? config.portalLogoUrl,
+        accentColor: accentColor ?? config.portalAccentColor,
+      };
+      return { status: 201, body: { name: opened.client.name, apiKey, expiresAt: opened.key.expiresAt!, branding } };
     },
 
     async endPortalSession({ apiKey }) {

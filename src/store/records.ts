@@ -4,6 +4,7 @@
 import type { EventName, OperationalEventName, WebhookEventName } from '../../generated/spec-lists.js';
 import type { AttemptDecision } from '../delivery-policy/attempt.js';
 import type { AttemptOutcome } from '../delivery-policy/retry.js';
+import type { PortalBranding } from '../portal-branding.js';
 
 // Event names come from openapi.yaml (components.schemas.EventName), through `npm run generate`.
 export type { EventName, OperationalEventName, WebhookEventName };
@@ -95,7 +96,9 @@ export interface FoundKey {
 }
 
 /** What opening a portal link did (PortalLinkRepository.open): a session's key made, or why not. */
-export type PortalLinkOpened = { kind: 'opened'; client: Client; key: ApiKeyRecord } | { kind: 'used' | 'expired' | 'unknown' | 'inactive' };
+export type PortalLinkOpened =
+  | { kind: 'opened'; client: Client; key: ApiKeyRecord; branding: PortalBranding }
+  | { kind: 'used' | 'expired' | 'unknown' | 'inactive' };
 
 export interface Webhook {
   id: number;

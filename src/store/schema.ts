@@ -88,7 +88,15 @@ export const TABLES: Record<string, Table> = {
     indexes: { api_keys_by_client: ['client_id'], api_keys_expiring: ['expires_at'] },
   },
   portal_links: {
-    columns: { token_hash: text, client_id: ref, expires_at: time, used_at: maybe(time) },
+    columns: {
+      token_hash: text,
+      client_id: ref,
+      expires_at: time,
+      used_at: maybe(time),
+      product_name: maybe(text),
+      logo_url: maybe(text),
+      accent_color: maybe(text),
+    },
     key: ['token_hash'],
     // A link not yet opened still opens once after the move.
     move: { orderBy: 'rowid' },

@@ -4,6 +4,7 @@
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
 import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, PlatformBatch } from './records.js';
+import type { PortalBranding } from '../portal-branding.js';
 
 export * from './records.js';
 
@@ -301,8 +302,11 @@ export interface IdempotencyRepository {
 
 /** Portal links (docs/api.md, "Portal links"): single-use, each opening a session of its client. */
 export interface PortalLinkRepository {
-  /** Keeps a link of an existing client, by its token's hash, usable once until `expiresAt`. */
-  create(clientId: number, tokenHash: string, expiresAt: string): Promise<void>;
+  /**
+   * Keeps a link of an existing client, by its token's hash, usable once until `expiresAt`, with
+   * the portal's look it sets (each field null: the server's setting applies).
+   */
+  create(clientId: number, tokenHash: string, expiresAt: string, branding: PortalBranding): Promise<void>;
   /**
    * Uses the link, at `now` (ISO 8601): unless it was used or has expired, marks it used and
    * gives its client `key`, which expires with the link; both in one transaction.

@@ -33,8 +33,10 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   // Two portal links: one opened (its session's key is key 4), one not opened yet.
   const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
   const [unopened, used, sessionKey] = [generatePortalToken(), generatePortalToken(), generateApiKey()];
-  await before.app.store.portalLinks.create(acme.clientId, unopened.hash, inAnHour);
-  await before.app.store.portalLinks.create(acme.clientId, used.hash, inAnHour);
+  // The unopened one branded: its look moves with it.
+  const branding = { productName: 'Acme CRM', logoUrl: 'https://cdn.acme.example/logo.svg', accentColor: '#0a7d5a' };
+  await before.app.store.portalLinks.create(acme.clientId, unopened.hash, inAnHour, branding);
+  await before.app.store.portalLinks.create(acme.clientId, used.hash, inAnHour, { productName: null, logoUrl: null, accentColor: null });
   t.equal((await before.app.store.portalLinks.open(used.hash, sessionKey.stored, new Date().toISOString())).kind, 'opened');
   const deleted = await createWebhook(before.app, acme.apiKey, { url: 'https://gone.example/h', events: ['lead_create'] });
   // Created with an Idempotency-Key: its retry after the move still gets the first answer.
@@ -89,7 +91,9 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   t.same(await target.query('SELECT id, expires_at = $1::timestamptz AS same FROM api_keys WHERE expires_at IS NOT NULL', [inAnHour]), [{ id: 4, same: true }], 'and expires when it did');
   const now = new Date().toISOString();
   t.equal((await after.app.store.portalLinks.open(used.hash, generateApiKey().stored, now)).kind, 'used', 'a used link stays used');
-  t.equal((await after.app.store.portalLinks.open(unopened.hash, generateApiKey().stored, now)).kind, 'opened', 'an unopened link opens once');
+  const reopened = await after.app.store.portalLinks.open(unopened.hash, generateApiKey().stored, now);
+  t.equal(reopened.kind, 'opened', 'an unopened link opens once');
+  t.same(reopened.kind === 'opened' && reopened.branding, branding, "with the link's branding");
   const list = await send(after.app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': acme.apiKey } });
   t.same(list.json.webhooks.map((w: { hookId: number }) => w.hookId), [okHook.json.hookId, downHook.json.hookId], 'the same hookIds');
   await down.waitFor(6, 15_000);

@@ -3,12 +3,15 @@ import { toClient, type ClientRow } from '../rows.js';
 import type { GroupedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { NewApiKey, PortalLinkOpened, PortalLinkRepository } from '../store.js';
-import { whyLinkRefused } from './portal-link-rules.js';
+import { brandingOf, whyLinkRefused, type BrandingColumns } from './portal-link-rules.js';
 
 export function createPortalLinkRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite): PortalLinkRepository {
-  const insert = db.prepare<[string, number, string]>('INSERT INTO portal_links (token_hash, client_id, expires_at) VALUES (?, ?, ?)');
-  const find = db.prepare<[string], { client_id: number; expires_at: string; used_at: string | null; active: number }>(
-    'SELECT l.client_id, l.expires_at, l.used_at, c.active FROM portal_links l JOIN clients c ON c.id = l.client_id WHERE l.token_hash = ?',
+  const insert = db.prepare<[string, number, string, string | null, string | null, string | null]>(
+    'INSERT INTO portal_links (token_hash, client_id, expires_at, product_name, logo_url, accent_color) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const find = db.prepare<[string], { client_id: number; expires_at: string; used_at: string | null; active: number } & BrandingColumns>(
+    `SELECT l.client_id, l.expires_at, l.used_at, c.active, l.product_name, l.logo_url, l.accent_color
+     FROM portal_links l JOIN clients c ON c.id = l.client_id WHERE l.token_hash = ?`,
   );
   const markUsed = db.prepare<[string, string]>('UPDATE portal_links SET used_at = ? WHERE token_hash = ?');
   const client = db.prepare<[number], ClientRow>('SELECT id, name, created_at FROM clients WHERE id = ?');
@@ -26,12 +29,12 @@ export function createPortalLinkRepository(db: Db, synced: SyncedWrite, grouped:
     if (refused) return { kind: refused };
     markUsed.run(now, tokenHash);
     const created = insertKey(link!.client_id, { ...key, expiresAt: link!.expires_at }, now);
-    return { kind: 'opened', client: toClient(client.get(link!.client_id)!), key: created };
+    return { kind: 'opened', client: toClient(client.get(link!.client_id)!), key: created, branding: brandingOf(link!) };
   });
 
   return {
-    async create(clientId, tokenHash, expiresAt) {
-      synced(() => insert.run(tokenHash, clientId, expiresAt));
+    async create(clientId, tokenHash, expiresAt, { productName, logoUrl, accentColor }) {
+      synced(() => insert.run(tokenHash, clientId, expiresAt, productName, logoUrl, accentColor));
     },
     async open(tokenHash, key, now) {
       // On disk before the key is handed out: a link used once stays used after a crash.

@@ -308,6 +308,13 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER webhook_filter_changed AFTER UPDATE OF filter ON webhooks
     FOR EACH ROW WHEN (OLD.filter IS DISTINCT FROM NEW.filter) EXECUTE FUNCTION webhook_filter_changed();
   `,
+  // A portal link's branding (openapi.yaml, PortalBrandingSet): the look its portal takes, each
+  // field null where the server's setting, or the portal's own look, applies.
+  `
+  ALTER TABLE portal_links ADD COLUMN product_name text;
+  ALTER TABLE portal_links ADD COLUMN logo_url text;
+  ALTER TABLE portal_links ADD COLUMN accent_color text;
+  `,
   // Operational events pushed, as on SQLite.
   `
   ALTER TABLE webhooks ADD COLUMN failures integer NOT NULL DEFAULT 0;

@@ -362,6 +362,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN filter TEXT;
   CREATE INDEX webhooks_filtered_by_client ON webhooks(client_id) WHERE deleted_at IS NULL AND filter IS NOT NULL;
   `,
+  // A portal link's branding (openapi.yaml, PortalBrandingSet): the look its portal takes, each
+  // field null where the server's setting, or the portal's own look, applies.
+  `
+  ALTER TABLE portal_links ADD COLUMN product_name TEXT;
+  ALTER TABLE portal_links ADD COLUMN logo_url TEXT;
+  ALTER TABLE portal_links ADD COLUMN accent_color TEXT;
+  `,
   // Operational events pushed (docs/api.md, "Hearing when a webhook fails"): a webhook's failed
   // attempts in its run of failures, counted up to FAILING_AFTER (src/delivery-policy/failure.ts)
   // and left as they are by a success, which reads them to tell a recovery; each operational
