@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { startServer, startWorker } from '../../scripts/lib/server-process.js';
 import { buildTestApp, cliCreateClient, createClient, createWebhook, DELIVERY_ENV, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
-import { testDatabase } from '../helpers/stores.js';
+import { testDatabase, type TestDatabase } from '../helpers/stores.js';
 import { eventually, startReceiver, type Received } from '../helpers/receiver.js';
 
 // Operational events pushed (docs/api.md, "Hearing when a webhook fails"): a webhook subscribed to
@@ -24,6 +24,11 @@ const ENV = {
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 type App = Awaited<ReturnType<typeof buildTestApp>>['app'];
+/**
+ * Resolves once the worker has started the address's feed: it hears of what happens from then on,
+ * so a test makes its events after that.
+ */
+const feedStarted = (db: TestDatabase) => eventually(async () => ((await db.query('SELECT id FROM platform_feed')).length === 1 ? true : undefined));
 const get = (app: App, url: string, headers: Record<string, string>) => send(app, { method: 'GET', url, headers });
 const body = (request: Received) => JSON.parse(request.body) as { type: string; timestamp: string; data: Record<string, unknown> };
 /** The body, once its signature is checked with `secret` as a receiver checks it (Standard Webhooks). */
@@ -38,6 +43,8 @@ t.test('a client hears of its failing, disabled, recovered and detached webhooks
   const boltGone = await startReceiver(t, () => ({ status: 410 }));
   const platform = await startReceiver(t);
   const { app, db } = await buildTestApp(t, { ...ENV, OPERATIONAL_EVENTS_URL: platform.url });
+  await app.ready();
+  await feedStarted(db);
   const acme = await createClient(app);
   const bolt = await createClient(app, 'Bolt Homes');
 
@@ -160,7 +167,9 @@ t.test("the lead product's address that fails is tried again, in order, nothing 
   // The address answers 503 twice, then takes everything.
   const platform = await startReceiver(t, (n) => ({ status: n < 2 ? 503 : 204 }));
   const gone = await startReceiver(t, () => ({ status: 410 }));
-  const { app } = await buildTestApp(t, { ...ENV, OPERATIONAL_EVENTS_URL: platform.url });
+  const { app, db } = await buildTestApp(t, { ...ENV, OPERATIONAL_EVENTS_URL: platform.url });
+  await app.ready();
+  await feedStarted(db);
   const acme = await createClient(app);
   // Two webhooks detached by their receiver, one after the other: two operational events.
   for (const id of [1, 2]) {
@@ -196,6 +205,7 @@ t.test('the standalone worker sends the address its events, and no log line hold
   // The server does not deliver; the worker does, and sends the address too.
   const server = await startServer(t, { ...env, DELIVERY_WORKER: 'off' });
   const worker = await startWorker(t, env);
+  await feedStarted(db);
   const headers = { 'content-type': 'application/json' };
   await fetch(`${server.url}/webhook`, { method: 'POST', headers: { ...headers, 'x-api-key': apiKey }, body: JSON.stringify({ url: gone.url, events: ['lead_create'] }) });
   await fetch(`${server.url}/events`, {
