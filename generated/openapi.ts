@@ -479,6 +479,34 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/events/operational": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The client's operational events, for polling
+         * @description What happened to the calling client's webhooks (`webhook.failing`, `webhook.disabled`,
+         *     `webhook.recovered`, `webhook.detached`), oldest first: the same events its webhooks
+         *     subscribed to them receive, whether or not one is. `eventId` is the `webhook-id` of
+         *     their deliveries: deduplicate on it.
+         *
+         *     Poll it with `after`: pass the `next` of the previous page (the `id` of its last event)
+         *     to get the events written since. An empty page answers `next: null`: keep the `after`
+         *     you sent. A page shorter than `limit` means there is nothing more for now. Events are
+         *     kept for the server's retention period (`RETENTION`, 30 days by default), then deleted.
+         */
+        get: operations["listClientOperationalEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operations/events": {
         parameters: {
             query?: never;
@@ -488,10 +516,12 @@ export type paths = {
         };
         /**
          * Operational events, for the lead system to poll
-         * @description What happened to the service that the lead system (the publisher) should know of, oldest
-         *     first: today one type, `webhook.disabled`, written when a webhook is disabled because
-         *     every delivery attempt to it failed for `WEBHOOK_DISABLE_AFTER` (5 days by default).
-         *     Each is written in the same transaction as what it reports, so none is lost.
+         * @description What happened to every client's webhooks that the lead system (the publisher) should
+         *     know of, oldest first: the operational events of `OperationalEventName`
+         *     (`webhook.failing`, `webhook.disabled`, `webhook.recovered`, `webhook.detached`). Each is
+         *     written in the same transaction as what it reports, so none is lost. A client reads its
+         *     own at `GET /events/operational`; with `OPERATIONAL_EVENTS_URL` set, the server also
+         *     POSTs each one, signed, to that address.
          *
          *     Poll it with `after`: pass the `next` of the previous page (the `id` of its last event)
          *     to get the events written since. An empty page answers `next: null`: keep the `after`
@@ -826,6 +856,260 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "webhook.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client keeps failing
+         * @description Written when 5 delivery attempts in a row to one of the client's webhooks have failed
+         *     (any failure: an error status, a redirect, a timeout, no connection), once per run of
+         *     failures: the next is written only after a success (`webhook.recovered`) and 5 more
+         *     failures. Deliveries to it go on, with retries, until `webhook.disabled`.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookFailingEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client was disabled
+         * @description Written when every delivery attempt to one of the client's webhooks had failed for
+         *     `WEBHOOK_DISABLE_AFTER` (5 days by default) and deliveries to it stopped; `reason` is its
+         *     `disabledReason`. `POST /webhook/{hookID}/enable` resumes it.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookDisabledEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client works again
+         * @description Written at the first successful delivery attempt to a webhook after its
+         *     `webhook.failing`. A webhook enabled again after `webhook.disabled` starts afresh: its
+         *     client enabled it, and no `webhook.recovered` follows.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookRecoveredEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.detached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client was detached by its receiver
+         * @description Written when a delivery attempt to one of the client's webhooks was answered
+         *     `410 Gone` and the webhook was detached (REST Hooks; Zapier answers 410 for a Zap that
+         *     was turned off): nothing more is delivered to it, and attaching it again is the client's
+         *     to do.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookDetachedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {
@@ -1003,10 +1287,23 @@ export type components = {
          */
         IdempotentReplayed: "true";
         /**
-         * @description A lead event a webhook can subscribe to.
+         * @description A lead event, published by the lead system, that a webhook can subscribe to.
          * @enum {string}
          */
         EventName: "lead_create" | "lead_update";
+        /**
+         * @description What happened to one of the client's webhooks, that another of its webhooks can subscribe
+         *     to (see "Operational events" above). Each is written once, when the webhook's state
+         *     changes, never for every attempt: `webhook.failing` when 5 delivery attempts to it in a
+         *     row have failed; `webhook.disabled` when deliveries to it stopped
+         *     (`WEBHOOK_DISABLE_AFTER`); `webhook.recovered` at the first successful attempt after
+         *     `webhook.failing`; `webhook.detached` when its receiver answered `410 Gone` and it was
+         *     detached.
+         * @enum {string}
+         */
+        OperationalEventName: "webhook.failing" | "webhook.disabled" | "webhook.recovered" | "webhook.detached";
+        /** @description An event type a webhook can subscribe to, a lead event or an operational event. */
+        WebhookEventName: components["schemas"]["EventName"] | components["schemas"]["OperationalEventName"];
         /**
          * Format: http-url
          * @description Absolute http or https URL that deliveries are POSTed to. Format `http-url`: the
@@ -1018,13 +1315,14 @@ export type components = {
          */
         WebhookUrl: string;
         /**
-         * @description The lead events to subscribe to; duplicates are stored once.
+         * @description The events to subscribe to, lead events and operational events (of the client's other
+         *     webhooks: `webhook.failing`, ...) alike; duplicates are stored once.
          * @example [
          *       "lead_create",
          *       "lead_update"
          *     ]
          */
-        WebhookEvents: components["schemas"]["EventName"][];
+        WebhookEvents: components["schemas"]["WebhookEventName"][];
         WebhookCreate: {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEvents"];
@@ -1193,7 +1491,7 @@ export type components = {
             hookId: number;
             /** @example https://hooks.zapier.com/hooks/standard/123/abc/ */
             url: string;
-            events: components["schemas"]["EventName"][];
+            events: components["schemas"]["WebhookEventName"][];
             /**
              * Format: date-time
              * @description When the webhook was attached.
@@ -1274,7 +1572,7 @@ export type components = {
             deliveryId: number;
             /** @description The event delivered, also sent as the `webhook-id` header. */
             eventId: string;
-            type: components["schemas"]["EventName"];
+            type: components["schemas"]["WebhookEventName"];
             /** Format: date-time */
             attemptedAt: string;
             /** @description The receiver's HTTP status; null when no response came. */
@@ -1436,6 +1734,75 @@ export type components = {
             data: components["schemas"]["Lead"];
             leadId?: components["schemas"]["LeadId"];
         };
+        /** @description The webhook an operational event is about, and what happened to it. */
+        OperationalEventData: {
+            /**
+             * @description The webhook it is about (another of the client's webhooks than the one receiving it).
+             * @example 43
+             */
+            hookId: number;
+            /**
+             * @description The client (account) the webhook belongs to.
+             * @example 1
+             */
+            clientId: number;
+            /**
+             * @description The webhook's URL, as `GET /webhook/{hookID}` shows it.
+             * @example https://crm.example.com/leadhooks
+             */
+            url: string;
+            /**
+             * @description What happened, in words.
+             * @example 5 delivery attempts in a row failed (last: HTTP 503)
+             */
+            reason: string;
+        };
+        /** @description The body of an operational event's delivery, of any operational type. */
+        OperationalEventBody: {
+            type: components["schemas"]["OperationalEventName"];
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.failing
+         * @description The body of a `webhook.failing` delivery.
+         */
+        WebhookFailingEvent: {
+            /** @constant */
+            type: "webhook.failing";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.disabled
+         * @description The body of a `webhook.disabled` delivery.
+         */
+        WebhookDisabledEvent: {
+            /** @constant */
+            type: "webhook.disabled";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.recovered
+         * @description The body of a `webhook.recovered` delivery.
+         */
+        WebhookRecoveredEvent: {
+            /** @constant */
+            type: "webhook.recovered";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.detached
+         * @description The body of a `webhook.detached` delivery.
+         */
+        WebhookDetachedEvent: {
+            /** @constant */
+            type: "webhook.detached";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
         /**
          * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
          *     the same values) and the event's `id`.
@@ -1457,7 +1824,7 @@ export type components = {
             next: number | null;
         };
         EventType: {
-            type: components["schemas"]["EventName"];
+            type: components["schemas"]["WebhookEventName"];
             /**
              * @description What happened, in a few words.
              * @example A lead was created
@@ -1471,7 +1838,7 @@ export type components = {
                 [key: string]: unknown;
             };
             /** @description Bodies of this type, as the `webhooks` section gives them. */
-            examples: components["schemas"]["LeadEvent"][];
+            examples: (components["schemas"]["LeadEvent"] | components["schemas"]["OperationalEventBody"])[];
         };
         EventTypeList: {
             types: components["schemas"]["EventType"][];
@@ -1482,14 +1849,9 @@ export type components = {
              * @example 7
              */
             id: number;
+            type: components["schemas"]["OperationalEventName"];
             /**
-             * @description `webhook.disabled`: every delivery attempt to the webhook failed for
-             *     `WEBHOOK_DISABLE_AFTER`, and deliveries to it stopped until its client enables it.
-             * @enum {string}
-             */
-            type: "webhook.disabled";
-            /**
-             * @description The webhook.
+             * @description The webhook it is about.
              * @example 43
              */
             hookId: number;
@@ -1499,7 +1861,8 @@ export type components = {
              */
             clientId: number;
             /**
-             * @description Why, in the words the client reads in the webhook's `disabledReason`.
+             * @description What happened, in words: for `webhook.disabled`, the words the client reads in the
+             *     webhook's `disabledReason`.
              * @example every delivery attempt failed for at least 5 days (last: HTTP 503)
              */
             reason: string;
@@ -1508,6 +1871,13 @@ export type components = {
              * @description When it happened.
              */
             createdAt: string;
+            /**
+             * @description The `webhook-id` of its deliveries to the client's webhooks subscribed to it and to
+             *     `OPERATIONAL_EVENTS_URL`: deduplicate on it. Null for an event written before the
+             *     server delivered operational events.
+             * @example evt_0193a1f2c3d4b5e6f708192a3b4c5d6e
+             */
+            eventId: string | null;
         };
         AuditLogPage: {
             entries: components["schemas"]["AuditEntry"][];
@@ -2853,7 +3223,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event types, in the order of `EventName`. */
+            /** @description The event types, lead events then operational events, in the order of `WebhookEventName`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2863,6 +3233,50 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+        };
+    };
+    listClientOperationalEvents: {
+        parameters: {
+            query?: {
+                /** @description The `next` of the previous page; events after it. Absent, the list starts at the oldest kept. */
+                after?: number;
+                /** @description Events per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the client's operational events, oldest first. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationalEventPage"];
+                };
+            };
+            /** @description `Invalid data: ...` for an `after` or `limit` out of range. */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOperationalEvents: {

@@ -183,6 +183,29 @@ export function parseProxyUrl(value: string): string | null | undefined {
   }
 }
 
+/**
+ * An http or https URL with a host and no user name or password, kept as written; unset or
+ * empty: null. A password in a URL would be written to every log line that names it.
+ */
+export function parseTargetUrl(value: string): string | null | undefined {
+  if (value.trim() === '') return null;
+  try {
+    const url = new URL(value.trim());
+    const ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+    return ok ? value.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A Standard Webhooks signing secret: `whsec_` and base64 of 24 to 64 bytes; unset or empty: null. */
+export function parseSigningSecret(value: string): string | null | undefined {
+  if (value.trim() === '') return null;
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value.trim());
+  const bytes = match ? Buffer.from(match[1]!, 'base64').length : 0;
+  return bytes >= 24 && bytes <= 64 ? value.trim() : undefined;
+}
+
 /** A secret of at least 16 characters, a shorter one refused outright; unset or empty: none (null). */
 function parseToken(value: string): string | null | undefined {
   return value === '' ? null : value.length >= 16 ? value : undefined;
@@ -385,6 +408,24 @@ export const SETTINGS = {
     parse: (value: string) => optional(value, isAccentColor),
     expected: 'a colour as # and six hex digits, such as #0a7d5a (unset: the portal\'s own)',
   },
+  /**
+   * The lead product's own address for every client's operational events (webhook.failing, ...),
+   * sent by the delivery worker, signed with `operationalEventsSecret`; null: none are sent.
+   */
+  operationalEventsUrl: {
+    env: 'OPERATIONAL_EVENTS_URL',
+    default: '',
+    parse: parseTargetUrl,
+    expected: 'an http or https URL without a user name or password (unset: operational events are not sent to the lead product)',
+  },
+  /** What signs the requests to `operationalEventsUrl`, as a webhook's secret signs its deliveries. */
+  operationalEventsSecret: {
+    env: 'OPERATIONAL_EVENTS_SECRET',
+    default: '',
+    parse: parseSigningSecret,
+    expected: 'a signing secret: whsec_ and the base64 of 24 to 64 random bytes (echo whsec_$(openssl rand -base64 32))',
+    secret: true,
+  },
 } satisfies Settings;
 
 export type Config = Loaded<typeof SETTINGS>;
@@ -429,6 +470,14 @@ function load<S extends Settings>(settings: S, env: Env): Loaded<S> {
   return Object.fromEntries(Object.entries(settings).map(([key, setting]) => [key, read(env, setting)])) as Loaded<S>;
 }
 
-export const loadConfig = (env: Env = process.env): Config => load(SETTINGS, env);
+/** What settings say together: an address for operational events needs the secret that signs them. */
+function checkTogether(config: Config): Config {
+  if (config.operationalEventsUrl !== null && config.operationalEventsSecret === null) {
+    throw new ConfigError('OPERATIONAL_EVENTS_URL is set but OPERATIONAL_EVENTS_SECRET is not: the requests to it must be signed');
+  }
+  return config;
+}
+
+export const loadConfig = (env: Env = process.env): Config => checkTogether(load(SETTINGS, env));
 
 export const loadTracingConfig = (env: Env = process.env): TracingConfig => load(TRACING_SETTINGS, env);

@@ -1,6 +1,6 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import type { operations } from '../generated/openapi.js';
-import { EVENT_NAMES } from '../generated/spec-lists.js';
+import { EVENT_NAMES, WEBHOOK_EVENT_NAMES } from '../generated/spec-lists.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { bodySchemaOf, limitOf, parameterSchemaOf, schemaAt, type SpecSchema } from './spec.js';
 
@@ -115,6 +115,20 @@ export function webhookDisabledReason(disableAfterMs: number, last: { statusCode
   return `every delivery attempt failed for at least ${durationInWords(disableAfterMs)} (last: ${what})`;
 }
 
+/** Why `webhook.failing` was written: FAILING_AFTER failures in a row, and the last one. */
+export function webhookFailingReason(failures: number, last: { statusCode: number | null; error: string | null }): string {
+  const what = last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? 'no response');
+  return `${failures} delivery attempts in a row failed (last: ${what})`;
+}
+
+/** Why `webhook.recovered` was written: the success after FAILING_AFTER or more failures. */
+export function webhookRecoveredReason(failures: number, statusCode: number | null): string {
+  return `delivered again (HTTP ${statusCode ?? 200}) after ${failures} or more failed attempts in a row`;
+}
+
+/** Why `webhook.detached` was written. */
+export const WEBHOOK_GONE_REASON = 'the receiver answered 410 Gone';
+
 // Bad input: each operation has its own words (the interface document's for the first three).
 // A validation failure, or a body that could not be parsed at all, is turned into them here;
 // the schemas themselves live in openapi.yaml, and so do the limits and required fields the
@@ -128,6 +142,8 @@ type InputMessage = (data: unknown, issue: Issue) => string;
 type InputMessageOf = (operationId: OperationId) => InputMessage;
 
 const EVENT_LIST = EVENT_NAMES.join(', ');
+/** What a webhook may subscribe to: the lead events and the operational ones. */
+const WEBHOOK_EVENT_LIST = WEBHOOK_EVENT_NAMES.join(', ');
 const INVALID = 'Invalid data: ';
 
 const isAbsent = (value: unknown): boolean =>
@@ -318,9 +334,9 @@ function webhookFields({ properties }: SpecSchema): Describers {
       return (hasCredentials(value) ? MESSAGES.urlWithCredentials : MESSAGES.invalidUrl).slice(INVALID.length);
     },
     events: (issue, index) => {
-      if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
+      if (index !== undefined) return `events[${index}] must be one of ${WEBHOOK_EVENT_LIST}`;
       if (issue?.keyword === 'maxItems') return `events must hold at most ${String(issue.params.limit)} names`;
-      return `events must be an array of ${EVENT_LIST}`;
+      return `events must be an array of ${WEBHOOK_EVENT_LIST}`;
     },
     paused: () => 'paused must be true or false',
     ordered: () => 'ordered must be true or false',
@@ -469,6 +485,7 @@ const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessa
   publishEvents: { body: eventBatchBody },
   listEventTypes: {},
   listOperationalEvents: { querystring: pageQuery },
+  listClientOperationalEvents: { querystring: pageQuery },
   createAccount: { body: accountBody },
   listAccounts: { querystring: pageQuery },
   getAccount: {},

@@ -42,6 +42,8 @@ t.test('defaults', async (t) => {
     portalProductName: null,
     portalLogoUrl: null,
     portalAccentColor: null,
+    operationalEventsUrl: null,
+    operationalEventsSecret: null,
   });
 });
 
@@ -125,6 +127,8 @@ t.test('values are read and converted', async (t) => {
     portalProductName: 'Acme CRM',
     portalLogoUrl: 'https://cdn.acme.example/logo.svg',
     portalAccentColor: '#0A7d5a',
+    operationalEventsUrl: null,
+    operationalEventsSecret: null,
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ DELIVERY_RATE_LIMIT: 'off' }).deliveryRateLimit, null, 'no default rate');
@@ -297,4 +301,26 @@ t.test('the portal settings: origins exactly, https or http on loopback; a name,
     t.throws(() => loadConfig({ PORTAL_PRODUCT_NAME: value }), { message: /^PORTAL_PRODUCT_NAME=.* is not valid: expected a name of 1 to 80 characters/ }, JSON.stringify(value));
   }
   t.equal(loadConfig({ PORTAL_PRODUCT_NAME: '<b>Acme</b> & "Co"' }).portalProductName, '<b>Acme</b> & "Co"', 'markup is only text: the page writes it as such');
+});
+
+t.test("the lead product's address for operational events, and the secret that signs them", async (t) => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  t.match(loadConfig({}), { operationalEventsUrl: null, operationalEventsSecret: null }, 'unset: none are sent');
+  t.match(loadConfig({ OPERATIONAL_EVENTS_URL: 'https://crm.internal/leadhooks?from=ops', OPERATIONAL_EVENTS_SECRET: secret }), {
+    operationalEventsUrl: 'https://crm.internal/leadhooks?from=ops',
+    operationalEventsSecret: secret,
+  });
+  for (const bad of ['crm.internal/hooks', 'ftp://crm.internal/', 'https://user:pw@crm.internal/', 'https://']) {
+    t.throws(() => loadConfig({ OPERATIONAL_EVENTS_URL: bad, OPERATIONAL_EVENTS_SECRET: secret }), {
+      message: `OPERATIONAL_EVENTS_URL=${JSON.stringify(bad)} is not valid: expected an http or https URL without a user name or password (unset: operational events are not sent to the lead product)`,
+    }, bad);
+  }
+  for (const bad of ['secret-but-not-whsec', 'whsec_', `whsec_${Buffer.alloc(8).toString('base64')}`, `whsec_${Buffer.alloc(65).toString('base64')}`, 'whsec_!!!']) {
+    t.throws(() => loadConfig({ OPERATIONAL_EVENTS_SECRET: bad }), {
+      message: 'OPERATIONAL_EVENTS_SECRET=(value hidden) is not valid: expected a signing secret: whsec_ and the base64 of 24 to 64 random bytes (echo whsec_$(openssl rand -base64 32))',
+    }, 'refused, and never echoed');
+  }
+  t.throws(() => loadConfig({ OPERATIONAL_EVENTS_URL: 'https://crm.internal/leadhooks' }), {
+    message: 'OPERATIONAL_EVENTS_URL is set but OPERATIONAL_EVENTS_SECRET is not: the requests to it must be signed',
+  });
 });

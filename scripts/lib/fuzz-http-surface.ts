@@ -57,7 +57,7 @@ const logoLike = fc.oneof(
   hostileText,
 );
 const path = fc.oneof(
-  fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
+  fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/events/operational', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
   fc.constantFrom('/admin/clients', '/portal-session', '/admin/audit-log'),
   segment.map((s) => `/admin/clients/${s}`),
   segment.map((s) => `/admin/clients/${s}/keys`),
@@ -89,6 +89,7 @@ const operation = fc.oneof(
   segment.map((s) => ['POST', `/webhook/${s}/enable`]),
   segment.map((s) => ['POST', `/webhook/${s}/recover`]),
   query.map((q) => ['GET', `/operations/events${q}`]),
+  query.map((q) => ['GET', `/events/operational${q}`]),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
   // The admin operations, with whatever credential comes but the admin token: every one is 401.
   fc.constantFrom(['POST', '/admin/clients'], ['GET', '/admin/clients'], ['POST', '/portal-session'], ['DELETE', '/portal-session']),
@@ -166,11 +167,14 @@ const webhookLike = fc.record(
   {
     url: fc.oneof(fc.webUrl(), fc.string(), fc.constant(null), fc.integer(), fc.constant('http://[::1]:99999/'), fc.webUrl().map((url) => url.replace('://', '://user:pw@')), hostileText),
     events: fc.oneof(
-      fc.array(fc.constantFrom('lead_create', 'lead_update', 'lead_delete', ''), { maxLength: 20 }),
+      fc.array(
+        fc.constantFrom('lead_create', 'lead_update', 'lead_delete', '', 'webhook.failing', 'webhook.disabled', 'webhook.recovered', 'webhook.detached', 'webhook.*', 'WEBHOOK.FAILING'),
+        { maxLength: 20 },
+      ),
       fc.jsonValue(),
     ),
     clientId: fc.oneof(fc.integer(), fc.string()),
-    type: fc.constantFrom('lead_create', 'lead_update', 'x'),
+    type: fc.constantFrom('lead_create', 'lead_update', 'x', 'webhook.failing'),
     data: fc.oneof(fc.jsonValue(), fc.dictionary(hostileText, hostileText, { maxKeys: 3 })),
     paused: fc.oneof(fc.boolean(), fc.jsonValue()),
     filter: filterLike,
@@ -299,7 +303,7 @@ type Operation = { method: string; path: string; query: string; body: unknown };
  */
 function wellFormedRequests(ids: { clientId: number; hookId: number }): Operation[] {
   const bodies: Record<string, unknown> = {
-    createWebhook: { url: 'https://a.example/h', events: ['lead_create'], filter: { campaign: 'spring', 'address.country': { $in: ['FR'] } } },
+    createWebhook: { url: 'https://a.example/h', events: ['lead_create', 'webhook.failing'], filter: { campaign: 'spring', 'address.country': { $in: ['FR'] } } },
     updateWebhook: { url: 'https://b.example/h', events: ['lead_update'], paused: false, filter: { $or: [{ score: { $gte: 10 } }, { vip: true }] } },
     recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z', until: '2099-01-01T00:00:00Z', missed: true },
     publishEvent: { clientId: ids.clientId, type: 'lead_create', data: { id: 1, name: 'Jane Doe', tags: ['x'] }, leadId: 1 },
@@ -314,6 +318,7 @@ function wellFormedRequests(ids: { clientId: number; hookId: number }): Operatio
     listWebhooks: 'limit=5',
     listAccounts: 'limit=5',
     listAuditLog: `clientId=${ids.clientId}&since=2026-01-01T00:00:00Z&until=2099-01-01T00:00:00Z&limit=5`,
+    listClientOperationalEvents: 'after=1&limit=5',
   };
   const values: Record<string, number> = { hookID: ids.hookId, clientId: ids.clientId, keyId: 999_999, deliveryId: 1 };
   const paths = (loadSpec() as { paths: Record<string, Record<string, { operationId?: string; requestBody?: unknown }>> }).paths;

@@ -2,13 +2,13 @@
 // its errors, and the results of a write under an Idempotency-Key.
 
 import type { components } from '../../generated/openapi.js';
-import type { EventName } from '../../generated/spec-lists.js';
+import type { EventName, OperationalEventName, WebhookEventName } from '../../generated/spec-lists.js';
 import type { AttemptDecision } from '../delivery-policy/attempt.js';
 import type { AttemptOutcome } from '../delivery-policy/retry.js';
 import type { PortalBranding } from '../portal-branding.js';
 
 // Event names come from openapi.yaml (components.schemas.EventName), through `npm run generate`.
-export type { EventName };
+export type { EventName, OperationalEventName, WebhookEventName };
 
 /**
  * The database could not be reached (refused, lost or timed-out connections): the operation did
@@ -107,7 +107,7 @@ export interface Webhook {
   id: number;
   clientId: number;
   url: string;
-  events: EventName[];
+  events: WebhookEventName[];
   secret: string;
   createdAt: string;
 }
@@ -115,7 +115,7 @@ export interface Webhook {
 export interface NewWebhook {
   clientId: number;
   url: string;
-  events: EventName[];
+  events: WebhookEventName[];
   secret: string;
   /** Deliveries per second it gets at most; absent: the server's default. */
   rateLimit?: number;
@@ -132,7 +132,7 @@ export type WebhookStatus = 'active' | 'failing' | 'disabled';
 export interface WebhookSummary {
   id: number;
   url: string;
-  events: EventName[];
+  events: WebhookEventName[];
   createdAt: string;
   status: WebhookStatus;
   /** Its deliveries wait in the outbox, unattempted, until it is resumed. */
@@ -154,7 +154,7 @@ export interface WebhookSummary {
 /** What an update changes; an absent field stays as it is. */
 export interface WebhookChanges {
   url?: string;
-  events?: EventName[];
+  events?: WebhookEventName[];
   paused?: boolean;
   rateLimit?: number;
   /** false also sends at once the deliveries waiting behind an earlier one of their lead. */
@@ -257,19 +257,40 @@ export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt' | '
   /** The attempt was asked for by a resend or a recovery. */
   replay: boolean;
   eventId: string;
-  type: EventName;
+  type: WebhookEventName;
   outcome: LoggedOutcome;
 }
 
-/** Something the publisher should know of (GET /operations/events). */
+/** Something that happened to a webhook, that its client and the publisher should know of (GET /operations/events). */
 export interface OperationalEvent {
   /** The feed's order: ids rise in the order the events were committed. */
   id: number;
-  type: 'webhook.disabled';
+  type: OperationalEventName;
   webhookId: number;
   clientId: number;
   reason: string;
   createdAt: string;
+  /** The event its deliveries carry (the `webhook-id`); null for one written before they were pushed. */
+  eventId: string | null;
+}
+
+/**
+ * An operational event to write, in the transaction of what it reports: with the event its
+ * deliveries carry (its id made by the writer), to the client's other webhooks subscribed to it.
+ */
+export interface NewOperationalEvent {
+  type: OperationalEventName;
+  webhookId: number;
+  clientId: number;
+  /** The webhook's URL, as its deliveries tell it. */
+  url: string;
+  reason: string;
+  createdAt: string;
+}
+
+/** Operational events taken to send to the lead product's own address (OPERATIONAL_EVENTS_URL), in feed order. */
+export interface PlatformBatch {
+  events: { id: number; eventId: string; payload: string }[];
 }
 
 // The audit log (openapi.yaml, listAuditLog): who changed what, when and from where. The actions

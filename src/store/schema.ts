@@ -125,6 +125,7 @@ export const TABLES: Record<string, Table> = {
       ordered: flag(1),
       headers: maybe(text),
       filter: maybe(text),
+      failures: { kind: 'integer', default: '0' },
     },
     move: { orderBy: 'id' },
     indexes: { webhooks_to_release: ['id'], webhooks_filtered_by_client: ['client_id'] },
@@ -176,10 +177,21 @@ export const TABLES: Record<string, Table> = {
     indexes: { idempotency_keys_by_age: ['created_at'] },
   },
   operational_events: {
-    columns: { id, type: text, webhook_id: ref, client_id: ref, reason: text, created_at: time },
+    columns: { id, type: text, webhook_id: ref, client_id: ref, reason: text, created_at: time, event_id: maybe(text) },
     // The publisher's feed keeps its ids: a poller's `after` goes on where it was.
     move: { orderBy: 'id' },
-    indexes: { operational_events_by_age: ['created_at'], operational_events_by_webhook: ['webhook_id'] },
+    indexes: {
+      operational_events_by_age: ['created_at'],
+      operational_events_by_webhook: ['webhook_id'],
+      operational_events_by_client: ['client_id', 'id'],
+    },
+  },
+  platform_feed: {
+    // One row: the last operational event sent to OPERATIONAL_EVENTS_URL, and until when (epoch
+    // ms) a worker sending it holds it. Moved, so that the address is not sent them again.
+    columns: { id: { kind: 'bigint' }, sent_through: ref, lease_until: { kind: 'bigint', default: '0' } },
+    move: { orderBy: 'id' },
+    indexes: {},
   },
   audit_log: {
     columns: {

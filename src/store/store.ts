@@ -3,7 +3,7 @@
 // records it speaks of are in src/store/records.ts, exported from here too.
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch } from './records.js';
 import type { PortalBranding } from '../portal-branding.js';
 
 export * from './records.js';
@@ -278,13 +278,23 @@ export interface SecretRepository {
 
 /** The publisher's feed of operational events (GET /operations/events). */
 export interface OperationalEventRepository {
-  /** Up to `limit` events with ids above `after` (all, without it), oldest first. */
-  list(page: { limit: number; after?: number }): Promise<OperationalEvent[]>;
+  /** Up to `limit` events with ids above `after` (all, without it), oldest first: every client's, or one client's. */
+  list(page: { limit: number; after?: number; clientId?: number }): Promise<OperationalEvent[]>;
   /**
    * Retention: deletes up to `limit` events created before `before` (ISO 8601), oldest first, in
    * one short transaction; returns how many it deleted.
    */
   prune(before: string, limit: number): Promise<number>;
+  /**
+   * The lead product's own address (OPERATIONAL_EVENTS_URL): up to `limit` events after the last
+   * one it was sent, oldest first, with the body their deliveries carry, and the sending of them
+   * leased to the caller until `leaseUntil` (epoch ms). None when there is nothing new or
+   * another worker holds the lease. The first call ever starts the feed at the latest event: the
+   * address hears of what happens from then on.
+   */
+  claimPlatform(now: number, leaseUntil: number, limit: number): Promise<PlatformBatch>;
+  /** Every event up to `through` reached the address (kept when it is behind); the lease ends. */
+  platformSent(through: number): Promise<void>;
 }
 
 export interface IdempotencyRepository {

@@ -217,6 +217,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
       },
     ],
     listOperationalEvents: [{ status: 200, body: { events: [], next: null } }],
+    listClientOperationalEvents: [{ status: 200, body: { events: [], next: null } }],
     publishEvent: [
       { status: 202, body: { eventId, deliveries: 1 } },
       { status: 404, body: { error: 'Client not found' } },

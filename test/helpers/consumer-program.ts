@@ -74,6 +74,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   // Not disabled (nothing has failed): enabling it answers with the webhook as it is.
   const enabled = await client.POST('/webhook/{hookID}/enable', { params: { path: { hookID } } });
   const notices = await publisher.GET('/operations/events', { params: { query: { limit: 10 } } });
+  // The client's own: nothing has failed.
+  const own = await client.GET('/events/operational', { params: { query: { limit: 10 } } });
   // The worker is off: the event's delivery is still pending, and nothing has failed yet.
   const resent = await client.POST('/webhook/{hookID}/deliveries/{deliveryId}/retry', { params: { path: { hookID, deliveryId: 1 } } });
   const recovered = await client.POST('/webhook/{hookID}/recover', { params: { path: { hookID } }, body: { since: '2026-01-01T00:00:00Z' } });
@@ -121,6 +123,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     testWebhook: [answer(tested)],
     enableWebhook: [answer(enabled)],
     listOperationalEvents: [answer(notices)],
+    listClientOperationalEvents: [answer(own)],
     retryWebhookDelivery: [answer(resent)],
     recoverWebhookDeliveries: [answer(recovered)],
     rotateWebhookSecret: [answer(rotated)],

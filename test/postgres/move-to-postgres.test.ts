@@ -59,7 +59,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 4 api_keys, 2 portal_links, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events, 4 audit_log.`);
+  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 4 api_keys, 2 portal_links, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events, 0 platform_feed, 4 audit_log.`);
   t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
   t.match(moved.err, /^deliveries: 6\/6$/m);
   // reltuples is -1 until a table is first analyzed (or vacuumed).
@@ -276,13 +276,16 @@ t.test('disabled and failing webhooks move as they are, with the marked attempts
   const source = sqliteDatabase(path);
   // The second event is gone (retention): SQLite's counter still says 2 were given.
   await source.query('DELETE FROM operational_events WHERE id = ?', [pruned.event!.id]);
+  // The lead product's address had been sent the first: it goes on after it.
+  await source.query('INSERT INTO platform_feed (id, sent_through, lease_until) VALUES (1, ?, 0)', [disabled.event!.id]);
   const columns = 'id, failing_since, disabled_at, disabled_reason';
   const sourceWebhooks = await source.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`);
 
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.match(moved.out, / 1 operational_events, 3 audit_log\.$/);
+  t.match(moved.out, / 1 operational_events, 1 platform_feed, 3 audit_log\.$/);
+  t.same(await target.query('SELECT id, sent_through, lease_until FROM platform_feed'), [{ id: 1, sent_through: disabled.event!.id, lease_until: 0 }], "the address's place moves too");
   const iso = (value: unknown) => (value === null ? null : new Date(value as string).toISOString());
   t.same(
     (await target.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`)).map((row) => ({

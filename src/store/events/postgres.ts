@@ -8,9 +8,10 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 // events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one
 // type for the second, so a page is one backward range of an index and nothing is sorted. Two
 // statements rather than one with an optional type, so that each is planned for its own index
-// (test/store/events/event-list-plan.test.ts checks the plans).
+// (test/store/events/event-list-plan.test.ts checks the plans). Lead events only: a client's
+// operational events, kept here for their deliveries, are listed by GET /events/operational.
 export const EVENT_LIST_SQL = {
-  all: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
+  all: "SELECT seq, id, payload FROM events WHERE client_id = $1 AND seq < $2 AND type NOT LIKE 'webhook.%' ORDER BY seq DESC LIMIT $3",
   ofType: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
 };
 

@@ -8,9 +8,10 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 // table ends with the rowid): events_by_client and events_by_client_type each hold one client's
 // events, of one type for the second, in that order, so a page reads its rows and no others, and
 // nothing is sorted (../sqlite/migrations.ts; test/store/events/event-list-plan.test.ts checks the
-// plans).
+// plans). Lead events only: a client's operational events, kept here for their deliveries, are
+// listed by GET /events/operational.
 export const EVENT_LIST_SQL = {
-  all: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
+  all: "SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND rowid < ? AND type NOT LIKE 'webhook.%' ORDER BY rowid DESC LIMIT ?",
   ofType: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
 };
 

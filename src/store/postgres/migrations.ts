@@ -332,4 +332,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX audit_log_by_client ON audit_log(client_id, id);
   CREATE INDEX audit_log_by_age ON audit_log(at);
   `,
+  // Operational events pushed, as on SQLite.
+  `
+  ALTER TABLE webhooks ADD COLUMN failures integer NOT NULL DEFAULT 0;
+  ALTER TABLE operational_events ADD COLUMN event_id text;
+  CREATE INDEX operational_events_by_client ON operational_events(client_id, id);
+  CREATE TABLE platform_feed (
+    id bigint PRIMARY KEY,
+    sent_through bigint NOT NULL,
+    lease_until bigint NOT NULL DEFAULT 0
+  );
+  `,
 ];

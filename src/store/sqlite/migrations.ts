@@ -390,4 +390,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX audit_log_by_client ON audit_log(client_id, id);
   CREATE INDEX audit_log_by_age ON audit_log(at);
   `,
+  // Operational events pushed (docs/api.md, "Hearing when a webhook fails"): a webhook's failed
+  // attempts in its run of failures, counted up to FAILING_AFTER (src/delivery-policy/failure.ts)
+  // and left as they are by a success, which reads them to tell a recovery; each operational
+  // event's event, whose deliveries carry it to the client's subscribed webhooks; a client's own
+  // events in feed order, for its poll; and how far the lead product's own address
+  // (OPERATIONAL_EVENTS_URL) has been sent, with the lease of the worker sending it.
+  `
+  ALTER TABLE webhooks ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE operational_events ADD COLUMN event_id TEXT;
+  CREATE INDEX operational_events_by_client ON operational_events(client_id, id);
+  CREATE TABLE platform_feed (
+    id INTEGER PRIMARY KEY,
+    sent_through INTEGER NOT NULL,
+    lease_until INTEGER NOT NULL DEFAULT 0
+  );
+  `,
 ];
