@@ -119,28 +119,31 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
     if (share.leasing === undefined && share.left - share.owed > 0 && share.tokens * 4 <= share.lastGrant && now >= downUntil) void lease(keyHash, share);
   }
 
-  /** A request the process cannot answer from its share: a lease is waited for, or it counts on its own. */
-  async function countSlowly(keyHash: string, share: Share): Promise<KeyCount> {
+  /** Answers a request of the key without waiting, if it can: from its share, or on its own while the database does not answer. */
+  function countNow(keyHash: string, share: Share, now: number): KeyCount | undefined {
+    if (share.tokens > 0) {
+      share.tokens--;
+      topUp(keyHash, share, now);
+      return admitted(share);
+    }
+    if (share.left - share.owed <= 0) {
+      // Nothing left as far as known; other processes may give back what they did not spend.
+      if (share.leasing === undefined && now >= share.askAfter && now >= downUntil) {
+        share.askAfter = now + RECHECK_MS;
+        void lease(keyHash, share);
+      }
+      return refused(share);
+    }
+    if (now < downUntil) {
+      share.owed++;
+      return admitted(share);
+    }
+    return undefined;
+  }
+
+  /** A request that needs a share: it waits for the lease, LEASE_WAIT_MS at most. */
+  async function countLater(keyHash: string, share: Share): Promise<KeyCount> {
     for (;;) {
-      const now = Date.now();
-      if (share.resetAt <= now) share = shareOf(keyHash, now);
-      if (share.tokens > 0) {
-        share.tokens--;
-        topUp(keyHash, share, now);
-        return admitted(share);
-      }
-      if (share.left - share.owed <= 0) {
-        // Nothing left as far as known; other processes may give back what they did not spend.
-        if (share.leasing === undefined && now >= share.askAfter && now >= downUntil) {
-          share.askAfter = now + RECHECK_MS;
-          void lease(keyHash, share);
-        }
-        return refused(share);
-      }
-      if (now < downUntil) {
-        share.owed++;
-        return admitted(share);
-      }
       const leasing = share.leasing ?? lease(keyHash, share);
       let timer: NodeJS.Timeout | undefined;
       const answered = await Promise.race([leasing.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(resolve, LEASE_WAIT_MS, false)))]);
@@ -149,6 +152,10 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
         if (downUntil === 0) log?.warn('the rate limit cannot be shared, the database is slow to answer: each process counts on its own');
         downUntil = Date.now() + RETRY_MS;
       }
+      const now = Date.now();
+      if (share.resetAt <= now) share = shareOf(keyHash, now);
+      const counted = countNow(keyHash, share, now);
+      if (counted !== undefined) return counted;
     }
   }
 
@@ -184,16 +191,15 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
   return {
     count(keyHash, now) {
       const share = shareOf(keyHash, now);
-      if (share.tokens > 0) {
-        share.tokens--;
-        topUp(keyHash, share, now);
-        return admitted(share);
-      }
-      return countSlowly(keyHash, share);
+      return countNow(keyHash, share, now) ?? countLater(keyHash, share);
     },
     async close() {
       clearInterval(sweep);
-      await Promise.all([...shares.values()].flatMap((share) => (share.leasing === undefined ? [] : [share.leasing])));
+      // The shares being leased are waited for, as long as a request would wait for one.
+      const leasing = [...shares.values()].flatMap((share) => (share.leasing === undefined ? [] : [share.leasing]));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(leasing), new Promise((resolve) => (timer = setTimeout(resolve, LEASE_WAIT_MS)))]);
+      clearTimeout(timer);
       const now = Date.now();
       const unused = [...shares].filter(([, share]) => share.tokens > 0 && share.resetAt > now).map(([keyHash, share]) => takeBack(keyHash, share));
       shares.clear();

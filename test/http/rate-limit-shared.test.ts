@@ -1,0 +1,125 @@
+import t, { type Test } from 'tap';
+import { parseRateLimit } from '../../src/config.js';
+import type { KeyCount, KeyCounter } from '../../src/http/rate-limit-counter.js';
+import { createSharedCounter, LEASE_WAIT_MS, MAX_SHARE, shareSize } from '../../src/http/rate-limit-shared.js';
+import type { RateLimitRepository, UnusedShare } from '../../src/store/store.js';
+import { eventually } from '../helpers/receiver.js';
+import { belongsTo } from '../helpers/stores.js';
+
+// The shared count's rules, on a repository kept in memory as the database keeps it
+// (test/postgres/rate-limit-windows.test.ts holds the statements to the same): how much it asks
+// for, how rarely, what it hands back, and what it does when the database does not answer.
+belongsTo('both');
+
+/** The database's count, in memory; `down` makes every statement fail, `hang` never answer. */
+function memoryRepository() {
+  const taken = new Map<string, number>();
+  const calls = { leases: [] as { want: number; granted: number }[], givenBack: [] as UnusedShare[][] };
+  const state = { down: false, hang: false };
+  const repository: RateLimitRepository = {
+    async lease(keyHash, windowStart, want, limit) {
+      if (state.hang) return new Promise(() => {});
+      if (state.down) throw new Error('connect ECONNREFUSED');
+      const id = `${keyHash}@${windowStart}`;
+      const before = taken.get(id) ?? 0;
+      const granted = Math.min(want, Math.max(0, limit - before));
+      taken.set(id, before + granted);
+      calls.leases.push({ want, granted });
+      return { granted, taken: before + granted };
+    },
+    async giveBack(shares) {
+      if (state.down) throw new Error('connect ECONNREFUSED');
+      if (shares.length > 0) calls.givenBack.push(shares);
+      for (const s of shares) taken.set(`${s.keyHash}@${s.windowStart}`, Math.max(0, (taken.get(`${s.keyHash}@${s.windowStart}`) ?? 0) - s.count));
+    },
+    async prune() {
+      return 0;
+    },
+  };
+  return { repository, calls, state, taken };
+}
+
+function counter(t: Test, limit: string, repository: RateLimitRepository): KeyCounter {
+  const made = createSharedCounter(parseRateLimit(limit)!, repository);
+  t.teardown(() => made.close());
+  return made;
+}
+
+const count = async (c: KeyCounter, key = 'k'): Promise<KeyCount> => c.count(key, Date.now());
+
+t.test('a share is an eighth of what the window has left, one at least, a thousand at most', async (t) => {
+  t.same([100, 87, 8, 7, 1, 0, -3, 1e9].map(shareSize), [13, 11, 1, 1, 1, 1, 1, MAX_SHARE]);
+});
+
+t.test("a busy key's requests are counted from memory: a statement per share, asked for before it runs out", async (t) => {
+  const { repository, calls } = memoryRepository();
+  const c = counter(t, '1000000/1h', repository);
+  let waited = 0;
+  for (let i = 0; i < 5_000; i++) {
+    // Requests come in turns of the event loop, as a server's do.
+    await new Promise(setImmediate);
+    const counted = c.count('k', Date.now());
+    if (counted instanceof Promise) {
+      waited++;
+      t.equal((await counted).admitted, true);
+    } else t.equal(counted.admitted, true);
+  }
+  t.equal(waited, 1, 'only the first request waited for the database');
+  t.ok(calls.leases.length <= 7, `${calls.leases.length} leases for 5000 requests`);
+  t.equal((await count(c)).remaining, 1_000_000 - 5_001, 'one process alone: remaining is exact');
+});
+
+t.test('a database that fails makes the process count the key on its own, up to the limit, and the next share pays it back', async (t) => {
+  const { repository, calls, state, taken } = memoryRepository();
+  const c = counter(t, '20/1h', repository);
+  t.match(await count(c), { admitted: true, remaining: 19 });
+  state.down = true;
+  const during: KeyCount[] = [];
+  for (let i = 0; i < 25; i++) during.push(await count(c));
+  t.same(
+    during.map((d) => d.admitted),
+    [...Array<boolean>(19).fill(true), ...Array<boolean>(6).fill(false)],
+    'admitted up to what the window had left as last known, then refused',
+  );
+  t.same(during.map((d) => d.remaining).slice(-8), [1, 0, 0, 0, 0, 0, 0, 0], 'remaining counts down to 0, never below');
+  const leased = [...taken.values()].reduce((a, b) => a + b, 0);
+  t.ok(leased <= 20, 'nothing more was handed out meanwhile');
+
+  // Back: the next lease asks for what was admitted on the process's own, and the window is spent.
+  state.down = false;
+  await eventually(async () => ((await count(c)).admitted === false && calls.leases.length > 1 ? true : undefined), 5_000);
+  const owedLease = calls.leases.at(-1)!;
+  t.ok(owedLease.want >= 16, `the lease after the outage asked for the owed requests too (${owedLease.want})`);
+  t.equal([...taken.values()][0], 20, 'the database counts the window as spent');
+});
+
+t.test('a database slower than LEASE_WAIT_MS does not hold a request: it is admitted on the process own', async (t) => {
+  const { repository, state } = memoryRepository();
+  state.hang = true;
+  const c = counter(t, '20/1h', repository);
+  const started = Date.now();
+  t.match(await count(c), { admitted: true, remaining: 19 });
+  const waited = Date.now() - started;
+  t.ok(waited >= LEASE_WAIT_MS - 5 && waited < LEASE_WAIT_MS * 4, `waited ${waited} ms`);
+  const next = c.count('k', Date.now());
+  t.notOk(next instanceof Promise, 'the next request does not wait');
+  t.match(await next, { admitted: true, remaining: 18 });
+});
+
+t.test('a share left unspent goes back when its key falls idle, and the rest on close', async (t) => {
+  const { repository, calls, taken } = memoryRepository();
+  const c = createSharedCounter(parseRateLimit('100/400ms')!, repository);
+  // Early in a window, so that the share is still the window's when it goes back.
+  await eventually(() => (Date.now() % 400 < 50 ? true : undefined));
+  const first = await count(c, 'idle');
+  t.match(first, { admitted: true, remaining: 99 });
+  const given = await eventually(() => calls.givenBack.flat().find((s) => s.keyHash === 'idle'), 1_000);
+  t.equal(given.count, 12, 'the twelve unspent requests of its share of 13');
+  t.equal(taken.get(`idle@${given.windowStart}`), 1);
+
+  await eventually(() => (Date.now() % 400 < 50 ? true : undefined));
+  await count(c, 'busy');
+  await c.close();
+  const onClose = calls.givenBack.at(-1)!;
+  t.match(onClose, [{ keyHash: 'busy', count: 12 }], 'what it held went back on close');
+});
