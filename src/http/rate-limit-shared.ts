@@ -11,9 +11,10 @@ import type { KeyCount, KeyCounter } from './rate-limit-counter.js';
 // of the window's requests it has handed out to processes (`taken`). A process leases a share of
 // them with one statement (RateLimitRepository.lease: at most what it asks for, at most what is
 // left) and spends it from memory; it asks for the next share while the one it holds runs low, so
-// a busy key's requests do not wait for the database. A share is small when little is left (an
-// eighth of what the window has not handed out), so the last requests of a window go to whichever
-// process needs them. What a process holds unspent goes back when the key falls idle on it, and on
+// a busy key's requests do not wait for the database; while one is on its way, requests are
+// admitted on credit, paid from it. A share is small when little is left (an eighth of what the
+// window has not handed out), so the last requests of a window go to whichever process needs them;
+// only those wait for the database. What a process holds unspent goes back when the key falls idle on it, and on
 // close; at the end of a window it lapses with the window (giving it back would change nothing).
 //
 // A database that does not answer (an outage, or slower than LEASE_WAIT_MS) does not refuse a
@@ -49,7 +50,7 @@ interface Share {
   tokens: number;
   /** What the window had not handed out to any process when the database last said (the limit before it said anything). */
   left: number;
-  /** Requests admitted while the database did not answer, paid from the next shares granted. */
+  /** Requests admitted before a share came for them (on credit, or while the database did not answer), paid from the next shares granted. */
   owed: number;
   /** The size of the last share granted: the next is asked for when a quarter of it is left. */
   lastGrant: number;
@@ -135,6 +136,14 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
       return refused(share);
     }
     if (now < downUntil) {
+      share.owed++;
+      return admitted(share);
+    }
+    // While its share is on its way, a window with plenty left admits on credit, up to a share's
+    // worth: a request waits for the database only near the end of a window, when shares are single
+    // requests. Should the window run out meanwhile, a process overshoots by what it has on credit.
+    if (share.leasing === undefined) void lease(keyHash, share);
+    if (share.left - share.owed > SHARE_OF_LEFT && share.owed < shareSize(share.left - share.owed)) {
       share.owed++;
       return admitted(share);
     }

@@ -73,7 +73,8 @@ t.test('two replicas hammered with one key allow its limit between them, with he
   const served = answers.filter((a) => a.status === 200);
   const refused = answers.filter((a) => a.status === 429);
   t.equal(served.length + refused.length, 2 * SENT_PER_REPLICA, 'each answer is 200 or 429');
-  t.ok(served.length <= LIMIT, `at most the limit served: ${served.length} (one replica ${first!.filter((a) => a.status === 200).length}, the other ${second!.filter((a) => a.status === 200).length})`);
+  // Exactly the limit but for what a replica admitted on credit as the window ran out (rate-limit-shared.ts).
+  t.ok(served.length <= LIMIT * 1.1, `at most the limit served, within 10%: ${served.length} (one replica ${first!.filter((a) => a.status === 200).length}, the other ${second!.filter((a) => a.status === 200).length})`);
   t.ok(served.length >= LIMIT * 0.9, `at least 90% of the limit served: ${served.length}`);
 
   for (const a of answers) {
@@ -112,8 +113,11 @@ t.test('two replicas hammered with one key allow its limit between them, with he
   t.same([boltOnOne.status, boltOnTwo.status], [200, 200], 'the second key is served by both');
   t.same(boltOnOne.body, { name: 'Bolt Homes' });
   t.equal(boltOnOne.remaining, LIMIT - 1, "the first replica knows of the second key's one request");
-  // The second replica counts the first's unspent share as spent: it errs low by that share.
-  t.ok(boltOnTwo.remaining < LIMIT - 1 && boltOnTwo.remaining >= LIMIT - 2 - Math.ceil(LIMIT / 8), `the second says ${boltOnTwo.remaining}`);
+  // The second replica counts the first's unspent share as spent, once its own share has come: it
+  // errs low by that share at most (high by the first's one request, while its share is on its way).
+  t.ok(boltOnTwo.remaining <= LIMIT - 1 && boltOnTwo.remaining >= LIMIT - 2 - Math.ceil(LIMIT / 8), `the second says ${boltOnTwo.remaining}`);
+  const boltAgain = await about(origins[1]!, bolt.apiKey);
+  t.ok(boltAgain.remaining < boltOnTwo.remaining && boltAgain.remaining >= LIMIT - 3 - Math.ceil(LIMIT / 8), `then ${boltAgain.remaining}`);
 
   // The next window serves the key again, on both.
   const next = await eventually(async () => {
