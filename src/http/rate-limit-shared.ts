@@ -14,8 +14,9 @@ import type { KeyCount, KeyCounter } from './rate-limit-counter.js';
 // a busy key's requests do not wait for the database; while one is on its way, requests are
 // admitted on credit, paid from it. A share is small when little is left (an eighth of what the
 // window has not handed out), so the last requests of a window go to whichever process needs them;
-// only those wait for the database. What a process holds unspent goes back when the key falls idle on it, and on
-// close; at the end of a window it lapses with the window (giving it back would change nothing).
+// only those wait for the database. What a process holds unspent goes back when the key falls idle
+// on it while little is left (IDLE_MS), and on close; at the end of a window it lapses with the
+// window (giving it back would change nothing).
 //
 // A database that does not answer (an outage, or slower than LEASE_WAIT_MS) does not refuse a
 // request it could serve: the process fails open, admitting the key on its own up to what the
@@ -34,7 +35,11 @@ export const LEASE_WAIT_MS = 500;
 const RETRY_MS = 1_000;
 /** A key whose window is all handed out asks again at most this often, for shares given back. */
 const RECHECK_MS = 250;
-/** A share unspent this long goes back (at most a quarter of the window). */
+/**
+ * A share unspent this long goes back (at most a quarter of the window), when other processes
+ * may miss it: when it is more than an eighth of what the window has left. A smaller one is kept,
+ * so that a key seen now and then does not lease and give back a share for each request.
+ */
 const IDLE_MS = 2_000;
 
 /** How big a share to ask for, when the window has `left` requests not yet handed out. */
@@ -176,7 +181,7 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
     const unused: UnusedShare[] = [];
     for (const [keyHash, share] of shares) {
       if (share.resetAt <= now) shares.delete(keyHash);
-      else if (share.tokens > 0 && share.leasing === undefined && now - share.usedAt >= idleMs) unused.push(takeBack(keyHash, share));
+      else if (share.tokens > 0 && share.leasing === undefined && now - share.usedAt >= idleMs && share.tokens * SHARE_OF_LEFT > share.left) unused.push(takeBack(keyHash, share));
     }
     try {
       await repository.giveBack(unused);

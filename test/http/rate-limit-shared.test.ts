@@ -131,6 +131,19 @@ t.test('a share left unspent goes back when its key falls idle, and the rest on 
   t.equal(given.count, 12, 'the twelve unspent requests of its share of 13');
   t.equal(taken.get(`idle@${given.windowStart}`), 1);
 
+  // Idle alike, a share that is a small part of what its window has left is kept.
+  await eventually(() => (Date.now() % 400 < 50 ? true : undefined));
+  const windowStart = Date.now() - (Date.now() % 400);
+  const plenty = createSharedCounter(parseRateLimit('100000/400ms')!, repository);
+  t.teardown(() => plenty.close());
+  taken.set(`scarce@${windowStart}`, 99_900);
+  await count(plenty, 'scarce');
+  await count(plenty, 'plenty');
+  const idle = await eventually(() => calls.givenBack.find((shares) => shares.some((s) => s.keyHash === 'scarce')), 1_000);
+  t.same(idle.map((s) => [s.keyHash, s.count]), [['scarce', 99]], 'the share of the key with little left went back');
+  await eventually(() => (Date.now() >= windowStart + 400 ? true : undefined));
+  t.notOk(calls.givenBack.flat().some((s) => s.keyHash === 'plenty'), 'the other, a thousand of 99,000 left, was kept to the end of the window');
+
   await eventually(() => (Date.now() % 400 < 50 ? true : undefined));
   await count(c, 'busy');
   await c.close();
