@@ -27,6 +27,8 @@ import type { KeyCount, KeyCounter } from './rate-limit-counter.js';
 
 /** A share is at most this big, whatever the limit: a process never holds a large part unspent. */
 export const MAX_SHARE = 1_000;
+/** Shares asked for in one statement, at most. */
+const MAX_BATCH = 500;
 /** A share is an eighth of what the window has not handed out yet, at least one request. */
 const SHARE_OF_LEFT = 8;
 /** A request that needs a share waits this long for the database, then is admitted on the process's own. */
@@ -95,29 +97,58 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
     return share;
   }
 
-  /** Asks the database for a share; never throws (a failure leaves the process on its own for RETRY_MS). */
+  /** Shares to ask for, in the next lease statement. */
+  let asking: { keyHash: string; share: Share; done: () => void }[] = [];
+  let statement: Promise<void> | undefined;
+
+  /**
+   * Asks the database for a share of the key's window. The shares asked for meanwhile go together
+   * in one statement, and one statement at most is on its way: at the start of a window every key
+   * seen leases its first share at once, and one statement per key would take the connections
+   * other queries need. Never rejects: a failure leaves the process on its own for RETRY_MS.
+   */
   function lease(keyHash: string, share: Share): Promise<void> {
-    const ask = async () => {
-      const want = shareSize(share.left - share.owed) + share.owed;
-      try {
-        const { granted, taken } = await repository.lease(keyHash, share.windowStart, want, max);
-        if (downUntil !== 0) log?.info('the rate limit is counted with the other processes again');
-        downUntil = 0;
+    share.leasing = new Promise<void>((done) => asking.push({ keyHash, share, done }));
+    statement ??= new Promise(setImmediate).then(leaseAsked);
+    return share.leasing;
+  }
+
+  async function leaseAsked(): Promise<void> {
+    // A key's window once per statement (a clock set back may make two shares of one): the other waits for the next.
+    const [batch, later, seen] = [[] as typeof asking, [] as typeof asking, new Set<string>()];
+    for (const ask of asking) {
+      const id = `${ask.keyHash} ${ask.share.windowStart}`;
+      if (batch.length < MAX_BATCH && !seen.has(id)) {
+        seen.add(id);
+        batch.push(ask);
+      } else later.push(ask);
+    }
+    asking = later;
+    // Sized as the statement leaves: what was admitted on credit meanwhile is asked for too.
+    const wants = batch.map(({ keyHash, share }) => ({ keyHash, windowStart: share.windowStart, want: shareSize(share.left - share.owed) + share.owed }));
+    try {
+      const answers = await repository.lease(wants, max);
+      if (downUntil !== 0) log?.info('the rate limit is counted with the other processes again');
+      downUntil = 0;
+      for (const [i, { share }] of batch.entries()) {
+        const { granted, taken } = answers[i]!;
         const paid = Math.min(share.owed, granted);
         share.owed -= paid;
         share.tokens += granted - paid;
         share.left = max - taken;
         share.lastGrant = granted;
         if (share.left <= 0) share.askAfter = Date.now() + RECHECK_MS;
-      } catch (error) {
-        if (downUntil === 0) log?.warn({ err: error }, 'the rate limit cannot be shared, the database does not answer: each process counts on its own');
-        downUntil = Date.now() + RETRY_MS;
-      } finally {
-        share.leasing = undefined;
       }
-    };
-    share.leasing = ask();
-    return share.leasing;
+    } catch (error) {
+      if (downUntil === 0) log?.warn({ err: error }, 'the rate limit cannot be shared, the database does not answer: each process counts on its own');
+      downUntil = Date.now() + RETRY_MS;
+    } finally {
+      for (const { share, done } of batch) {
+        share.leasing = undefined;
+        done();
+      }
+      statement = asking.length > 0 ? leaseAsked() : undefined;
+    }
   }
 
   /** The next share is asked for before this one runs out, so that requests do not wait for it. */

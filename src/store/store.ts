@@ -305,6 +305,14 @@ export interface PortalLinkRepository {
   prune(before: string, limit: number): Promise<number>;
 }
 
+/** A share of a key's window asked for (RateLimitRepository.lease). */
+export interface WantedShare {
+  keyHash: string;
+  /** The window's start, epoch ms. */
+  windowStart: number;
+  want: number;
+}
+
 /** A share of a key's window handed back unused (RateLimitRepository.giveBack). */
 export interface UnusedShare {
   keyHash: string;
@@ -321,11 +329,12 @@ export interface UnusedShare {
  */
 export interface RateLimitRepository {
   /**
-   * Hands out up to `want` more requests of the key's window starting at `windowStart` (epoch
-   * ms), within `limit` for the window, in one statement: `granted` (0 once the window's `limit`
-   * is handed out) and how many the window has handed out in all since, `taken`.
+   * Hands out, for each share asked for (each key's window at most once), up to `want` more
+   * requests of the key's window, within `limit` for the window, in one statement: in the same
+   * order, `granted` (0 once the window's `limit` is handed out) and how many the window has
+   * handed out in all since, `taken`.
    */
-  lease(keyHash: string, windowStart: number, want: number, limit: number): Promise<{ granted: number; taken: number }>;
+  lease(wanted: WantedShare[], limit: number): Promise<{ granted: number; taken: number }[]>;
   /** Takes back what shares did not spend, for other processes to lease; one statement. */
   giveBack(shares: UnusedShare[]): Promise<void>;
   /** Deletes the windows that started before `before` (epoch ms); returns how many. */
