@@ -1,4 +1,6 @@
+import pg from 'pg';
 import t from 'tap';
+import { LEASE_WAIT_MS } from '../../src/http/rate-limit-shared.js';
 import { hashApiKey } from '../../src/secrets/credentials.js';
 import { buildTestApp, createClient } from '../helpers/app.js';
 import { eventually } from '../helpers/receiver.js';
@@ -126,4 +128,36 @@ t.test('two replicas hammered with one key allow its limit between them, with he
   }, WINDOW_MS + 2_000);
   t.ok(next[0]!.sentAt >= windowEnd, 'in the next window');
   t.ok(next.every((a) => a.remaining >= LIMIT - 2 - Math.ceil(LIMIT / 8) && a.reset <= WINDOW_MS / 1000), `remaining ${next.map((a) => a.remaining)}`);
+});
+
+t.test('a database too slow to lease a share does not refuse a request the replica can serve: it counts on its own, then pays it back', async (t) => {
+  // No more than eight a window: no credit, each share one request, so the first waits for its lease.
+  const { app, db } = await buildTestApp(t, { RATE_LIMIT_PER_KEY: '5/1h' });
+  // All in one window: not in its last 30 seconds.
+  await eventually(() => (Date.now() % 3_600_000 < 3_570_000 ? true : undefined), 40_000);
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  const acme = await createClient(app);
+  // Another session holds the table: every lease waits behind it.
+  const blocker = new pg.Client({ connectionString: db.env.DATABASE_URL });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('LOCK TABLE rate_limit_windows IN ACCESS EXCLUSIVE MODE');
+
+  const slow = await about(origin, acme.apiKey);
+  t.equal(slow.status, 200, 'served');
+  t.same(slow.body, { name: 'Acme Realty' });
+  t.equal(slow.remaining, 4);
+  t.ok(slow.answeredAt - slow.sentAt >= LEASE_WAIT_MS - 20 && slow.answeredAt - slow.sentAt < 5_000, `after waiting ${slow.answeredAt - slow.sentAt} ms for the database`);
+  const next = await about(origin, acme.apiKey);
+  t.ok(next.status === 200 && next.remaining === 3 && next.answeredAt - next.sentAt < LEASE_WAIT_MS, 'the next is served at once, on the replica own');
+
+  await blocker.query('ROLLBACK');
+  const taken = async () => (await db.query<{ taken: number }>('SELECT taken FROM rate_limit_windows WHERE key_hash = ?', [hashApiKey(acme.apiKey)]))[0]?.taken;
+  t.equal(await eventually(taken), 1, 'the lease held up went through');
+  const statuses = [];
+  for (let i = 0; i < 5; i++) statuses.push((await about(origin, acme.apiKey)).status);
+  t.same(statuses, [200, 200, 200, 429, 429], 'five a window in all');
+  // What was admitted on the replica's own is paid from its next leases: the database counts all five.
+  t.equal(await eventually(async () => ((await about(origin, acme.apiKey)).status === 429 && (await taken()) === 5 ? 5 : undefined)), 5);
 });
