@@ -80,7 +80,10 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
    * The key's remaining requests as best this process knows: what the window had not handed out
    * when the database last said, less what this process admitted meanwhile on its own, plus its
    * unspent share. Other processes' unspent shares count as spent: the figure errs low, by at
-   * most what they hold, and two processes' answers to one key may differ by as much.
+   * most what they hold (each about an eighth of what was left when it leased), and two
+   * processes' answers to one key may differ by as much. It errs high only on a process's first
+   * answers to a key in a window, given on credit before the database has said what the others
+   * took. It never goes below 0.
    */
   const remaining = (share: Share) => Math.max(0, share.left - share.owed) + share.tokens;
   const admitted = (share: Share): KeyCount => ({ admitted: true, remaining: remaining(share), resetAt: share.resetAt });
