@@ -628,8 +628,47 @@ export type paths = {
          *     session of this client that ends at sign-out or at `expiresAt`, whichever comes first. The
          *     link's address is `PUBLIC_URL` of the server's configuration, or, without one, the address
          *     this request came in on.
+         *
+         *     `branding` sets how the portal looks for this link (see `PortalBrandingSet`). A link
+         *     whose logo is its own carries the logo's origin in its query (`?logo=`): the page is
+         *     served before its token is exchanged, and its Content-Security-Policy must already let
+         *     that one origin's images in. The origins allowed to show the portal in a frame are the
+         *     server's setting, `PORTAL_FRAME_ANCESTORS`, for every link alike.
          */
         post: operations["createPortalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log, newest first, a page at a time
+         * @description Every change made to accounts, keys, webhooks, portal links and portal sessions, one entry
+         *     each: who made it (`actor`: the admin token, a client's API key by its prefix, a portal
+         *     session by its key's prefix, or the command-line tool), when, what (`action`, the
+         *     `clientId` and `targetId` it touched, and the fields it set in `changes`), and the address
+         *     the request came from (`ip`, as the server reads it behind `trustProxy`; null for the
+         *     command-line tool). An entry never holds a secret: no API key, signing secret, portal
+         *     token or custom header value, only a key's prefix and a header's name. Each entry is written
+         *     in the same transaction as its change, so a change is never left unrecorded; reading,
+         *     publishing and delivering write none.
+         *
+         *     Narrow it to one client with `clientId`, and to a time range with `since` (included) and
+         *     `until` (excluded). Pass the `next` of a page as `before` to get the following one, older;
+         *     `next` is null on the last. Entries are kept for the server's retention period
+         *     (`RETENTION`, 30 days by default), then deleted.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -862,9 +901,52 @@ export type components = {
              * @default 600
              */
             ttl: number;
+            branding?: components["schemas"]["PortalBrandingSet"];
+        };
+        /**
+         * @description How the portal looks when this link opens it, for a lead product that shows it inside
+         *     its own pages. Each field left out takes the server's setting (`PORTAL_PRODUCT_NAME`,
+         *     `PORTAL_LOGO_URL`, `PORTAL_ACCENT_COLOR`), and without one the portal's own look. The
+         *     page writes the name as text and sets the colour as a CSS value it checks again, so
+         *     neither can carry markup, script or style.
+         * @example {
+         *       "productName": "Acme CRM",
+         *       "logoUrl": "https://cdn.acme.example/logo.svg",
+         *       "accentColor": "#0a7d5a"
+         *     }
+         */
+        PortalBrandingSet: {
+            productName?: components["schemas"]["PortalProductName"];
+            logoUrl?: components["schemas"]["PortalLogoUrl"];
+            accentColor?: components["schemas"]["PortalAccentColor"];
+        };
+        /**
+         * @description The product's name, shown in the portal's header and title in place of leadhooks'; no control characters.
+         * @example Acme CRM
+         */
+        PortalProductName: string;
+        /**
+         * Format: logo-url
+         * @description The address of the logo the portal's header shows: an `https` URL without user
+         *     information, or `http` on a loopback host (`localhost`, `127.0.0.1`, `[::1]`) for
+         *     development and tests. The portal's Content-Security-Policy lets images load from this
+         *     address's origin and from no other (its link's address says which, in `?logo=`).
+         * @example https://cdn.acme.example/logo.svg
+         */
+        PortalLogoUrl: string;
+        /**
+         * @description The colour of the portal's header and main buttons, as `#` and six hex digits; its text is black or white, whichever reads better on it.
+         * @example #0a7d5a
+         */
+        PortalAccentColor: string;
+        /** @description The look of the portal for this session, each field from its link or else the server's setting; null where neither sets it. */
+        PortalBranding: {
+            productName: components["schemas"]["PortalProductName"] | null;
+            logoUrl: components["schemas"]["PortalLogoUrl"] | null;
+            accentColor: components["schemas"]["PortalAccentColor"] | null;
         };
         PortalLink: {
-            /** @description The portal's address with the link's single-use token in its fragment. */
+            /** @description The portal's address with the link's single-use token in its fragment (and, for a logo of the link's own, its origin in `?logo=`). */
             url: string;
             /** Format: date-time */
             expiresAt: string;
@@ -880,6 +962,7 @@ export type components = {
             apiKey: string;
             /** Format: date-time */
             expiresAt: string;
+            branding: components["schemas"]["PortalBranding"];
         };
         /** @description The one shape of every error response. */
         Error: {
@@ -1430,6 +1513,72 @@ export type components = {
              */
             createdAt: string;
         };
+        AuditLogPage: {
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description The `entryId` of the page's last entry, to pass as `before`; null on the last page. */
+            next: number | null;
+        };
+        AuditEntry: {
+            /** @example 12 */
+            entryId: number;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            at: string;
+            actor: components["schemas"]["AuditActor"];
+            /**
+             * @description The address the request came from; null for the command-line tool.
+             * @example 203.0.113.7
+             */
+            ip: string | null;
+            action: components["schemas"]["AuditAction"];
+            /** @description The client (account) the change was made to. */
+            clientId: number | null;
+            /**
+             * @description What the action names: the client's id for `account.*`, the key's `keyId` for `key.*`
+             *     and `portal_session.*` (a session is a key), the webhook's `hookId` for `webhook.*`;
+             *     null for `portal_link.created` (a link has no id of its own).
+             */
+            targetId: number | null;
+            /**
+             * @description The fields the change set, by name, with their new values as the API shows them,
+             *     secrets left out: a key's or a session's `prefix` (never the key), a webhook's `url`,
+             *     `events`, `paused`, `rateLimit`, `ordered`, `filter`, and its custom `headers` by name
+             *     only (`[]` when they were removed); an account's `name` and `active`; a portal link's
+             *     and a session's `expiresAt`; a rotated secret's `previousSecretExpiresAt` (never the
+             *     secret). `{}` when the action says it all.
+             */
+            changes: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description Who made a change: `admin`, the admin token (`ADMIN_TOKEN`); `apiKey`, a client's API key,
+         *     by its id and prefix (`lh_` and the 8 characters `GET /admin/clients/{clientId}/keys`
+         *     shows); `portal`, a portal session, by its key's id and prefix; `cli`, the command-line
+         *     tool `leadhooks`, run by whoever can read the server's configuration.
+         */
+        AuditActor: {
+            /** @enum {string} */
+            kind: "admin" | "apiKey" | "portal" | "cli";
+            /** @description The key's `keyId` (`apiKey` and `portal`). */
+            keyId?: number;
+            /**
+             * @description The key's prefix (`apiKey` and `portal`).
+             * @example lh_Zr3c1mO2
+             */
+            prefix?: string;
+        };
+        /**
+         * @description What was done: `account.created`, `account.updated` (renamed, deactivated or reactivated:
+         *     see `changes`); `key.created`, `key.revoked`; `webhook.created`, `webhook.updated` (any
+         *     field of `PATCH /webhook/{hookID}`: its URL, events, pause, rate, order, filter or custom
+         *     headers), `webhook.enabled`, `webhook.detached`, `webhook.secret_rotated`;
+         *     `portal_link.created`, `portal_session.opened`, `portal_session.ended`.
+         * @enum {string}
+         */
+        AuditAction: "account.created" | "account.updated" | "key.created" | "key.revoked" | "webhook.created" | "webhook.updated" | "webhook.enabled" | "webhook.detached" | "webhook.secret_rotated" | "portal_link.created" | "portal_session.opened" | "portal_session.ended";
         OperationalEventPage: {
             events: components["schemas"]["OperationalEvent"][];
             /** @description The `id` of the page's last event, to pass as `after`; null for an empty page. */
@@ -3058,6 +3207,49 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only the entries of this client (account). */
+                clientId?: number;
+                /** @description Only entries written at or after this time (RFC 3339). */
+                since?: string;
+                /** @description Only entries written before this time (RFC 3339); later than `since`. */
+                until?: string;
+                /** @description The `next` of the previous page; entries older than it. */
+                before?: number;
+                /** @description Entries per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLogPage"];
+                };
+            };
+            /** @description `Invalid data: ...` for a parameter that does not match this description, or an `until` not later than `since`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };

@@ -40,6 +40,7 @@ export const OPERATION_SECURITY = {
   listAccountKeys: "adminToken",
   revokeAccountKey: "adminToken",
   createPortalLink: "adminToken",
+  listAuditLog: "adminToken",
   openPortalSession: null,
   endPortalSession: "apiKey",
 } as const satisfies Record<keyof operations, SecurityScheme | null>;

@@ -1,3 +1,5 @@
+import { isAccentColor, isLogoSetting, isProductName, MAX_FRAME_ANCESTORS, parseFrameAncestors } from './portal-branding.js';
+
 // Configuration comes from environment variables, is read once at start and validated there:
 // a bad value stops start-up with a message that names the variable. Each setting is written
 // once, in a table below (its variable, default, parser and words); the type of the
@@ -186,6 +188,12 @@ function parseToken(value: string): string | null | undefined {
   return value === '' ? null : value.length >= 16 ? value : undefined;
 }
 
+/** Text checked by `isValid`, as written; unset or empty: null. */
+function optional(value: string, isValid: (value: string) => boolean): string | null | undefined {
+  if (value === '') return null;
+  return isValid(value) ? value : undefined;
+}
+
 function parseLogLevel(value: string): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
@@ -345,6 +353,37 @@ export const SETTINGS = {
     default: '5d',
     parse: parseDurationOrOff,
     expected: 'a duration with a unit, such as 5d, or off',
+  },
+  /**
+   * Origins whose pages may show the client portal in a frame (its CSP frame-ancestors); none by
+   * default, as `'none'`: docs/operations.md, "The portal inside your product".
+   */
+  portalFrameAncestors: {
+    env: 'PORTAL_FRAME_ANCESTORS',
+    default: '',
+    parse: parseFrameAncestors,
+    expected: `up to ${MAX_FRAME_ANCESTORS} origins, comma-separated, each https://host[:port] or http:// on localhost, 127.0.0.1 or [::1] (unset: none)`,
+  },
+  /** The product's name the portal shows in place of leadhooks'; null: leadhooks'. A portal link may set its own. */
+  portalProductName: {
+    env: 'PORTAL_PRODUCT_NAME',
+    default: '',
+    parse: (value: string) => optional(value, isProductName),
+    expected: 'a name of 1 to 80 characters, not only spaces, without control characters (unset: leadhooks)',
+  },
+  /** The logo the portal's header shows; null: none. A portal link may set its own. */
+  portalLogoUrl: {
+    env: 'PORTAL_LOGO_URL',
+    default: '',
+    parse: (value: string) => optional(value, isLogoSetting),
+    expected: 'an https URL of at most 2048 characters, or http on localhost, 127.0.0.1 or [::1] (unset: no logo)',
+  },
+  /** The portal's accent colour; null: its own. A portal link may set its own. */
+  portalAccentColor: {
+    env: 'PORTAL_ACCENT_COLOR',
+    default: '',
+    parse: (value: string) => optional(value, isAccentColor),
+    expected: 'a colour as # and six hex digits, such as #0a7d5a (unset: the portal\'s own)',
   },
 } satisfies Settings;
 

@@ -401,6 +401,13 @@ const eventsQuery: InputMessageOf = (operationId) => {
   return (query, issue) => (fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : page(query, issue));
 };
 
+/** The audit log's query: a page, a client's id, and a time range in the words of a recovery's. */
+const auditQuery: InputMessageOf = (operationId) => {
+  const page = pageQuery(operationId);
+  const times: Record<string, string> = { since: MESSAGES.invalidSince, until: MESSAGES.invalidUntil };
+  return (query, issue) => times[fieldOf(issue)[0] ?? ''] ?? page(query, issue);
+};
+
 // The admin operations' input, in the same words as the client operations'.
 function accountFields({ properties }: SpecSchema): Describers {
   const lengths = range(properties?.name, 'minLength', 'maxLength');
@@ -413,7 +420,18 @@ const accountBody = bodyOf(jsonBody, accountFields);
 const accountChanges = bodyOf(jsonChanges, accountFields);
 const portalLinkBody = bodyOf(jsonBody, ({ properties }) => {
   const ttls = range(properties?.ttl, 'minimum', 'maximum');
-  return { ttl: () => `ttl must be a whole number of seconds from ${ttls}` };
+  const branding = properties?.branding?.properties;
+  const nameLengths = range(branding?.productName, 'minLength', 'maxLength');
+  const maxUrlLength = limitOf(branding?.logoUrl, 'maxLength');
+  const brandingWords: Record<string, string> = {
+    productName: `branding.productName must be ${nameLengths} characters, not only spaces, without control characters`,
+    logoUrl: `branding.logoUrl must be an https URL of at most ${maxUrlLength} characters without a user name or password, or http on localhost, 127.0.0.1 or [::1]`,
+    accentColor: 'branding.accentColor must be # and six hex digits, such as #0a7d5a',
+  };
+  return {
+    ttl: () => `ttl must be a whole number of seconds from ${ttls}`,
+    branding: (_issue, field) => brandingWords[field ?? ''] ?? 'branding must be an object of productName, logoUrl and accentColor',
+  };
 });
 const portalSessionBody = bodyOf(jsonBody, ({ properties }) => {
   const lengths = range(properties?.token, 'minLength', 'maxLength');
@@ -459,6 +477,7 @@ const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessa
   listAccountKeys: {},
   revokeAccountKey: {},
   createPortalLink: { body: portalLinkBody },
+  listAuditLog: { querystring: auditQuery },
   openPortalSession: { body: portalSessionBody },
   endPortalSession: {},
 };

@@ -18,11 +18,11 @@ const found = <T>(value: T | undefined): T => {
 
 export function createAccountHandlers(store: Store): AccountHandlers {
   return {
-    async createAccount({ body, idempotency }) {
+    async createAccount({ body, idempotency, audit }) {
       const answer = ({ client, apiKey }: NewAccount) => ({ status: 201 as const, body: { clientId: client.id, name: client.name, apiKey } });
       const name = body.name.trim();
-      if (!idempotency) return answer(await createAccount(store, name));
-      const made = await createAccountOnce(store, name, (apiKey) => idempotency.keep(({ client }: Account) => answer({ client, apiKey })));
+      if (!idempotency) return answer(await createAccount(store, name, audit));
+      const made = await createAccountOnce(store, name, (apiKey) => idempotency.keep(({ client }: Account) => answer({ client, apiKey })), audit);
       return made.kind === 'done' ? answer(made.value) : made;
     },
 
@@ -37,13 +37,14 @@ export function createAccountHandlers(store: Store): AccountHandlers {
       return { status: 200, body: toAccount(found(await store.clients.get(params.clientId))) };
     },
 
-    async updateAccount({ params, body }) {
+    async updateAccount({ params, body, audit }) {
       const changes = { ...(body.name === undefined ? {} : { name: body.name.trim() }), ...(body.active === undefined ? {} : { active: body.active }) };
-      return { status: 200, body: toAccount(found(await store.clients.update(params.clientId, changes))) };
+      const updated = await store.clients.update(params.clientId, changes, { context: audit, action: 'account.updated', changes });
+      return { status: 200, body: toAccount(found(updated)) };
     },
 
-    async createAccountKey({ params }) {
-      const { key, apiKey } = found(await addKey(store, params.clientId));
+    async createAccountKey({ params, audit }) {
+      const { key, apiKey } = found(await addKey(store, params.clientId, audit));
       return { status: 201, body: { keyId: key.id, apiKey } };
     },
 
@@ -53,9 +54,9 @@ export function createAccountHandlers(store: Store): AccountHandlers {
       return { status: 200, body: { keys: keys.map(({ id, prefix, createdAt, lastUsedAt, revokedAt, expiresAt }) => ({ keyId: id, prefix, createdAt, lastUsedAt, revokedAt, expiresAt })) } };
     },
 
-    async revokeAccountKey({ params }) {
+    async revokeAccountKey({ params, audit }) {
       found(await store.clients.get(params.clientId));
-      if (!(await revokeClientKey(store, params.clientId, params.keyId))) throw new HttpError(404, MESSAGES.keyNotFound);
+      if (!(await revokeClientKey(store, params.clientId, params.keyId, audit))) throw new HttpError(404, MESSAGES.keyNotFound);
       return { status: 204, body: undefined };
     },
   };

@@ -4,6 +4,7 @@ import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createAccountHandlers } from './accounts.js';
+import { createAuditLogHandlers } from './audit-log.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
 import { createOperationalEventHandlers } from './operational-events.js';
@@ -25,6 +26,9 @@ export type HandlerConfig = Pick<
   | 'secretRotationGrace'
   | 'deliveryRateLimit'
   | 'publicUrl'
+  | 'portalProductName'
+  | 'portalLogoUrl'
+  | 'portalAccentColor'
 >;
 
 /**
@@ -55,6 +59,7 @@ export function createHandlers(
     ...createReplayHandlers(store, onPublished),
     ...createOperationalEventHandlers(store),
     ...createAccountHandlers(store),
-    ...createPortalSessionHandlers(store, config.publicUrl),
+    ...createPortalSessionHandlers(store, config),
+    ...createAuditLogHandlers(store),
   };
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { createHandlers } from '../handlers/index.js';
 import type { Answer, RuntimeHandler } from '../handlers/types.js';
+import { auditContextOf } from '../http/audit-context.js';
 import { createAuthenticators } from '../http/authenticate.js';
 import { createRouteBodyPolicy } from '../http/body-policy.js';
 import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
@@ -25,7 +26,9 @@ import type { Store } from '../store/store.js';
 //      PostgreSQL database, which the store offers: store.rateLimits);
 //   3. the body policy (src/http/body-policy.ts): JSON only, the operation's schemas, nothing
 //      coerced, the operation's body limit;
-//   4. the handler (src/handlers/), its result sent as status and body; for an operation that
+//   4. the handler (src/handlers/), given who makes the request's changes for the audit log
+//      (src/http/audit-context.ts, for the operations secured by the admin token or a key), its
+//      result sent as status and body; for an operation that
 //      declares the Idempotency-Key header, wrapped by src/http/idempotency.ts, which holds a
 //      request's key while it runs and answers a retry with the kept answer;
 //   5. metrics, at onResponse (src/http/metrics.ts).
@@ -54,10 +57,12 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
       route.onRequest = scheme === null ? [] : [authenticate[scheme]];
       bodyPolicy(route, operationId);
       const handler = handlers[operationId]!;
+      const audit = auditContextOf(scheme);
       const call = (request: FastifyRequest) =>
         handler({
           client: request.client,
           apiKey: request.apiKey,
+          audit: audit?.(request),
           http: request,
           params: request.params,
           query: request.query,

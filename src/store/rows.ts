@@ -51,6 +51,7 @@ export const toKey = (row: KeyRow): ApiKeyRecord => ({
 /** A key found by its hash, joined with its client (KeyRepository.findKey). */
 export interface FoundKeyRow {
   id: number;
+  prefix: string;
   expires_at: string | null;
   client_id: number;
   name: string;
@@ -59,6 +60,7 @@ export interface FoundKeyRow {
 
 export const toFoundKey = (row: FoundKeyRow): FoundKey => ({
   id: row.id,
+  prefix: row.prefix,
   expiresAt: row.expires_at,
   client: { id: row.client_id, name: row.name, createdAt: row.created_at },
 });

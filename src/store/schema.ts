@@ -88,7 +88,15 @@ export const TABLES: Record<string, Table> = {
     indexes: { api_keys_by_client: ['client_id'], api_keys_expiring: ['expires_at'] },
   },
   portal_links: {
-    columns: { token_hash: text, client_id: ref, expires_at: time, used_at: maybe(time) },
+    columns: {
+      token_hash: text,
+      client_id: ref,
+      expires_at: time,
+      used_at: maybe(time),
+      product_name: maybe(text),
+      logo_url: maybe(text),
+      accent_color: maybe(text),
+    },
     key: ['token_hash'],
     // A link not yet opened still opens once after the move.
     move: { orderBy: 'rowid' },
@@ -173,6 +181,23 @@ export const TABLES: Record<string, Table> = {
     move: { orderBy: 'id' },
     indexes: { operational_events_by_age: ['created_at'], operational_events_by_webhook: ['webhook_id'] },
   },
+  audit_log: {
+    columns: {
+      id,
+      at: time,
+      actor_kind: text,
+      actor_key_id: maybe(ref),
+      actor_prefix: maybe(text),
+      ip: maybe(text),
+      action: text,
+      client_id: maybe(ref),
+      target_id: maybe(ref),
+      changes: text,
+    },
+    // Its ids kept: a reader's `before` goes on where it was.
+    move: { orderBy: 'id' },
+    indexes: { audit_log_by_client: ['client_id', 'id'], audit_log_by_age: ['at'] },
+  },
   secret_sealing: {
     columns: { id: { kind: 'integer' }, state: text, check_value: text },
     move: { no: 'its one row is copied after the others, and not counted with them (move-to-postgres.ts)' },
@@ -195,7 +220,7 @@ export const TABLES: Record<string, Table> = {
 export const ENGINE_ONLY = {
   sqlite: {
     'webhook_queue': "each webhook's pending deliveries, kept by triggers, where PostgreSQL has deliveries_pending_by_webhook (sqlite/migrations.ts says why)",
-    'sqlite_sequence': "SQLite's AUTOINCREMENT counters (webhooks, operational_events): PostgreSQL's identities",
+    'sqlite_sequence': "SQLite's AUTOINCREMENT counters (webhooks, operational_events, audit_log): PostgreSQL's identities",
     'deliveries.lease_until': "a claim's lease, in epoch ms: PostgreSQL's leased_until",
     'api_keys.api_keys_by_prefix(prefix)': "every key by prefix: PostgreSQL's index holds the unrevoked ones alone",
     'webhooks.webhooks_active_by_client(client_id)': "PostgreSQL's adds the id, which SQLite's rowid index ends with anyway",

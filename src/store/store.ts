@@ -3,15 +3,21 @@
 // records it speaks of are in src/store/records.ts, exported from here too.
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery } from './records.js';
+import type { PortalBranding } from '../portal-branding.js';
 
 export * from './records.js';
 
+// Audit: each write below that a management operation makes (clients, keys, webhooks, secrets,
+// portal links) takes an optional AuditNote, its entry of the audit log, and writes it in the same
+// transaction as the change, with the ids the write made or touched (AuditTarget); a write that
+// changes nothing records nothing. Publication and delivery write none.
+
 export interface ClientRepository {
   /** Creates a client together with its first API key, atomically. */
-  create(name: string, key: NewApiKey): Promise<{ client: Client; key: ApiKeyRecord }>;
+  create(name: string, key: NewApiKey, audit?: AuditNote): Promise<{ client: Client; key: ApiKeyRecord }>;
   /** `create`, made once per Idempotency-Key (IdempotentWrite). */
-  createOnce(name: string, key: NewApiKey, idempotency: IdempotentWrite<{ client: Client; key: ApiKeyRecord }>): Promise<Keyed<{ client: Client; key: ApiKeyRecord }>>;
+  createOnce(name: string, key: NewApiKey, idempotency: IdempotentWrite<{ client: Client; key: ApiKeyRecord }>, audit?: AuditNote): Promise<Keyed<{ client: Client; key: ApiKeyRecord }>>;
   list(): Promise<ClientSummary[]>;
   /** Up to `limit` clients with ids above `after`, by id. */
   page(after: number, limit: number): Promise<ClientSummary[]>;
@@ -20,19 +26,19 @@ export interface ClientRepository {
    * Renames a client, or deactivates it (its keys are refused, on every process, from the commit
    * on, and its webhooks receive nothing) or activates it again. Undefined when there is none.
    */
-  update(id: number, changes: { name?: string; active?: boolean }): Promise<ClientSummary | undefined>;
+  update(id: number, changes: { name?: string; active?: boolean }, audit?: AuditNote): Promise<ClientSummary | undefined>;
 }
 
 export interface KeyRepository {
   /** Undefined when the client does not exist. */
-  create(clientId: number, key: NewApiKey): Promise<ApiKeyRecord | undefined>;
+  create(clientId: number, key: NewApiKey, audit?: AuditNote): Promise<ApiKeyRecord | undefined>;
   list(clientId?: number): Promise<ApiKeyRecord[]>;
   /**
    * Revokes by numeric id or by display prefix; undefined when no active key matches. Once it
    * returns, every process on the database refuses the key, whatever it had cached
    * (src/store/keys/key-cache.ts).
    */
-  revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
+  revoke(idOrPrefix: string, audit?: AuditNote): Promise<ApiKeyRecord | undefined>;
   /**
    * The key with this hash, with its client, unless it is revoked or its client inactive. An
    * expired key is found: whoever asks compares its expiresAt with the time.
@@ -44,15 +50,15 @@ export interface KeyRepository {
 
 export interface WebhookRepository {
   /** Undefined when the client already has `maxActive` active webhooks. */
-  create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
+  create(input: NewWebhook, maxActive: number, audit?: AuditNote): Promise<Webhook | undefined>;
   /** `create`, made once per Idempotency-Key (IdempotentWrite). */
-  createOnce(input: NewWebhook, maxActive: number, key: IdempotentWrite<Webhook | undefined>): Promise<Keyed<Webhook | undefined>>;
+  createOnce(input: NewWebhook, maxActive: number, key: IdempotentWrite<Webhook | undefined>, audit?: AuditNote): Promise<Keyed<Webhook | undefined>>;
   /**
    * Detaches one of the client's active webhooks: its pending deliveries are cancelled and its
    * signing secrets erased (an attempt already in flight was signed before it left, and
    * finishes). False when the client has no active webhook with this id.
    */
-  delete(clientId: number, id: number): Promise<boolean>;
+  delete(clientId: number, id: number, audit?: AuditNote): Promise<boolean>;
   /** Up to `limit` of the client's active webhooks with ids above `after`, with their delivery health, oldest first. */
   list(clientId: number, page: { limit: number; after?: number }): Promise<WebhookSummary[]>;
   /** One of the client's active webhooks, as `list` shows it; undefined when it has none with this id. */
@@ -63,7 +69,7 @@ export interface WebhookRepository {
    * after it returns; resuming releases the held deliveries through the claims that follow
    * (`DeliveryRepository.claimDue`).
    */
-  update(clientId: number, id: number, changes: WebhookChanges): Promise<WebhookSummary | undefined>;
+  update(clientId: number, id: number, changes: WebhookChanges, audit?: AuditNote): Promise<WebhookSummary | undefined>;
   /** The url and secret of one of the client's active webhooks, to send it a request now. */
   target(clientId: number, id: number): Promise<WebhookTarget | undefined>;
   /**
@@ -72,7 +78,7 @@ export interface WebhookRepository {
    * failures starts over. A webhook that is not disabled is left as it is. Returns it as `get`
    * shows it afterwards; undefined when the client has no such webhook.
    */
-  enable(clientId: number, id: number): Promise<WebhookSummary | undefined>;
+  enable(clientId: number, id: number, audit?: AuditNote): Promise<WebhookSummary | undefined>;
   /**
    * Retention: visits up to `limit` webhooks detached before `before` (ISO 8601), in the order
    * they were detached, after `cursor`, and deletes those that nothing refers to any more (no
@@ -250,9 +256,9 @@ export interface SecretRepository {
    * keeps signing until `previousUntil` (ISO 8601), and any older one stops. False when the
    * client has no such webhook.
    */
-  rotate(clientId: number, id: number, secret: string, previousUntil: string): Promise<boolean>;
+  rotate(clientId: number, id: number, secret: string, previousUntil: string, audit?: AuditNote): Promise<boolean>;
   /** `rotate`, made once per Idempotency-Key (IdempotentWrite). */
-  rotateOnce(clientId: number, id: number, secret: string, previousUntil: string, key: IdempotentWrite<boolean>): Promise<Keyed<boolean>>;
+  rotateOnce(clientId: number, id: number, secret: string, previousUntil: string, key: IdempotentWrite<boolean>, audit?: AuditNote): Promise<Keyed<boolean>>;
   /**
    * Secrets at rest: goes on from `after` (start with `{ webhookId: 0 }`) through the stored
    * values, webhooks' secrets, previous secrets and custom headers (deleted webhooks' too) by
@@ -291,16 +297,35 @@ export interface IdempotencyRepository {
 
 /** Portal links (docs/api.md, "Portal links"): single-use, each opening a session of its client. */
 export interface PortalLinkRepository {
-  /** Keeps a link of an existing client, by its token's hash, usable once until `expiresAt`. */
-  create(clientId: number, tokenHash: string, expiresAt: string): Promise<void>;
+  /**
+   * Keeps a link of an existing client, by its token's hash, usable once until `expiresAt`, with
+   * the portal's look it sets (each field null: the server's setting applies).
+   */
+  create(clientId: number, tokenHash: string, expiresAt: string, branding: PortalBranding, audit?: AuditNote): Promise<void>;
   /**
    * Uses the link, at `now` (ISO 8601): unless it was used or has expired, marks it used and
    * gives its client `key`, which expires with the link; both in one transaction.
    */
-  open(tokenHash: string, key: NewApiKey, now: string): Promise<PortalLinkOpened>;
+  open(tokenHash: string, key: NewApiKey, now: string, audit?: AuditNote): Promise<PortalLinkOpened>;
   /**
    * Retention: deletes up to `limit` links, then up to `limit` portal session keys, that expired
    * before `before` (ISO 8601), in short transactions; returns how many it deleted.
+   */
+  prune(before: string, limit: number): Promise<number>;
+}
+
+/** The audit log (openapi.yaml, listAuditLog). */
+export interface AuditRepository {
+  /**
+   * Records one entry on its own, in a transaction of its own: for a change whose write cannot
+   * take the note (prefer passing the note to the write, which records it in its transaction).
+   */
+  record(note: AuditNote, target: AuditTarget): Promise<AuditEntry>;
+  /** Up to `limit` entries, newest first, as `query` narrows them. */
+  list(query: AuditQuery): Promise<AuditEntry[]>;
+  /**
+   * Retention: deletes up to `limit` entries written before `before` (ISO 8601), oldest first, in
+   * one short transaction; returns how many it deleted.
    */
   prune(before: string, limit: number): Promise<number>;
 }
@@ -351,6 +376,7 @@ export interface Store {
   idempotency: IdempotencyRepository;
   secrets: SecretRepository;
   operationalEvents: OperationalEventRepository;
+  audit: AuditRepository;
   /** The per-key rate limit's shared count: present where several processes share the database (PostgreSQL). */
   rateLimits?: RateLimitRepository;
   /**

@@ -59,6 +59,8 @@ const WALKTHROUGHS = [
   // publishes do not renumber what they show.
   'Events of one lead, in order',
   'Secrets at rest',
+  'Audit log',
+  'The portal inside your product',
   'Moving a deployment from SQLite to PostgreSQL',
 ];
 const MOVE_SECTION = WALKTHROUGHS.at(-1)!;

@@ -102,6 +102,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const reused = await anonymous.POST('/portal-session', { body: { token } });
   const portal = createClient<paths>({ baseUrl, fetch, headers: { 'x-api-key': session.data?.apiKey ?? '' } });
   const signedOut = await portal.DELETE('/portal-session');
+  // The new customer's two latest changes on record: the session opened, then ended.
+  const audit = await admin.GET('/admin/audit-log', { params: { query: { clientId, limit: 2 } } });
 
   return {
     getHealth: [answer(health)],
@@ -133,6 +135,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     createPortalLink: [answer(link)],
     openPortalSession: [answer(session), answer(reused)],
     endPortalSession: [answer(signedOut)],
+    listAuditLog: [answer(audit)],
   };
 }
 `;

@@ -104,7 +104,7 @@ t.test('settled history older than the retention period is deleted; pending deli
     // Events of this round and the two before are at most two hours old; older ones are pruned.
     t.equal(pruned.events, round >= 3 ? PER_ROUND : 0, `round ${round}: one round's events pruned`);
     if (round >= 3) {
-      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0 }, `round ${round}: with their deliveries and attempts`);
+      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, `round ${round}: with their deliveries and attempts`);
     }
     sizes.push(await databaseSize(db));
   }

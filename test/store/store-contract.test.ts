@@ -64,7 +64,7 @@ t.test('keys: create for a known client only, list by client, revoke by id or un
   t.same((await store.keys.list(acme.client.id)).map((k) => k.id), [1, 3]);
   t.same(await store.keys.list(42), []);
 
-  t.same(await store.keys.findKey(second.stored.hash), { id: 3, expiresAt: null, client: acme.client });
+  t.same(await store.keys.findKey(second.stored.hash), { id: 3, prefix: second.stored.prefix, expiresAt: null, client: acme.client });
   t.same((await store.keys.findKey(bolt.key.stored.hash))?.client, bolt.client);
   t.equal(await store.keys.findKey(generateApiKey().stored.hash), undefined, 'an unknown hash');
 

@@ -1,3 +1,4 @@
+import { createAuditRepository } from '../audit/postgres.js';
 import type { Config } from '../../config.js';
 import { createClientRepository } from '../clients/postgres.js';
 import { createDeliveryRepository } from '../deliveries/postgres.js';
@@ -50,6 +51,7 @@ export async function createPostgresStore(config: PostgresConfig & Pick<Config, 
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     secrets: reportUnavailable(createSecretRepository(pool)),
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
+    audit: reportUnavailable(createAuditRepository(pool)),
     rateLimits: reportUnavailable(createRateLimitRepository(pool)),
     // A publication notifies once committed (../events/postgres.ts); so does the session listening
     // again after a loss, since publications made in between notified no one. Workers poll as well,

@@ -362,4 +362,32 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN filter TEXT;
   CREATE INDEX webhooks_filtered_by_client ON webhooks(client_id) WHERE deleted_at IS NULL AND filter IS NOT NULL;
   `,
+  // A portal link's branding (openapi.yaml, PortalBrandingSet): the look its portal takes, each
+  // field null where the server's setting, or the portal's own look, applies.
+  `
+  ALTER TABLE portal_links ADD COLUMN product_name TEXT;
+  ALTER TABLE portal_links ADD COLUMN logo_url TEXT;
+  ALTER TABLE portal_links ADD COLUMN accent_color TEXT;
+  `,
+  // The audit log (openapi.yaml, listAuditLog): one row per change made through the API or the
+  // command-line tool, written in the change's own transaction (../audit/sqlite.ts). No foreign
+  // keys: an entry outlives the webhook or the session key that retention deletes. AUTOINCREMENT:
+  // an id is never handed out again, so a reader's cursor never meets a newer entry below it.
+  // Read newest first, of one client or of all, and pruned by age.
+  `
+  CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    actor_kind TEXT NOT NULL,
+    actor_key_id INTEGER,
+    actor_prefix TEXT,
+    ip TEXT,
+    action TEXT NOT NULL,
+    client_id INTEGER,
+    target_id INTEGER,
+    changes TEXT NOT NULL
+  );
+  CREATE INDEX audit_log_by_client ON audit_log(client_id, id);
+  CREATE INDEX audit_log_by_age ON audit_log(at);
+  `,
 ];
