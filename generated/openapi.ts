@@ -1271,7 +1271,11 @@ export type components = {
          */
         RateLimitLimit: number;
         /**
-         * @description `x-ratelimit-remaining`: requests left to this API key in the current window, this one counted.
+         * @description `x-ratelimit-remaining`: requests left to this API key in the current window, this one
+         *     counted, as the answering server knows it. Where several servers share the limit, each
+         *     counts as used what the others hold and have not used yet, so the figure may be lower than
+         *     what is left (by about an eighth of it per other server at most); it is higher only on a
+         *     server's first answers to a key in a window, before it has asked the others' count.
          * @example 599
          */
         RateLimitRemaining: number;

@@ -256,5 +256,7 @@ export const ENGINE_ONLY = {
     'deliveries.deliveries_pending_by_webhook(webhook_id, next_attempt_at, id)': "SQLite's webhook_queue",
     'deliveries.deliveries_leased_by_webhook(webhook_id, leased_until)': 'the in-flight count per webhook reads only the leased rows',
     'deliveries.deliveries_failed_by_webhook(webhook_id, created_at, id)': "see SQLite's",
+    'rate_limit_windows':
+      "the per-key rate limit's count of each window, shared by the API processes on one database (rate-limits/postgres.ts): SQLite's one process counts in memory, and nothing is moved, as a window lasts minutes",
   },
 } as const;

@@ -10,6 +10,7 @@ import { createKeyChanges } from '../keys/postgres-key-changes.js';
 import { createKeyRepository } from '../keys/postgres.js';
 import { createOperationalEventRepository } from '../operational-events/postgres.js';
 import { createPortalLinkRepository } from '../portal-links/postgres.js';
+import { createRateLimitRepository } from '../rate-limits/postgres.js';
 import { connectionCheck, createPool, firstConnection, type PostgresConfig } from '../postgres/connect.js';
 import { createListener } from '../postgres/listener.js';
 import { migrate } from '../postgres/migrate.js';
@@ -51,6 +52,7 @@ export async function createPostgresStore(config: PostgresConfig & Pick<Config, 
     secrets: reportUnavailable(createSecretRepository(pool)),
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
     audit: reportUnavailable(createAuditRepository(pool)),
+    rateLimits: reportUnavailable(createRateLimitRepository(pool)),
     // A publication notifies once committed (../events/postgres.ts); so does the session listening
     // again after a loss, since publications made in between notified no one. Workers poll as well,
     // so a lost notification delays a delivery by one poll interval at most.

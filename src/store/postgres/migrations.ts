@@ -343,4 +343,20 @@ export const MIGRATIONS: readonly string[] = [
     lease_until bigint NOT NULL DEFAULT 0
   );
   `,
+  // The per-key rate limit shared by the API processes on this database (../rate-limits/postgres.ts,
+  // src/http/rate-limit-shared.ts): a row per key and window, counting the requests handed out to
+  // processes in shares. A count lost in a crash costs at most one window's limit, so the table is
+  // unlogged (no WAL for its writes, which come with the API's traffic), and leaves room in its
+  // pages for an update to stay beside its row (window_start, the one other index, never changes).
+  // SQLite has no such table: its one process counts in memory.
+  `
+  CREATE UNLOGGED TABLE rate_limit_windows (
+    key_hash text NOT NULL,
+    window_start timestamptz NOT NULL,
+    taken integer NOT NULL,
+    last_grant integer NOT NULL,
+    PRIMARY KEY (key_hash, window_start)
+  ) WITH (fillfactor = 70);
+  CREATE INDEX rate_limit_windows_by_start ON rate_limit_windows(window_start);
+  `,
 ];
