@@ -119,7 +119,7 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
       for (const row of ended) {
         const success = batch.find((s) => s.job.webhookId === row.id)!;
         const recovered = followRecovery(row, success.attempt.statusCode);
-        if (recovered) await writeOperationalEvent(db, { type: 'webhook.recovered', webhookId: row.id, ...recovered, createdAt: new Date().toISOString() });
+        if (recovered) await writeOperationalEvent(db, { type: 'webhook.recovered', webhookId: row.id, ...recovered, createdAt: success.attempt.attemptedAt });
       }
     }, 'SET LOCAL synchronous_commit = off');
   async function run() {
@@ -217,7 +217,8 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
           await db.query('UPDATE webhooks SET failures = $1 WHERE id = $2', [failures, job.webhookId]);
         }
         if (failing) {
-          await writeOperationalEvent(db, { type: 'webhook.failing', webhookId: job.webhookId, ...failing, createdAt: new Date().toISOString() });
+          // At the attempt's time: the event tells of that attempt.
+          await writeOperationalEvent(db, { type: 'webhook.failing', webhookId: job.webhookId, ...failing, createdAt: attempt.attemptedAt });
         }
         // A 429: none of the webhook's deliveries before the time the receiver asked for.
         if (webhook && webhook.deleted_at === null && attempt.slowDownUntil !== undefined) {

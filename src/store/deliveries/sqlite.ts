@@ -142,7 +142,9 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     const { startsRun, failures, outcome, failing, disables } = followFailure(health.get(job.webhookId), attempt);
     if (startsRun) startFailing.run(attempt.attemptedAt, job.webhookId);
     else if (failures !== undefined) countFailure.run(failures, job.webhookId);
-    if (failing) writeOperationalEvent({ type: 'webhook.failing', webhookId: job.webhookId, ...failing, createdAt: new Date().toISOString() });
+    // At the attempt's time: the event tells of that attempt (and keeps its place among the
+    // events written on the clock the attempts are recorded by).
+    if (failing) writeOperationalEvent({ type: 'webhook.failing', webhookId: job.webhookId, ...failing, createdAt: attempt.attemptedAt });
     if (!disables) return { outcome };
     const now = new Date().toISOString();
     disable.run(now, disables.reason, job.webhookId);
@@ -154,7 +156,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   /** A success ends the webhook's run of failures; past FAILING_AFTER, that is `webhook.recovered`. */
   const recordSuccess = (job: DeliveryJob, attempt: AttemptRecord) => {
     const recovered = followRecovery(stopFailing.get(job.webhookId), attempt.statusCode);
-    if (recovered) writeOperationalEvent({ type: 'webhook.recovered', webhookId: job.webhookId, ...recovered, createdAt: new Date().toISOString() });
+    if (recovered) writeOperationalEvent({ type: 'webhook.recovered', webhookId: job.webhookId, ...recovered, createdAt: attempt.attemptedAt });
   };
 
   const record = (job: DeliveryJob, attempt: AttemptRecord): OperationalEvent | undefined => {
