@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { startServer, type ServerProcess } from '../../scripts/lib/server-proces
 import { buildPortal } from '../../portal/build.js';
 import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
+import { CHROMIUM, CHROMIUM_ARGS, browserTestsRun } from '../helpers/chromium.js';
 import { testDatabase, type TestDatabase } from '../helpers/stores.js';
 
 // The client portal inside a lead product's page, in headless Chromium: the product's page is on
@@ -18,17 +19,6 @@ import { testDatabase, type TestDatabase } from '../helpers/stores.js';
 // fresh profile that blocks third-party cookies, as more and more browsers do by default: the
 // portal holds its session in no cookie, so it works all the same.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const WAIT_MS = 15_000;
 const ADMIN_TOKEN = 'an-admin-token-for-the-frame';
 const ACCENT = '#f4c430'; // light: the text on it turns black
@@ -164,12 +154,8 @@ async function startLeadhooks(t: Test, db: TestDatabase, env: Record<string, str
   });
 }
 
-const HOW_TO_RUN = `to run it, install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`;
-if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
-  t.plan(0, `browser test skipped: no Chromium at ${CHROMIUM}; ${HOW_TO_RUN}`);
-} else {
+if (browserTestsRun(t)) {
   t.before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`REQUIRE_BROWSER=1 and no Chromium at ${CHROMIUM}: ${HOW_TO_RUN}`);
     await buildPortal();
   });
 

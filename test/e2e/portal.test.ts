@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import t, { type Test } from 'tap';
@@ -7,6 +7,7 @@ import { runCli } from '../../src/cli/run-cli.js';
 import { buildPortal } from '../../portal/build.js';
 import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually, startReceiver, verifies } from '../helpers/receiver.js';
+import { CHROMIUM, CHROMIUM_ARGS, browserTestsRun } from '../helpers/chromium.js';
 import { testDatabase, type TestDatabase } from '../helpers/stores.js';
 
 // The client portal driven in headless Chromium (Debian's chromium package) against the real
@@ -14,19 +15,6 @@ import { testDatabase, type TestDatabase } from '../helpers/stores.js';
 // roles and names a screen reader would use, and what the page must never do: put the key in a
 // URL or a cookie, or send a request to another origin.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// Without the background-networking flags, Chromium tries to reach Google's services; on a
-// closed network that makes trouble.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const WAIT_MS = 15_000;
 
 /** Screenshots go to PORTAL_SCREENSHOTS when set (kept), else to a temporary folder removed afterwards. */
@@ -169,14 +157,8 @@ async function checkNothingLeaked(t: Test, session: Session, refused: string[]) 
   t.same(session.refused, refused, 'the only refusals are the API answers the test provoked');
 }
 
-// Without a browser the file is skipped, with one line saying how to run it, so that `npm test`
-// needs nothing beyond `npm install`. CI sets REQUIRE_BROWSER=1: there a missing browser fails.
-const HOW_TO_RUN = `to run it, install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`;
-if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
-  t.plan(0, `browser test skipped: no Chromium at ${CHROMIUM}; ${HOW_TO_RUN}`);
-} else {
+if (browserTestsRun(t)) {
   t.before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`REQUIRE_BROWSER=1 and no Chromium at ${CHROMIUM}: ${HOW_TO_RUN}`);
     await buildPortal(); // the page as its sources say now, not as the last build left it
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 60_000 });
   });
