@@ -44,22 +44,23 @@ export async function measureBeforeNow(options: BenchOptions, dir: string, befor
 
   type Drained = { measure: string; runs: Drain[][] };
   const drained: Drained[] = [];
-  /** The same drain by each build in turn, on a fresh database each (`database`), added to the runs of `measure`. */
-  const inTurnDrain = async (measure: string, round: number, outbox: Outbox, workers: number, database: (i: number, build: Build) => Promise<BenchDatabase>) => {
+  /** The same drain by each build in turn, on a fresh database each (`database`), added to the runs of the deliveries/s `of` it. */
+  const inTurnDrain = async (of: string, round: number, outbox: Outbox, workers: number, database: (i: number, build: Build) => Promise<BenchDatabase>) => {
+    const measure = `deliveries/s, ${of}`;
     let d = drained.find((x) => x.measure === measure);
     if (!d) drained.push((d = { measure, runs: builds.map(() => []) }));
     for (const [i, build] of builds.entries()) {
       const db = await database(i, build);
-      const drain = measureDrain(options, `${measure}, ${build.label}, round ${round} of ${options.drainRounds}`, db, outbox, workers, undefined, build.root);
+      const drain = measureDrain(options, `${of}, ${build.label}, round ${round} of ${options.drainRounds}`, db, outbox, workers, undefined, build.root);
       d.runs[i]!.push(await drain.finally(() => (db.store === 'SQLite' ? removeFile(db) : db.drop())));
     }
   };
   const pending = (outbox: Outbox) => count(outbox.pendingEvents! * outbox.clients.drain.hooksEach);
   for (let round = 1; round <= options.drainRounds; round++) {
     const sqlite = (from: 'shallow' | 'deep') => async (i: number) => copyDatabase(own[i]![from], dir, `${from}-build-${i}-${round}`);
-    await inTurnDrain(`deliveries/s, ${pending(options.shallowOutbox)} pending, SQLite, the server's own worker`, round, options.shallowOutbox, 0, sqlite('shallow'));
-    await inTurnDrain(`deliveries/s, ${pending(options.deepOutbox)} pending, SQLite, the server's own worker`, round, options.deepOutbox, 0, sqlite('deep'));
-    if ('url' in server) await inTurnDrain(`deliveries/s, ${pending(options.shallowOutbox)} pending, PostgreSQL, 1 worker process`, round, options.shallowOutbox, 1, (i, build) => postgresCopy(server.url, own[i]!.shallow, `the shallow outbox, ${build.label}`, build));
+    await inTurnDrain(`${pending(options.shallowOutbox)} pending, SQLite, the server's own worker`, round, options.shallowOutbox, 0, sqlite('shallow'));
+    await inTurnDrain(`${pending(options.deepOutbox)} pending, SQLite, the server's own worker`, round, options.deepOutbox, 0, sqlite('deep'));
+    if ('url' in server) await inTurnDrain(`${pending(options.shallowOutbox)} pending, PostgreSQL, 1 worker process`, round, options.shallowOutbox, 1, (i, build) => postgresCopy(server.url, own[i]!.shallow, `the shallow outbox, ${build.label}`, build));
   }
 
   // The cases go a store at a time, the build compared with first.
