@@ -1,19 +1,26 @@
 // What a run measures and for how long: a full run (the figures of BENCHMARKS.md), or a smoke run
 // that goes through every measure for a second on small databases and judges nothing, so that CI
-// notices a broken bench without failing on a noisy machine.
+// notices a broken bench without failing on a noisy machine. With --before <git ref>, the run also
+// measures publishing and delivery of the ref's build and of this one in turn (measures/before-now.ts).
 import type { DatabaseLayout } from './seed-database.js';
 
 export type BenchOptions = ReturnType<typeof parseOptions>;
 
-const USAGE = 'usage: npm run bench -- [seconds per measure] [--smoke]';
+const USAGE = 'usage: npm run bench -- [seconds per measure] [--smoke] [--before <git ref>]';
 
 export function parseOptions(argv: string[]) {
   let smoke = false;
   let seconds: number | undefined;
-  for (const arg of argv) {
+  let before: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
     if (arg === '--smoke') smoke = true;
     else if (/^\d+$/.test(arg) && Number(arg) >= 1) seconds = Number(arg);
-    else throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+    else if (arg === '--before' || arg.startsWith('--before=')) {
+      before = arg === '--before' ? argv[++i] : arg.slice('--before='.length);
+      // A ref never starts with a dash (git refuses such names): a missing one is a mistake.
+      if (!before || before.startsWith('-')) throw new Error(`--before wants a git ref (a commit, a branch, a tag)\n${USAGE}`);
+    } else throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
   }
   // A full run's measured clients are the same in both API databases: 5 holding 10,000 webhooks
   // each and 5,000 holding 10 (100,000 webhooks); the grown database adds 900,000 held by 90,000
@@ -25,6 +32,8 @@ export function parseOptions(argv: string[]) {
   const clients = { drain: { clients: smoke ? 20 : 100, hooksEach: 10 }, latency: { clients: smoke ? 20 : 200, hooksEach: 1 } };
   return {
     smoke,
+    /** The git ref whose build the run compares this one with, or none. */
+    before,
     command: ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' '),
     /** Length of each measure, split among its rounds; each server's first warm-up lasts warmupSeconds. */
     seconds: seconds ?? (smoke ? 1 : 8),

@@ -1,7 +1,8 @@
 // npm run bench: leadhooks beside bare Fastify; leadhooks against itself as clients and databases
 // grow; publishing on both stores beside bare Fastify and pgbench; deliveries, publish latency,
 // memory and start-up; the same API operations on PostgreSQL, and delivery there beside
-// graphile-worker. docs/benchmarks.md says how; bench-options.ts what a full and a smoke run measure.
+// graphile-worker; with --before <ref>, publishing and delivery of the ref's build and of this one in
+// turn. docs/benchmarks.md says how; bench-options.ts what a full and a smoke run measure.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,8 @@ import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { buildLeadhooks } from '../lib/server-process.js';
 import { parseOptions } from './bench-options.js';
+import { prepareBuild } from './builds.js';
+import { measureBeforeNow } from './measures/before-now.js';
 import { measureApi, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';
 import { measureFilters } from './measures/filters.js';
@@ -29,6 +32,8 @@ async function main() {
   try {
     say('building (npm run build)');
     buildLeadhooks();
+    // The build compared with first, so that a ref that does not build stops the run at once.
+    const before = options.before === undefined ? undefined : prepareBuild(options.before, dir);
     const seeded = { api: seed(dir, options.api), grown: seed(dir, options.apiGrown), shallowOutbox: seed(dir, options.shallowOutbox), deepOutbox: seed(dir, options.deepOutbox) };
     const copy = (from: string, name: string) => copyDatabase(from, dir, name);
     const [groups, grownWebhooks] = [groupsOf(options.api), webhookCount(options.apiGrown)];
@@ -64,8 +69,9 @@ async function main() {
     const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
     const postgres = await measurePostgres(options, dir, postgresAt, { ...seeded, group: groups.small });
     const leadOrder = await measureLeadOrder(options, dir, postgresAt);
+    const beforeNow = before && (await measureBeforeNow(options, dir, before, postgresAt));
 
-    const results: Results = { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder };
+    const results: Results = { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder, ...(beforeNow && { beforeNow }) };
     const judged = judge(results, options.smoke);
     console.log(`\n${reportTables(results, judged)}\n`);
     const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };

@@ -10,6 +10,7 @@ import { scriptCommand } from '../lib/server-process.js';
 import type { BenchOptions } from './bench-options.js';
 import { generatorSaturated, type Measured } from './load.js';
 import type { ApiOperations } from './measures/api.js';
+import type { BeforeNow } from './measures/before-now.js';
 import type { Drain, measureDelivery } from './measures/delivery.js';
 import type { FilterResults } from './measures/filters.js';
 import type { Ingesting, IngestionResults } from './measures/ingestion.js';
@@ -43,7 +44,12 @@ export interface Results {
   postgres: PostgresResults;
   /** The same outbox drained with leadIds (in order per lead) and without, on each store. */
   leadOrder: LeadOrderResults;
+  /** With --before: publishing and delivery of the ref's build and of this one, in turn. */
+  beforeNow?: BeforeNow;
 }
+
+/** How far below the build compared with a figure may fall: within 3% of it. */
+const BEFORE_NOW_LEAST = 0.97;
 
 /** A ratio with two decimals, or as many more as it takes to fall on the same side of its target as the ratio itself (0.8996 of ≥ 0.9, not a 0.90 that reads as met). */
 export function shownRatio(ratio: number, met: (value: number) => boolean): string {
@@ -152,6 +158,13 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     const ratios = results.leadOrder.map(({ store, withLeads, without }) => ({ store, met: withLeads.rate / without.rate >= 0.9, shown: `${store} ${against(withLeads.rate / without.rate, '≥ 0.9')[0]} (${count(withLeads.rate)}/s / ${count(without.rate)}/s)` }));
     targets.push([`deliveries/s, ${count(first.withLeads.pending)} over ${count(first.leads)} leads in order / without leadId ≥ 0.9`, ratios.map((r) => r.shown).join(', '), verdict(ratios.every((r) => r.met))]);
   }
+  if (results.beforeNow) {
+    const { ref, figures } = results.beforeNow;
+    // A figure faster than before costs nothing: only falling more than 3% below it fails.
+    const lowest = figures.reduce((a, b) => (b.now / b.before < a.now / a.before ? b : a));
+    const ratio = against(lowest.now / lowest.before, `≥ ${BEFORE_NOW_LEAST}`);
+    targets.push([`every publish and delivery figure within 3% of ${ref} (now / before ≥ ${BEFORE_NOW_LEAST})`, `lowest ${ratio[0]} (${lowest.measure}), ${figures.length} figures`, ratio[1]]);
+  }
   for (const [i, ours] of (pg?.drains ?? []).entries()) {
     const theirs = pg!.graphile[i]!;
     /** leadhooks' figure beside graphile-worker's, and their ratio, against `target` if there is one. */
@@ -182,7 +195,11 @@ export function reportTables(results: Results, judged: ReturnType<typeof judge>)
 
 ${table(['target', 'measured', 'met'], 'lll', judged.targets)}
 
-## Ingestion
+${results.beforeNow ? `## Before and now
+
+${beforeNowTable(results.beforeNow)}
+
+` : ''}## Ingestion
 
 ${ingestionTable(results.ingestion)}
 
@@ -218,6 +235,13 @@ function ingestionTable({ cases, statement }: IngestionResults): string {
   const rows = cases.map((c) => [c.store ? `${c.store}, LOG_LEVEL=${c.level}` : 'bare Fastify (GET /, POST /echo)', rps(c.about), rps(c.publish), c.store ? (c.publish.rps / bare.publish.rps).toFixed(2) : '–', `${c.publish.p99Ms.toFixed(1)} ms`, percent(c.publish.serverCores)]);
   const pgbench = 'skipped' in statement ? `leadhooks' publish statement was not run by pgbench: ${statement.skipped}.` : `pgbench, ${statement.clients} clients running leadhooks' publish statement (the event and its deliveries) on the same rows: ${count(statement.tps)} commits/s.`;
   return `${table(['case', 'GET /about', 'POST /events (202)', 'POST / bare POST', 'POST p99', 'server CPU, POST'], 'lrrrrr', rows)}\n\n${pgbench}`;
+}
+
+/** Each publish and delivery figure of the build compared with and of this one, and their ratio. */
+export function beforeNowTable({ ref, figures }: BeforeNow): string {
+  const rate = (measure: string, n: number) => `${count(n)}${measure.startsWith('POST') ? ' req/s' : '/s'}`;
+  const rows = figures.map(({ measure, before, now }) => [measure, rate(measure, before), rate(measure, now), shownRatio(now / before, (r) => r >= BEFORE_NOW_LEAST)]);
+  return table(['measure', `before (${ref})`, 'now', 'now / before'], 'lrrr', rows);
 }
 
 /** What PostgreSQL costs against SQLite on the same rows and requests. */
@@ -276,7 +300,7 @@ set the rate itself); peak RSS is the server's highest so far.
   webhooks, with and without leadIds, ${options.leadOrder.rounds} drains each in turn (PostgreSQL: 1 worker process). **Publish → receiver**: events published (202) at ${options.publishRate}/s, each stamped with its send time.
 - **Ingestion**: ${options.connections} connections publishing (\`POST /events\`, durable, leads of about 300 bytes) to ${options.ingestion.clients.publishers.clients} clients holding ${options.ingestion.clients.publishers.hooksEach} webhooks each, the delivery worker off, on each store at \`LOG_LEVEL=info\` and \`warn\`, in turn with bare Fastify; and at \`warn\` to clients whose ${options.filters.clients.filtered.hooksEach} webhooks each have a filter, in turn with clients whose ${options.filters.clients.plain.hooksEach} have none.
 - **Start-up**: from spawning the server to its first answer, the median of ${options.startProbes} starts on each database.
-- **Beside graphile-worker**: the shallow outbox drained on PostgreSQL by leadhooks' worker processes and, on a database of its own,
+${results.beforeNow ? `- **Before and now**: publishing (the worker off) and the drains of ${results.beforeNow.ref}'s build and of this one, in turn on copies of the same seeded rows, each migrated by its own build.\n` : ''}- **Beside graphile-worker**: the shallow outbox drained on PostgreSQL by leadhooks' worker processes and, on a database of its own,
   by as many graphile-worker processes, each with its documented performance settings and 64 jobs at once.
   PostgreSQL CPU per delivery: what the server's processes for the drain's database used over the timed window.
 

@@ -58,10 +58,13 @@ export function groupsOf<Group extends string>(layout: DatabaseLayout<Group>): R
 
 export const webhookCount = (layout: DatabaseLayout): number => Object.values(groupsOf(layout)).reduce((sum, g) => sum + g.size * g.hooksEach, 0);
 
-/** `name`.seeded.db in `dir`, seeded with `layout`, on disk before it returns (flushToDisk). */
-export function seed(dir: string, layout: DatabaseLayout): string {
+/**
+ * `name`.seeded.db in `dir`, seeded with `layout`, on disk before it returns (flushToDisk). With
+ * `migrate` false, `name`.early.db, left at the seeder's schema for another build to migrate.
+ */
+export function seed(dir: string, layout: DatabaseLayout, migrate = true): string {
   const started = performance.now();
-  const path = join(dir, `${layout.name}.seeded.db`);
+  const path = join(dir, `${layout.name}.${migrate ? 'seeded' : 'early'}.db`);
   const db = new Database(path);
   // Nothing to protect while the file is being made: a failed seeding is thrown away.
   ['journal_mode = OFF', 'synchronous = OFF'].forEach((pragma) => db.pragma(pragma));
@@ -107,7 +110,7 @@ export function seed(dir: string, layout: DatabaseLayout): string {
       ORDER BY e.rowid, w.id`).run({ dueAt: now.getTime(), now: iso });
   })();
   db.close();
-  openDatabase(path).close();
+  if (migrate) openDatabase(path).close();
   flushToDisk(path);
   say(`${layout.name}: seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return path;
@@ -135,7 +138,7 @@ export function copyDatabase(seeded: string, dir: string, name: string): BenchDa
 
 // A file left dirty in the page cache would be written back while a server runs (200 MB for the
 // deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
-function flushToDisk(path: string): void {
+export function flushToDisk(path: string): void {
   const fd = openSync(path, 'r+');
   fsyncSync(fd);
   closeSync(fd);

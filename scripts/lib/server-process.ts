@@ -107,18 +107,18 @@ export function nodeCommandIn(command: string, file: string): string[] | undefin
   return run?.[1]!.split(' ').filter(Boolean);
 }
 
-/** How a package.json script (`npm start`, `npm run worker`) runs node, so that the bench runs it as the script does. */
-export function scriptCommand(script: 'start' | 'worker'): string[] {
-  const scripts = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+/** How a package.json script (`npm start`, `npm run worker`) of the package at `root` runs node, so that the bench runs it as the script does. */
+export function scriptCommand(script: 'start' | 'worker', root = PACKAGE_ROOT): string[] {
+  const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const file = script === 'start' ? 'dist/src/server.js' : 'dist/src/worker.js';
   const command = nodeCommandIn(scripts[script] ?? '', file);
   if (command === undefined) throw new Error(`package.json's ${script} script does not run [NAME=value] node [options] ${file}`);
   return [...command, file];
 }
 
-/** `npm run build`: the servers run from dist/, as `npm start` runs them. */
-export function buildLeadhooks(): void {
-  if (spawnSync('npm', ['run', '-s', 'build'], { cwd: PACKAGE_ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
+/** `npm run build` in the package at `root`: the servers run from its dist/, as `npm start` runs them. */
+export function buildLeadhooks(root = PACKAGE_ROOT): void {
+  if (spawnSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' }).status !== 0) throw new Error(`npm run build failed in ${root}`);
 }
 
 export type RunningProcess = { pid: number; stop(): Promise<unknown> };
@@ -126,12 +126,12 @@ export type RunningProcess = { pid: number; stop(): Promise<unknown> };
 /** `readyPath` answers as soon as the server is up; startMs: from spawn to its first answer. */
 export type RunningServer = RunningProcess & { origin: string; readyPath: string; startMs: number };
 
-/** Node running `words` (a scriptCommand, or a script and its arguments) in the package's folder, with `env`; says so if it exits before it is stopped. */
-export function spawnNode(words: string[], env: Record<string, string>) {
+/** Node running `words` (a scriptCommand, or a script and its arguments) in the folder of the package at `root`, with `env`; says so if it exits before it is stopped. */
+export function spawnNode(words: string[], env: Record<string, string>, root = PACKAGE_ROOT) {
   const node = words.indexOf('node'); // -1 for a script's own files: no NAME=value words
   const [args, assigned] = [words.slice(node + 1), words.slice(0, Math.max(0, node)).map((word) => word.split('='))];
   let stopping = false;
-  const { child, stop } = spawnChild([process.execPath, ...args], { ...Object.fromEntries(assigned), ...env }, PACKAGE_ROOT, ['ignore', 'inherit']);
+  const { child, stop } = spawnChild([process.execPath, ...args], { ...Object.fromEntries(assigned), ...env }, root, ['ignore', 'inherit']);
   child.once('exit', (code, signal) => stopping || console.error(`node ${args.join(' ')} exited (${code ?? signal}) before it was stopped`));
   const stopNow = () => {
     stopping = true;
@@ -140,14 +140,14 @@ export function spawnNode(words: string[], env: Record<string, string>) {
   return { child, pid: child.pid!, stop: stopNow };
 }
 
-/** Starts a server process on a free port and waits until `readyPath` answers; the time that took is its start. */
-export async function startAnswering(words: string[], env: Record<string, string>, readyPath: string): Promise<RunningServer> {
+/** Starts a server process (in the package at `root`) on a free port and waits until `readyPath` answers; the time that took is its start. */
+export async function startAnswering(words: string[], env: Record<string, string>, readyPath: string, root = PACKAGE_ROOT): Promise<RunningServer> {
   const probe = createServer().listen(0, '127.0.0.1');
   await once(probe, 'listening');
   const { port } = probe.address() as AddressInfo;
   await new Promise((resolve) => probe.close(resolve));
   const started = performance.now();
-  const { child, pid, stop } = spawnNode(words, { HOST: '127.0.0.1', PORT: String(port), ...env });
+  const { child, pid, stop } = spawnNode(words, { HOST: '127.0.0.1', PORT: String(port), ...env }, root);
   const origin = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`node ${words.join(' ')} exited with ${child.exitCode}`);
@@ -170,13 +170,13 @@ export function leadhooksEnv(database: Record<string, string>, extra: Record<str
   return { ...database, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', PUBLISHER_TOKEN, ...limits, ...extra };
 }
 
-/** leadhooks as `npm start` runs it, on a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`). */
-export function startLeadhooks(database: Record<string, string>, extra: Record<string, string> = {}): Promise<RunningServer> {
-  return startAnswering(scriptCommand('start'), leadhooksEnv(database, extra), '/healthz');
+/** leadhooks as `npm start` runs it, on a database (`{ DATABASE_PATH }` or `{ DATABASE_URL }`): this package's build, or that of the package at `root`. */
+export function startLeadhooks(database: Record<string, string>, extra: Record<string, string> = {}, root = PACKAGE_ROOT): Promise<RunningServer> {
+  return startAnswering(scriptCommand('start', root), leadhooksEnv(database, extra), '/healthz', root);
 }
 
-/** `n` delivery workers as `npm run worker` runs them, on one database. */
-export function startWorkers(n: number, env: Record<string, string>): RunningProcess[] {
+/** `n` delivery workers as `npm run worker` runs them (in the package at `root`), on one database. */
+export function startWorkers(n: number, env: Record<string, string>, root = PACKAGE_ROOT): RunningProcess[] {
   // Port 0: each worker's metrics listen on a port of their own, so that several run on one host.
-  return Array.from({ length: n }, () => spawnNode(scriptCommand('worker'), { ...env, METRICS_PORT: '0' }));
+  return Array.from({ length: n }, () => spawnNode(scriptCommand('worker', root), { ...env, METRICS_PORT: '0' }, root));
 }

@@ -13,8 +13,8 @@ import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-databas
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';
 
-/** A case: leadhooks on `database` (`env` added to its environment), or bare Fastify without one. */
-export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; group: ClientGroup; withListing?: boolean };
+/** A case: leadhooks on `database` (`env` added to its environment; `root`: the package whose build runs, this one unless set), or bare Fastify without one. */
+export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; root?: string; group: ClientGroup; withListing?: boolean };
 
 /** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo; `hooksEach`: webhooks each client held at the start. */
 export type ApiOperations = { label: string; hooksEach: number; about: Measured; listing?: Measured; create: Measured; remove: Measured };
@@ -37,7 +37,7 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
   const rounds = cases.length === 1 ? 1 : options.rounds;
   const servers: RunningServer[] = [];
   try {
-    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env) : startBareFastify()));
+    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env, c.root) : startBareFastify()));
     const alternate: Alternate = async (stepOf) => {
       const steps = cases.map(stepOf);
       const runs = steps.map((): Measured[] => []);

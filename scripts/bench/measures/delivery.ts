@@ -12,7 +12,7 @@ import { startBareSender } from '../peer-processes.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
 import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
 
-type Outbox = DatabaseLayout<'drain' | 'latency'>;
+export type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 /**
@@ -101,14 +101,18 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
   }
 }
 
-/** An outbox (a private copy) delivered by a server with its own worker (`workers` 0, as `npm start` runs) or by worker processes (`npm run worker`) sharing the database. */
-export function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: Then): Promise<Drain> {
+/**
+ * An outbox (a private copy) delivered by a server with its own worker (`workers` 0, as `npm start`
+ * runs) or by worker processes (`npm run worker`) sharing the database; `root`: the package whose
+ * build runs them, this one unless set.
+ */
+export function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: Then, root?: string): Promise<Drain> {
   const drain = { store: database.store, workers, pending: layout.pendingEvents! * layout.clients.drain.hooksEach };
   return timeDrain(options, label, drain, async (receiver) => {
     await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
     const local = { ALLOW_PRIVATE_TARGETS: 'true' };
-    const server = workers === 0 ? await startLeadhooks(database.env, local) : undefined;
-    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local)), server, database };
+    const server = workers === 0 ? await startLeadhooks(database.env, local, root) : undefined;
+    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local), root), server, database };
   }, then);
 }
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../../src/config.js';
 import { moveToPostgres } from '../../../src/store/move-to-postgres.js';
 import type { BenchOptions } from '../bench-options.js';
+import { buildCode, type Build } from '../builds.js';
 import { runSql, scratchDatabase } from '../postgres-database.js';
 import { count, say } from '../progress.js';
 import type { ClientGroup } from '../seed-database.js';
@@ -23,11 +24,12 @@ import { measureSharedLimit, type SharedLimit } from './shared-limit.js';
 export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { skipped: string };
 export type PostgresResults = { small: ApiOperations; sharedLimit: SharedLimit; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
 
-/** A fresh database on the server at `serverUrl` holding the rows of the SQLite file `from`. */
-export async function postgresCopy(serverUrl: string, from: string, label: string) {
+/** A fresh database on the server at `serverUrl` holding the rows of the SQLite file `from`, moved by this package's code or by `build`'s (builds.ts). */
+export async function postgresCopy(serverUrl: string, from: string, label: string, build?: Build) {
   const database = await scratchDatabase(serverUrl);
   say(`${label}: moving into a fresh PostgreSQL database`);
-  await moveToPostgres(from, { ...loadConfig({ ...database.env }), databaseUrl: database.url }, () => {});
+  const code = build ? await buildCode(build) : { moveToPostgres, loadConfig };
+  await code.moveToPostgres(from, { ...code.loadConfig({ ...database.env }), databaseUrl: database.url }, () => {});
   return database;
 }
 

@@ -1,0 +1,72 @@
+// The builds a run compares (npm run bench -- --before <ref>): this package's, and the ref's,
+// unpacked from git into the scratch folder, installed and built there, so that its server and
+// workers run as this package's do. Each build's own code brings a seeded file to its schema and
+// moves it to PostgreSQL, since the ref may have fewer migrations than this package.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PACKAGE_ROOT } from '../../src/package-info.js';
+import { buildLeadhooks } from '../lib/server-process.js';
+import { say } from './progress.js';
+import { flushToDisk } from './seed-database.js';
+
+/** A build: what the progress lines call it, the package root its dist/ is in, and the commit it was made from (the ref's). */
+export type Build = { label: string; root: string; commit?: string };
+
+export const NOW: Build = { label: 'now', root: PACKAGE_ROOT };
+
+/** `command` in `cwd`, its output; throws with its stderr if it fails. */
+function run(command: string[], cwd = PACKAGE_ROOT): string {
+  // A lock file is larger than spawnSync's default megabyte.
+  const done = spawnSync(command[0]!, command.slice(1), { cwd, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+  if (done.status !== 0) throw new Error(`${command.join(' ')} failed: ${done.error?.message ?? done.stderr.trim()}`);
+  return done.stdout;
+}
+
+/**
+ * The commit `ref` names, unpacked into `dir`, installed and built. Its dependencies are this
+ * package's own node_modules when its package-lock.json is the same as this one's; otherwise
+ * `npm ci` installs them, from npm's cache wherever it can, so that it runs offline once they
+ * have been installed on the machine before.
+ */
+export function prepareBuild(ref: string, dir: string): Build {
+  const commit = run(['git', 'rev-parse', '--short', `${ref}^{commit}`]).trim();
+  const root = join(dir, `before-${commit}`);
+  const archive = join(dir, `before-${commit}.tar`);
+  mkdirSync(root);
+  run(['git', 'archive', '--format=tar', '-o', archive, commit]);
+  run(['tar', '-xf', archive, '-C', root]);
+  rmSync(archive);
+  const sameLock = run(['git', 'show', `${commit}:package-lock.json`]) === readFileSync(join(PACKAGE_ROOT, 'package-lock.json'), 'utf8');
+  if (sameLock) {
+    say(`${commit}: the same package-lock.json as this package: its node_modules shared`);
+    symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
+  } else {
+    say(`${commit}: another package-lock.json: npm ci, from the cache where it can`);
+    run(['npm', 'ci', '--prefer-offline', '--no-audit', '--no-fund'], root);
+  }
+  say(`${commit}: building (npm run build)`);
+  buildLeadhooks(root);
+  return { label: `before (${commit})`, root, commit };
+}
+
+/** What a build's own code does to a database file before its server starts on it, from its dist/. */
+export async function buildCode(build: Build) {
+  const load = (file: string): Promise<unknown> => import(pathToFileURL(join(build.root, 'dist', 'src', file)).href);
+  const [sqlite, move, config] = await Promise.all([load('store/sqlite/open-database.js'), load('store/move-to-postgres.js'), load('config.js')]);
+  return {
+    openDatabase: (sqlite as typeof import('../../src/store/sqlite/open-database.js')).openDatabase,
+    moveToPostgres: (move as typeof import('../../src/store/move-to-postgres.js')).moveToPostgres,
+    loadConfig: (config as typeof import('../../src/config.js')).loadConfig,
+  };
+}
+
+/** A copy of `early` (a file at the seeder's schema) named `name` in `dir`, brought to the build's schema by its own migrations. */
+export async function migratedCopy(build: Build, early: string, dir: string, name: string): Promise<string> {
+  const path = join(dir, `${name}.db`);
+  copyFileSync(early, path);
+  (await buildCode(build)).openDatabase(path).close();
+  flushToDisk(path);
+  return path;
+}
