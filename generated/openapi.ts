@@ -25,6 +25,29 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How long leadhooks keeps the calling client's events
+         * @description The period after which the client's delivered and failed events are deleted, with their
+         *     deliveries and attempts: the one the lead product set for this client
+         *     (`PATCH /admin/clients/{clientId}`, `retention`), or else the server's `RETENTION`. The
+         *     client portal shows it.
+         */
+        get: operations["getRetention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook": {
         parameters: {
             query?: never;
@@ -553,10 +576,15 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Rename a client, or deactivate it and activate it again
+         * Rename a client, deactivate it and activate it again, or set its retention period
          * @description An inactive client's API keys are refused (`401 Client not found`) and its webhooks receive
          *     nothing: their deliveries wait, and go out once the client is active again. Its keys,
          *     webhooks and history are kept.
+         *
+         *     `retention` keeps this client's history for a shorter period than the server's
+         *     `RETENTION` (a customer's contract may ask for it): the next pass of retention deletes its
+         *     delivered and failed events older than that, with their deliveries and attempts. It is at
+         *     most `RETENTION`; `null` goes back to it.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -798,6 +826,26 @@ export type components = {
             name?: components["schemas"]["AccountName"];
             /** @description False deactivates the client; true activates it again. */
             active?: boolean;
+            /**
+             * @description How long this client's delivered and failed events are kept, with their deliveries and
+             *     attempts, in seconds: at most the server's `RETENTION` (a longer one is refused with
+             *     400). `null` removes the client's own period: the server's `RETENTION` applies again.
+             */
+            retention?: components["schemas"]["RetentionSeconds"] | null;
+        };
+        /**
+         * @description A retention period in seconds (86400 is a day).
+         * @example 604800
+         */
+        RetentionSeconds: number;
+        Retention: {
+            /**
+             * @description Seconds after which the client's delivered and failed events are deleted, with their
+             *     deliveries and attempts (a pending delivery's event is kept until it is settled).
+             */
+            retention: number;
+            /** @description True when the lead product set this client's period; false when it is the server's `RETENTION`. */
+            own: boolean;
         };
         /**
          * @description The account's name, as `GET /about` answers it.
@@ -820,6 +868,13 @@ export type components = {
             activeKeys: number;
             /** @description Webhooks attached (not detached). */
             activeWebhooks: number;
+            /** @description The client's own retention period in seconds, as set; null when the server's `RETENTION` applies. */
+            retention: number | null;
+            /**
+             * @description The period retention prunes the client's history by, in seconds: its own, or the
+             *     server's `RETENTION` when it has none or when `RETENTION` has since been set shorter.
+             */
+            retentionApplied: number;
         };
         AccountPage: {
             clients: components["schemas"]["Account"][];
@@ -1615,6 +1670,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["About"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's retention period. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
                 };
             };
             401: components["responses"]["Unauthorized"];

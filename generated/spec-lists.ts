@@ -14,6 +14,7 @@ export type SecurityScheme = "apiKey" | "publisherToken" | "adminToken";
 /** Each operation's security scheme; null for a public operation. */
 export const OPERATION_SECURITY = {
   getAbout: "apiKey",
+  getRetention: "apiKey",
   listWebhooks: "apiKey",
   createWebhook: "apiKey",
   getWebhook: "apiKey",

@@ -88,6 +88,10 @@ export const MESSAGES = {
   idempotencyKeyInUse: 'Idempotency-Key in use: a request with this key is still running; retry later',
 } as const;
 
+/** A client's retention longer than the server's RETENTION (`retentionMs`), which bounds every client's. */
+export const retentionTooLong = (retentionMs: number) =>
+  `Invalid data: retention must be at most the server's RETENTION, ${Math.floor(retentionMs / 1000)} seconds (${durationInWords(retentionMs)})`;
+
 export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
   `Rate limit exceeded: ${max} requests per ${window}; retry in ${retryInSeconds} seconds`;
 
@@ -404,9 +408,11 @@ const eventsQuery: InputMessageOf = (operationId) => {
 // The admin operations' input, in the same words as the client operations'.
 function accountFields({ properties }: SpecSchema): Describers {
   const lengths = range(properties?.name, 'minLength', 'maxLength');
+  const seconds = range(schemaAt('#/components/schemas/RetentionSeconds'), 'minimum', 'maximum');
   return {
     name: () => `name must be ${lengths} characters, not only spaces`,
     active: () => 'active must be true or false',
+    retention: () => `retention must be a whole number of seconds from ${seconds}, or null`,
   };
 }
 const accountBody = bodyOf(jsonBody, accountFields);
@@ -433,6 +439,7 @@ const DEFAULT_INPUT_MESSAGES: Record<RequestPart, InputMessage> = {
 // Every operation of openapi.yaml, so that one added there without its words here fails the typecheck.
 const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessageOf>>> = {
   getAbout: {},
+  getRetention: {},
   listWebhooks: { querystring: pageQuery },
   createWebhook: { body: webhookBody },
   getWebhook: { params: undefinedHookId },

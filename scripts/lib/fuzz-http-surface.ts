@@ -36,7 +36,7 @@ const query = fc.oneof(
 );
 const path = fc.oneof(
   fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
-  fc.constantFrom('/admin/clients', '/portal-session'),
+  fc.constantFrom('/admin/clients', '/portal-session', '/retention'),
   segment.map((s) => `/admin/clients/${s}`),
   segment.map((s) => `/admin/clients/${s}/keys`),
   segment.map((s) => `/webhook/${s}`),
@@ -49,6 +49,7 @@ const method = fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS
 // Mostly the operations themselves, with their own methods; sometimes anything at all.
 const operation = fc.oneof(
   fc.constant(['GET', '/about']),
+  fc.constant(['GET', '/retention']),
   fc.constant(['POST', '/webhook']),
   fc.constant(['GET', '/webhook']),
   segment.map((s) => ['DELETE', `/webhook/${s}`]),
@@ -133,6 +134,7 @@ const webhookLike = fc.record(
     since: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), hostileText),
     ttl: fc.oneof(fc.integer(), hostileText),
     active: fc.oneof(fc.boolean(), hostileText),
+    retention: fc.oneof(fc.integer(), fc.double(), fc.constant(null), hostileText, fc.jsonValue()),
     leadId: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 140 }), hostileText, fc.jsonValue()),
     ordered: fc.oneof(fc.boolean(), fc.jsonValue()),
     // A webhook's custom headers: names and values of any text (reserved names, line breaks,

@@ -25,6 +25,7 @@ export type HandlerConfig = Pick<
   | 'secretRotationGrace'
   | 'deliveryRateLimit'
   | 'publicUrl'
+  | 'retention'
 >;
 
 /**
@@ -54,7 +55,7 @@ export function createHandlers(
     ...createHealthHandlers(store),
     ...createReplayHandlers(store, onPublished),
     ...createOperationalEventHandlers(store),
-    ...createAccountHandlers(store),
+    ...createAccountHandlers(store, config.retention),
     ...createPortalSessionHandlers(store, config.publicUrl),
   };
 }

@@ -64,6 +64,16 @@ export interface ClientSummary extends Client {
   active: boolean;
   activeKeys: number;
   activeWebhooks: number;
+  /** Its own retention period in seconds; null: the server's RETENTION. */
+  retentionSeconds: number | null;
+}
+
+/** What `ClientRepository.update` changes: each field given. */
+export interface ClientChanges {
+  name?: string;
+  active?: boolean;
+  /** Seconds; null removes the client's own period. */
+  retentionSeconds?: number | null;
 }
 
 /** A key as the store sees it: never the key itself, only its hash and display prefix. */

@@ -68,6 +68,7 @@ export const TABLES: Record<string, Table> = {
       created_at: time,
       active_webhooks: { kind: 'integer', default: '0', notMoved: "each engine's triggers count a client's webhooks as they arrive" },
       active: flag(1),
+      retention_seconds: maybe({ kind: 'integer' }),
     },
     move: { orderBy: 'id' },
     indexes: {},

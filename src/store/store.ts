@@ -3,7 +3,7 @@
 // records it speaks of are in src/store/records.ts, exported from here too.
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
 
 export * from './records.js';
 
@@ -20,7 +20,12 @@ export interface ClientRepository {
    * Renames a client, or deactivates it (its keys are refused, on every process, from the commit
    * on, and its webhooks receive nothing) or activates it again. Undefined when there is none.
    */
-  update(id: number, changes: { name?: string; active?: boolean }): Promise<ClientSummary | undefined>;
+  update(id: number, changes: ClientChanges): Promise<ClientSummary | undefined>;
+  /**
+   * Retention: up to `limit` clients with a retention period of their own, with ids above
+   * `after`, by id.
+   */
+  withRetention(after: number, limit: number): Promise<{ id: number; retentionSeconds: number }[]>;
 }
 
 export interface KeyRepository {
@@ -138,9 +143,10 @@ export interface EventRepository {
    * Retention: visits up to `limit` events, oldest first, after `cursor` (0 to start), and
    * deletes those created before `before` (ISO 8601) whose deliveries are all settled, together
    * with their deliveries and attempts. An event with a delivery still pending is kept, whatever
-   * its age. One short transaction per call.
+   * its age. One short transaction per call. With `clientId`, only that client's events are
+   * visited, through its index (a client whose own retention is shorter than the server's).
    */
-  prune(before: string, limit: number, cursor: number): Promise<PruneBatch>;
+  prune(before: string, limit: number, cursor: number, clientId?: number): Promise<PruneBatch>;
 }
 
 /** Events created at or after `since` and, when it is given, before `until` (ISO 8601 both). */

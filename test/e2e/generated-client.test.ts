@@ -135,13 +135,13 @@ t.test("the README's client steps, as written, give a client that compiles and g
   t.match(link?.url, new RegExp(`^${server.url}/portal#link=lhp_[A-Za-z0-9_-]{43}$`), "a link to this server's portal");
   const session = answers.openPortalSession?.[0]?.body;
   t.match(session, { apiKey: /^lh_[A-Za-z0-9_-]{43}$/ });
-  const cove = { clientId: 2, active: true, createdAt: coveAccount?.createdAt, activeKeys: 1, activeWebhooks: 0 };
+  const cove = { clientId: 2, active: true, createdAt: coveAccount?.createdAt, activeKeys: 1, activeWebhooks: 0, retention: null, retentionApplied: 2_592_000 };
   t.strictSame(answers, {
     createAccount: [{ status: 201, body: { clientId: 2, name: 'Cove Estates', apiKey: signedUp?.apiKey } }],
     listAccounts: [
       {
         status: 200,
-        body: { clients: [{ clientId: 1, name: 'Acme Realty', active: true, createdAt: acmeAccount?.createdAt, activeKeys: 1, activeWebhooks: 0 }, { ...cove, name: 'Cove Estates' }], next: null },
+        body: { clients: [{ clientId: 1, name: 'Acme Realty', active: true, createdAt: acmeAccount?.createdAt, activeKeys: 1, activeWebhooks: 0, retention: null, retentionApplied: 2_592_000 }, { ...cove, name: 'Cove Estates' }], next: null },
       },
     ],
     getAccount: [{ status: 200, body: { ...cove, name: 'Cove Estates' } }],
@@ -168,6 +168,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
     getAbout: [{ status: 200, body: { name: 'Acme Realty' } }],
+    getRetention: [{ status: 200, body: { retention: 2_592_000, own: false } }],
     createWebhook: [{ status: 201, body: { hookId: 1, id: 1, secret } }],
     listWebhooks: [
       {

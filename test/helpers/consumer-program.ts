@@ -47,6 +47,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const health = await anonymous.GET('/healthz');
   const readiness = await anonymous.GET('/readyz');
   const about = await client.GET('/about');
+  const retention = await client.GET('/retention');
   const created = await client.POST('/webhook', {
     body: { url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'] },
   });
@@ -107,6 +108,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     getHealth: [answer(health)],
     getReadiness: [answer(readiness)],
     getAbout: [answer(about)],
+    getRetention: [answer(retention)],
     createWebhook: [answer(created)],
     listWebhooks: [answer(listed)],
     publishEvent: [answer(published), answer(unknownClient)],

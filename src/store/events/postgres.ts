@@ -126,15 +126,18 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       return rows;
     },
 
-    async prune(before, limit, cursor): Promise<PruneBatch> {
+    async prune(before, limit, cursor, clientId): Promise<PruneBatch> {
       // Events are visited in the order they were written (seq), from the cursor on: each batch
       // reads only what it visits, so its cost does not grow with the table. The walk stops at
-      // the first event younger than the cut-off.
-      const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
-        `SELECT e.seq, e.id, e.created_at < $2::timestamptz AS old,
+      // the first event younger than the cut-off. One client's are walked through
+      // events_by_client (client_id, seq), in the same order.
+      const visit = (where: string) => `SELECT e.seq, e.id, e.created_at < $2::timestamptz AS old,
            EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending') AS pending
-         FROM events e WHERE e.seq > $1 ORDER BY e.seq LIMIT $3`,
-        [cursor, before, limit],
+         FROM events e WHERE ${where} ORDER BY e.seq LIMIT $3`;
+      const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
+        clientId === undefined
+          ? { name: 'prune-visit', text: visit('e.seq > $1'), values: [cursor, before, limit] }
+          : { name: 'prune-visit-client', text: visit('e.client_id = $4 AND e.seq > $1'), values: [cursor, before, limit, clientId] },
       );
       const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
       const doomed: string[] = [];

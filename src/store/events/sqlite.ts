@@ -54,6 +54,10 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   const oldest = db.prepare<[number, number], { seq: number; id: string; created_at: string }>(
     'SELECT rowid AS seq, id, created_at FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?',
   );
+  // One client's, through events_by_client (which ends with the rowid): the same walk, over its events alone.
+  const oldestOfClient = db.prepare<[number, number, number], { seq: number; id: string; created_at: string }>(
+    'SELECT rowid AS seq, id, created_at FROM events WHERE client_id = ? AND rowid > ? ORDER BY rowid LIMIT ?',
+  );
   const hasPending = db.prepare<[string], { one: number }>(
     "SELECT 1 AS one FROM deliveries WHERE event_id = ? AND state = 'pending' LIMIT 1",
   );
@@ -63,9 +67,9 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   const deleteDeliveries = db.prepare<[string]>('DELETE FROM deliveries WHERE event_id = ?');
   const deleteEvent = db.prepare<[string]>('DELETE FROM events WHERE id = ?');
 
-  const prune = (before: string, limit: number, cursor: number): PruneBatch => {
+  const prune = (before: string, limit: number, cursor: number, clientId?: number): PruneBatch => {
     const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
-    const rows = oldest.all(cursor, limit);
+    const rows = clientId === undefined ? oldest.all(cursor, limit) : oldestOfClient.all(clientId, cursor, limit);
     for (const row of rows) {
       if (row.created_at >= before) return batch;
       batch.cursor = row.seq;
@@ -94,8 +98,8 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);
     },
-    async prune(before, limit, cursor) {
-      return grouped(() => prune(before, limit, cursor));
+    async prune(before, limit, cursor, clientId) {
+      return grouped(() => prune(before, limit, cursor, clientId));
     },
   };
 }

@@ -308,4 +308,8 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER webhook_filter_changed AFTER UPDATE OF filter ON webhooks
     FOR EACH ROW WHEN (OLD.filter IS DISTINCT FROM NEW.filter) EXECUTE FUNCTION webhook_filter_changed();
   `,
+  // A client's own retention period, as on SQLite.
+  `
+  ALTER TABLE clients ADD COLUMN retention_seconds integer;
+  `,
 ];

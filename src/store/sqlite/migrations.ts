@@ -362,4 +362,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN filter TEXT;
   CREATE INDEX webhooks_filtered_by_client ON webhooks(client_id) WHERE deleted_at IS NULL AND filter IS NOT NULL;
   `,
+  // A client's own retention period, in seconds (openapi.yaml, AccountUpdate's `retention`): null,
+  // the server's RETENTION. Few clients have one; the pruner reads them all once per pass.
+  `
+  ALTER TABLE clients ADD COLUMN retention_seconds INTEGER;
+  `,
 ];
