@@ -664,6 +664,51 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/admin/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase everything leadhooks holds of one lead
+         * @description For a person's request to have their data erased: everything leadhooks keeps of the lead
+         *     published with this `leadId` (`981` and `"981"` name the same lead), within one client
+         *     (`clientId`) or in every client (without it). What goes:
+         *
+         *     - each event's payload (the body its deliveries carry: the lead's data). The event stays
+         *       as metadata that holds no personal data (its id, type, time and lead id), marked erased:
+         *       `GET /events` lists it with `erased: true` and no `data`, and the delivery logs mark its
+         *       attempts `erased: true`.
+         *     - its pending deliveries, cancelled: nothing more is sent for the lead, and a delivery of
+         *       it waiting its turn behind another of the lead (delivery in order per lead) is cancelled
+         *       too, never sent. A resend or recovery of an erased event's delivery is refused.
+         *     - the error text of its delivery attempts (it may quote a receiver's redirect address).
+         *       leadhooks keeps no request or response body of an attempt.
+         *     - the request fingerprint of the answer kept for the `Idempotency-Key` of each publication
+         *       that made one of its events: a retry of that publication under the key is then refused
+         *       (`422`) and publishes nothing again. The kept answer itself (`eventId`, `deliveries`)
+         *       holds none of the lead's data.
+         *
+         *     The answer comes once nothing is being sent for the lead: an attempt a worker had begun
+         *     before the erasure (its request may already be on its way) is waited for, at most the
+         *     attempt timeout (`DELIVERY_TIMEOUT`) and a few seconds, and is not followed by another.
+         *     From the answer on, no request carrying the lead leaves leadhooks. An event of the lead
+         *     published after the erasure is a new one: stop publishing the lead first.
+         *
+         *     The answer counts what this call erased; a second call for the same lead answers zeros.
+         *     Retention deletes the erased events' metadata in its time.
+         */
+        post: operations["eraseLead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal-session": {
         parameters: {
             query?: never;
@@ -875,6 +920,27 @@ export type components = {
              *     server's `RETENTION` when it has none or when `RETENTION` has since been set shorter.
              */
             retentionApplied: number;
+        };
+        LeadErasureRequest: {
+            leadId: components["schemas"]["LeadId"];
+            /** @description Only this client's events of the lead; without it, every client's. */
+            clientId?: number;
+        };
+        LeadErasure: {
+            /** @description The lead's id, as text. */
+            leadId: string;
+            /** @description The client it was erased in; null for every client. */
+            clientId: number | null;
+            /** @description Events whose payload was erased. */
+            events: number;
+            /** @description The deliveries of those events (none of them carries the lead any more). */
+            deliveries: number;
+            /** @description Pending deliveries of the lead cancelled, those waiting their turn included. */
+            cancelled: number;
+            /** @description Delivery attempts whose error text was erased. */
+            attempts: number;
+            /** @description Kept Idempotency-Key answers of its publications whose request fingerprint was erased. */
+            idempotencyKeys: number;
         };
         AccountPage: {
             clients: components["schemas"]["Account"][];
@@ -1271,6 +1337,12 @@ export type components = {
              *     or `POST /webhook/{hookID}/recover`, false for the attempts of the delivery schedule.
              */
             replay: boolean;
+            /**
+             * @description Present, and true, when the event's lead was erased (`POST /admin/erasures`): its
+             *     payload is gone, and so is the attempt's `error`. Such a delivery cannot be resent.
+             * @constant
+             */
+            erased?: true;
         };
         DeliveryAttemptPage: {
             attempts: components["schemas"]["DeliveryAttempt"][];
@@ -1410,19 +1482,32 @@ export type components = {
         };
         /**
          * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
-         *     the same values) and the event's `id`.
+         *     the same values) and the event's `id`; or, once its lead was erased
+         *     (`POST /admin/erasures`), its `id`, `type` and `timestamp` alone, with `erased: true`.
          */
-        RecentEvent: {
-            /**
-             * @description The event's id, sent as the `webhook-id` header of its deliveries.
-             * @example evt_5dc4603c2658ea0b1e706b843bb8f7fc
-             */
-            id: string;
+        RecentEvent: components["schemas"]["LiveEvent"] | components["schemas"]["ErasedEvent"];
+        LiveEvent: {
+            id: components["schemas"]["EventId"];
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
             leadId?: components["schemas"]["LeadId"];
         };
+        /** @description An event whose lead was erased; its payload is gone. */
+        ErasedEvent: {
+            id: components["schemas"]["EventId"];
+            type: components["schemas"]["EventName"];
+            timestamp: components["schemas"]["EventTimestamp"];
+            /** @constant */
+            erased: true;
+            /** Format: date-time */
+            erasedAt: string;
+        };
+        /**
+         * @description The event's id, sent as the `webhook-id` header of its deliveries.
+         * @example evt_5dc4603c2658ea0b1e706b843bb8f7fc
+         */
+        EventId: string;
         EventPage: {
             events: components["schemas"]["RecentEvent"][];
             /** @description Pass as `before` for the next page; null on the last page. */
@@ -2213,7 +2298,8 @@ export interface operations {
             };
             /**
              * @description The delivery is still pending: an attempt is already queued (or in flight). It is made
-             *     at its due time; resend it once it has settled.
+             *     at its due time; resend it once it has settled. Or `Delivery of an erased lead: there is
+             *     nothing left to send`: its lead was erased (`POST /admin/erasures`).
              */
             409: {
                 headers: {
@@ -3134,6 +3220,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    eraseLead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadErasureRequest"];
+            };
+        };
+        responses: {
+            /** @description What was erased. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadErasure"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];

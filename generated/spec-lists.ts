@@ -41,6 +41,7 @@ export const OPERATION_SECURITY = {
   listAccountKeys: "adminToken",
   revokeAccountKey: "adminToken",
   createPortalLink: "adminToken",
+  eraseLead: "adminToken",
   openPortalSession: null,
   endPortalSession: "apiKey",
 } as const satisfies Record<keyof operations, SecurityScheme | null>;

@@ -59,6 +59,7 @@ export const MESSAGES = {
   webhookLimit: 'Webhook limit reached',
   deliveryNotFound: 'Delivery not found',
   deliveryPending: 'Delivery already queued: it is still pending',
+  deliveryErased: 'Delivery of an erased lead: there is nothing left to send',
   invalidSince: 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z',
   futureSince: 'Invalid data: since must not be in the future',
   invalidUntil: 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z',
@@ -421,6 +422,7 @@ const portalLinkBody = bodyOf(jsonBody, ({ properties }) => {
   const ttls = range(properties?.ttl, 'minimum', 'maximum');
   return { ttl: () => `ttl must be a whole number of seconds from ${ttls}` };
 });
+const erasureBody = bodyOf(jsonBody, () => ({ leadId: leadIdWords, clientId: () => 'clientId must be a positive integer' }));
 const portalSessionBody = bodyOf(jsonBody, ({ properties }) => {
   const lengths = range(properties?.token, 'minLength', 'maxLength');
   return { token: () => `token must be ${lengths} characters` };
@@ -440,6 +442,7 @@ const DEFAULT_INPUT_MESSAGES: Record<RequestPart, InputMessage> = {
 const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessageOf>>> = {
   getAbout: {},
   getRetention: {},
+  eraseLead: { body: erasureBody },
   listWebhooks: { querystring: pageQuery },
   createWebhook: { body: webhookBody },
   getWebhook: { params: undefinedHookId },

@@ -36,7 +36,7 @@ const query = fc.oneof(
 );
 const path = fc.oneof(
   fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
-  fc.constantFrom('/admin/clients', '/portal-session', '/retention'),
+  fc.constantFrom('/admin/clients', '/portal-session', '/retention', '/admin/erasures'),
   segment.map((s) => `/admin/clients/${s}`),
   segment.map((s) => `/admin/clients/${s}/keys`),
   segment.map((s) => `/webhook/${s}`),
@@ -64,7 +64,7 @@ const operation = fc.oneof(
   query.map((q) => ['GET', `/operations/events${q}`]),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
   // The admin operations, with whatever credential comes but the admin token: every one is 401.
-  fc.constantFrom(['POST', '/admin/clients'], ['GET', '/admin/clients'], ['POST', '/portal-session'], ['DELETE', '/portal-session']),
+  fc.constantFrom(['POST', '/admin/clients'], ['GET', '/admin/clients'], ['POST', '/portal-session'], ['DELETE', '/portal-session'], ['POST', '/admin/erasures']),
   segment.map((s) => ['PATCH', `/admin/clients/${s}`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/keys`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/portal-sessions`]),
@@ -171,6 +171,8 @@ const validish = fc.oneof(
   fc.record({ filter: filterLike }),
   fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object() }),
   fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object(), leadId: fc.oneof(fc.nat(), fc.string({ minLength: 1, maxLength: 128 })) }),
+  // An erasure (POST /admin/erasures): of a lead in one client, or in all.
+  fc.record({ leadId: fc.oneof(fc.nat(), fc.string({ minLength: 1, maxLength: 128 })), clientId: fc.constantFrom(1, 2, 3, 99) }, { requiredKeys: ['leadId'] }),
 );
 
 export const NESTING_KINDS = ['arrays', 'objects', 'mixed'] as const;
@@ -263,6 +265,7 @@ function wellFormedRequests(ids: { clientId: number; hookId: number }): Operatio
     updateAccount: { name: 'Attacker' },
     createPortalLink: { ttl: 60 },
     openPortalSession: { token: 'lhp_unknown' },
+    eraseLead: { leadId: 'lead-x', clientId: ids.clientId },
   };
   const queries: Record<string, string> = { listEvents: 'type=lead_create&limit=5', listWebhooks: 'limit=5', listAccounts: 'limit=5' };
   const values: Record<string, number> = { hookID: ids.hookId, clientId: ids.clientId, keyId: 999_999, deliveryId: 1 };

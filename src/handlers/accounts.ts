@@ -7,7 +7,7 @@ import type { Handlers } from './types.js';
 // The admin API (openapi.yaml, tag admin): the lead product's back office creates its customers'
 // accounts and keys, lists, renames, deactivates them, and revokes keys. The command-line tool
 // does the same through src/secrets/accounts.ts. A client's retention period is changed here
-// alone (updateAccount).
+// alone (updateAccount), as a lead is erased in erasure.ts alone.
 
 type AccountHandlers = Pick<Handlers, 'createAccount' | 'listAccounts' | 'getAccount' | 'updateAccount' | 'createAccountKey' | 'listAccountKeys' | 'revokeAccountKey' | 'getRetention'>;
 

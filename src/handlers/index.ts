@@ -4,6 +4,7 @@ import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createAccountHandlers } from './accounts.js';
+import { createErasureHandlers } from './erasure.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
 import { createOperationalEventHandlers } from './operational-events.js';
@@ -56,6 +57,7 @@ export function createHandlers(
     ...createReplayHandlers(store, onPublished),
     ...createOperationalEventHandlers(store),
     ...createAccountHandlers(store, config.retention),
+    ...createErasureHandlers(store),
     ...createPortalSessionHandlers(store, config.publicUrl),
   };
 }

@@ -168,6 +168,8 @@ export interface AttemptRow {
   outcome: AttemptOutcome;
   /** 1 or true on the attempt that disabled its webhook. */
   disabled_webhook: number | boolean;
+  /** 1 or true once its event's lead was erased. */
+  erased: number | boolean;
 }
 
 /** An attempt as the delivery log shows it. */
@@ -182,6 +184,7 @@ export const toAttempt = (row: AttemptRow): DeliveryAttempt => ({
   durationMs: row.duration_ms,
   outcome: row.disabled_webhook ? 'disabled' : row.outcome,
   replay: Boolean(row.replay),
+  ...(row.erased ? { erased: true as const } : {}),
 });
 
 export interface OperationalEventRow {

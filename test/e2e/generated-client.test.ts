@@ -165,6 +165,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
       { status: 401, body: { error: 'This portal link was already used' } },
     ],
     endPortalSession: [{ status: 204, body: undefined }],
+    eraseLead: [{ status: 200, body: { leadId: 'lead-never-published', clientId: 1, events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 } }],
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
     getAbout: [{ status: 200, body: { name: 'Acme Realty' } }],

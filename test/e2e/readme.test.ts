@@ -59,6 +59,7 @@ const WALKTHROUGHS = [
   // publishes do not renumber what they show.
   'Events of one lead, in order',
   'Secrets at rest',
+  'Erasing a lead',
   'Moving a deployment from SQLite to PostgreSQL',
 ];
 const MOVE_SECTION = WALKTHROUGHS.at(-1)!;

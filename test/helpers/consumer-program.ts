@@ -103,6 +103,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const reused = await anonymous.POST('/portal-session', { body: { token } });
   const portal = createClient<paths>({ baseUrl, fetch, headers: { 'x-api-key': session.data?.apiKey ?? '' } });
   const signedOut = await portal.DELETE('/portal-session');
+  const erasure = await admin.POST('/admin/erasures', { body: { leadId: 'lead-never-published', clientId: options.clientId } });
 
   return {
     getHealth: [answer(health)],
@@ -135,6 +136,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     createPortalLink: [answer(link)],
     openPortalSession: [answer(session), answer(reused)],
     endPortalSession: [answer(signedOut)],
+    eraseLead: [answer(erasure)],
   };
 }
 `;

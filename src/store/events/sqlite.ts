@@ -10,15 +10,15 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 // nothing is sorted (../sqlite/migrations.ts; test/store/events/event-list-plan.test.ts checks the
 // plans).
 export const EVENT_LIST_SQL = {
-  all: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
-  ofType: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
+  all: 'SELECT rowid AS seq, id, payload, type, created_at AS createdAt, erased_at AS erasedAt FROM events WHERE client_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
+  ofType: 'SELECT rowid AS seq, id, payload, type, created_at AS createdAt, erased_at AS erasedAt FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
 };
 
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
   const idempotent = idempotentRunner(db);
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
-  const insertEvent = db.prepare<[string, number, string, string, string, string | null, string | null]>(
-    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  const insertEvent = db.prepare<[string, number, string, string, string, string | null, string | null, string | null]>(
+    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   // One delivery per active webhook of the client whose events include the type; a disabled one
   // gets none, so a dead receiver does not grow the outbox. An ordered webhook's delivery of a
@@ -40,7 +40,7 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
     if (!clientExists.get(event.clientId)) return undefined;
     const lead = event.leadKey ?? null;
     const matched = event.matched ? JSON.stringify(event.matched) : '[]';
-    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead);
+    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead, event.idempotencyKey ?? null);
     const { changes } = insertDeliveries.run({ event: event.id, due: Date.parse(event.createdAt), created: event.createdAt, client: event.clientId, type: event.type, lead, matched });
     return { deliveries: changes };
   };
@@ -87,13 +87,13 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
       return grouped(() => publish(event));
     },
     async publishOnce(event, key) {
-      return grouped(() => idempotent.run(key, () => publish(event)));
+      return grouped(() => idempotent.run(key, () => publish({ ...event, idempotencyKey: key.key })));
     },
     async publishBatch(events) {
       return grouped(() => events.map(publish));
     },
     async publishBatchOnce(events, key) {
-      return grouped(() => idempotent.run(key, () => events.map(publish)));
+      return grouped(() => idempotent.run(key, () => events.map((event) => publish({ ...event, idempotencyKey: key.key }))));
     },
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);

@@ -1,5 +1,6 @@
 import { createClientRepository } from '../clients/sqlite.js';
 import { createDeliveryRepository } from '../deliveries/sqlite.js';
+import { createErasureRepository } from '../erasure/sqlite.js';
 import { createEventRepository } from '../events/sqlite.js';
 import { createIdempotencyRepository } from '../idempotency/sqlite.js';
 import { withKeyCache } from '../keys/key-cache.js';
@@ -31,6 +32,7 @@ export function createSqliteStore(path: string): Store {
     idempotency: createIdempotencyRepository(db, writer.grouped),
     secrets: createSecretRepository(db, writer.grouped),
     operationalEvents: createOperationalEventRepository(db, writer.grouped),
+    erasure: createErasureRepository(db, writer.grouped),
     onNewWork() {
       return () => {};
     },

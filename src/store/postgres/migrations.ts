@@ -312,4 +312,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE clients ADD COLUMN retention_seconds integer;
   `,
+  // Erasing a lead, as on SQLite.
+  `
+  ALTER TABLE events ADD COLUMN erased_at timestamptz;
+  ALTER TABLE events ADD COLUMN idempotency_key text;
+  CREATE INDEX events_by_lead ON events(lead_id, client_id) WHERE lead_id IS NOT NULL;
+  `,
 ];

@@ -367,4 +367,13 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE clients ADD COLUMN retention_seconds INTEGER;
   `,
+  // Erasing a lead (openapi.yaml, eraseLead): an event whose lead was erased keeps its metadata,
+  // its payload emptied, and says when. events_by_lead finds a lead's events, in one client or in
+  // all, without reading the others. An event published under an Idempotency-Key keeps the key,
+  // so that erasing its lead finds the answer kept for it (sealed or not).
+  `
+  ALTER TABLE events ADD COLUMN erased_at TEXT;
+  ALTER TABLE events ADD COLUMN idempotency_key TEXT;
+  CREATE INDEX events_by_lead ON events(lead_id, client_id) WHERE lead_id IS NOT NULL;
+  `,
 ];
