@@ -198,10 +198,11 @@ export interface NewEvent {
   /** The lead it is about (leadKey of src/delivery-policy/lead-order.ts): delivered in order with the lead's others. */
   leadKey?: string;
   /**
-   * The publisher's Idempotency-Key it was published under, set by the store's keyed publish:
-   * erasing its lead finds the key's kept answer by it (ErasureRepository.erase).
+   * The Idempotency-Key it was published under, with its scope (the publisher's, or the
+   * command-line tool's), set by the store's keyed publish: erasing its lead finds the key's kept
+   * answer by it (ErasureRepository.erase).
    */
-  idempotencyKey?: string;
+  idempotency?: { scope: string; key: string };
   /**
    * The client's webhooks with a filter that the lead matches (WebhookRepository.filters, run
    * above the store): a webhook with a filter gets a delivery only when it is among them.

@@ -123,7 +123,7 @@ export const TABLES: Record<string, Table> = {
     indexes: { webhooks_to_release: ['id'], webhooks_filtered_by_client: ['client_id'] },
   },
   events: {
-    columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text), lead_id: maybe(text), erased_at: maybe(time), idempotency_key: maybe(text) },
+    columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text), lead_id: maybe(text), erased_at: maybe(time), idempotency_scope: maybe(text), idempotency_key: maybe(text) },
     // In the order they were written, so that retention walks them in the same order.
     move: { orderBy: 'rowid' },
     indexes: { events_by_lead: ['lead_id', 'client_id'] },

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { buildTestApp, createClient, createWebhook, deliveriesHeld, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli } from '../../src/cli/run-cli.js';
+import { buildTestApp, createClient, createWebhook, deliveriesHeld, DELIVERY_ENV, publish, send, tempDir } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import { whereFound } from '../helpers/where-found.js';
 
@@ -171,6 +174,26 @@ t.test('a lead whose deliveries are all in order behind one another: none is mad
   t.same(res.json, { leadId: '5', clientId: null, events: 4, deliveries: 4, cancelled: 4, attempts: 0, idempotencyKeys: 0 });
   t.same(await db.query("SELECT count(*) AS n FROM deliveries WHERE webhook_id = ? AND state = 'pending'", [hook]), [{ n: 0 }], 'none left waiting, none promoted');
   t.same(await whereFound(db, EMAIL), []);
+});
+
+t.test('a lead published with the command-line tool: the answer kept for its key is found too', async (t) => {
+  const { app, db, erase } = await erasureApp(t);
+  const acme = await createClient(app);
+  // An import (`event emit --file`), the tool's way to publish with a leadId.
+  const file = join(tempDir(t), 'leads.jsonl');
+  writeFileSync(file, `${JSON.stringify({ clientId: acme.clientId, type: 'lead_create', leadId: 77, data: { email: EMAIL } })}\n`);
+  const emit = async (key: string) => {
+    let out = '';
+    const code = await runCli(['event', 'emit', '--file', file, '--idempotency-key', key, '--json'], { env: db.env, out: (line) => (out = line), err: () => {} });
+    return { code, out };
+  };
+  const emitted = await emit('cli-77');
+  t.equal(emitted.code, 0, emitted.out);
+  const res = await erase({ leadId: 77 });
+  t.same(res.json, { leadId: '77', clientId: null, events: 1, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 1 });
+  t.same(await whereFound(db, EMAIL), []);
+  await emit('cli-77');
+  t.same(await db.query("SELECT count(*) AS n FROM events WHERE lead_id = '77'"), [{ n: 1 }], 'the same import again publishes nothing again');
 });
 
 t.test('erasure input: a bad leadId or clientId is 400, an unknown client 404, no admin token 401', async (t) => {

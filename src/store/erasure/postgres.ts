@@ -18,8 +18,8 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
       const at = new Date(now).toISOString();
       return inTransaction(pool, async (db) => {
         // Through events_by_lead: the lead's events, in one client or in all.
-        const { rows: events } = await db.query<{ id: string; created_at: string; erased: boolean; idempotency_key: string | null }>(
-          `SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_key FROM events
+        const { rows: events } = await db.query<{ id: string; created_at: string; erased: boolean; idempotency_scope: string | null; idempotency_key: string | null }>(
+          `SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_scope, idempotency_key FROM events
            WHERE lead_id = $1 AND ($2::bigint IS NULL OR client_id = $2) ORDER BY id FOR UPDATE`,
           [lead, clientId ?? null],
         );
@@ -55,15 +55,15 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
           erased.events = payloads.rowCount ?? 0;
           const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM deliveries WHERE event_id = ANY ($1::text[])', [ids]);
           erased.deliveries = rows[0]!.n;
-          // The answer kept for the publisher's key each event was published under (by its
-          // primary key), written with the event.
+          // The answer kept for the key each event was published under (by its primary key),
+          // written with the event.
           for (const event of fresh) {
-            if (event.idempotency_key === null) continue;
+            if (event.idempotency_scope === null || event.idempotency_key === null) continue;
             const { from, to } = keyWindow(event.created_at);
             const keys = await db.query(
-              `UPDATE idempotency_keys SET request_hash = $4
-               WHERE scope = 'publisher' AND idempotency_key = $1 AND created_at >= $2::timestamptz AND created_at <= $3::timestamptz AND request_hash <> $4`,
-              [event.idempotency_key, from, to, ERASED_FINGERPRINT],
+              `UPDATE idempotency_keys SET request_hash = $5
+               WHERE scope = $1 AND idempotency_key = $2 AND created_at >= $3::timestamptz AND created_at <= $4::timestamptz AND request_hash <> $5`,
+              [event.idempotency_scope, event.idempotency_key, from, to, ERASED_FINGERPRINT],
             );
             erased.idempotencyKeys += keys.rowCount ?? 0;
           }

@@ -12,8 +12,8 @@ import { ERASED_FINGERPRINT, keyWindow } from './erasure-rules.js';
  */
 export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureRepository {
   // Through events_by_lead: the lead's events, in one client or in all.
-  const events = db.prepare<{ lead: string; client: number | null }, { id: string; created_at: string; erased: number; idempotency_key: string | null }>(`
-    SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_key FROM events
+  const events = db.prepare<{ lead: string; client: number | null }, { id: string; created_at: string; erased: number; idempotency_scope: string | null; idempotency_key: string | null }>(`
+    SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_scope, idempotency_key FROM events
     WHERE lead_id = :lead AND (:client IS NULL OR client_id = :client)`);
   const pending = db.prepare<[string], { id: number; webhook_id: number; due_at: number; lease_until: number; attempts: number }>(`
     SELECT d.id, d.webhook_id, d.next_attempt_at AS due_at, d.lease_until,
@@ -34,11 +34,11 @@ export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureR
   const eraseAttempts = db.prepare<[string]>(
     'UPDATE delivery_attempts SET error = NULL WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id = ?) AND error IS NOT NULL',
   );
-  // The answer kept for the publisher's key the event was published under (by its primary key),
-  // written with the event.
-  const eraseKey = db.prepare<{ key: string; from: string; to: string; erased: string }>(`
+  // The answer kept for the key the event was published under (by its primary key), written with
+  // the event.
+  const eraseKey = db.prepare<{ scope: string; key: string; from: string; to: string; erased: string }>(`
     UPDATE idempotency_keys SET request_hash = :erased
-    WHERE scope = 'publisher' AND idempotency_key = :key AND created_at >= :from AND created_at <= :to AND request_hash <> :erased`);
+    WHERE scope = :scope AND idempotency_key = :key AND created_at >= :from AND created_at <= :to AND request_hash <> :erased`);
   const attemptsOf = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM delivery_attempts WHERE delivery_id = ?');
 
   const erase = (lead: string, clientId: number | undefined, now: number) => {
@@ -55,8 +55,9 @@ export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureR
       if (!event.erased) {
         erased.events += erasePayload.run(at, event.id).changes;
         erased.deliveries += deliveries.get(event.id)!.n;
-        if (event.idempotency_key !== null) {
-          erased.idempotencyKeys += eraseKey.run({ key: event.idempotency_key, ...keyWindow(event.created_at), erased: ERASED_FINGERPRINT }).changes;
+        if (event.idempotency_scope !== null && event.idempotency_key !== null) {
+          const key = { scope: event.idempotency_scope, key: event.idempotency_key, ...keyWindow(event.created_at), erased: ERASED_FINGERPRINT };
+          erased.idempotencyKeys += eraseKey.run(key).changes;
         }
       }
       erased.attempts += eraseAttempts.run(event.id).changes;

@@ -24,8 +24,8 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
   const { rows } = await db.query<{ events: number; deliveries: number }>(
     `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
      event AS (
-       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_key)
-       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text, $7::text, $9::text FROM client RETURNING id
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_scope, idempotency_key)
+       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text, $7::text, $9::text, $10::text FROM client RETURNING id
      ), delivery AS (
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
        SELECT event.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN $7::text END', '$5::timestamptz')}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
@@ -34,7 +34,7 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries`,
-    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.leadKey ?? null, event.matched ?? [], event.idempotencyKey ?? null],
+    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.leadKey ?? null, event.matched ?? [], event.idempotency?.scope ?? null, event.idempotency?.key ?? null],
   );
   const row = rows[0]!;
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
@@ -52,7 +52,7 @@ const EARLIER_IN_BATCH = `EXISTS (SELECT 1 FROM input j WHERE j.client_id = e.cl
  * are written in their order (WITH ORDINALITY), so their seq follows it. The webhooks with a
  * filter that each lead matched arrive as `event id:webhook id` pairs.
  */
-async function publishBatch(db: Queryable, events: NewEvent[], idempotencyKey?: string): Promise<({ deliveries: number } | undefined)[]> {
+async function publishBatch(db: Queryable, events: NewEvent[], idempotency?: { scope: string; key: string }): Promise<({ deliveries: number } | undefined)[]> {
   if (events.length === 0) return [];
   const column = <K extends keyof NewEvent>(key: K) => events.map((event) => event[key] ?? null);
   const { rows } = await db.query<{ stored: boolean; deliveries: number }>(
@@ -60,8 +60,8 @@ async function publishBatch(db: Queryable, events: NewEvent[], idempotencyKey?: 
        SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
          WITH ORDINALITY AS i(id, client_id, type, payload, created_at, trace_context, lead_id, n)
      ), event AS (
-       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_key)
-       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context, i.lead_id, $9::text FROM input i
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_scope, idempotency_key)
+       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context, i.lead_id, $9::text, $10::text FROM input i
        WHERE EXISTS (SELECT 1 FROM clients c WHERE c.id = i.client_id) ORDER BY i.n
        RETURNING id, client_id, type, created_at, lead_id
      ), delivery AS (
@@ -87,7 +87,8 @@ async function publishBatch(db: Queryable, events: NewEvent[], idempotencyKey?: 
       column('traceContext'),
       column('leadKey'),
       events.flatMap((event) => (event.matched ?? []).map((webhookId) => `${event.id}:${webhookId}`)),
-      idempotencyKey ?? null,
+      idempotency?.scope ?? null,
+      idempotency?.key ?? null,
     ],
   );
   return rows.map((row) => (row.stored ? { deliveries: row.deliveries } : undefined));
@@ -104,7 +105,7 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       return published;
     },
     async publishOnce(event, key) {
-      const keyed = await idempotently(pool, key, (db) => publish(db, { ...event, idempotencyKey: key.key }));
+      const keyed = await idempotently(pool, key, (db) => publish(db, { ...event, idempotency: { scope: key.scope, key: key.key } }));
       if (keyed.kind === 'done' && keyed.value?.deliveries) newWork();
       return keyed;
     },
@@ -114,7 +115,7 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       return published;
     },
     async publishBatchOnce(events, key) {
-      const keyed = await idempotently(pool, key, (db) => publishBatch(db, events, key.key));
+      const keyed = await idempotently(pool, key, (db) => publishBatch(db, events, { scope: key.scope, key: key.key }));
       if (keyed.kind === 'done' && anyDeliveries(keyed.value)) newWork();
       return keyed;
     },

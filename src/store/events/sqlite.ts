@@ -17,8 +17,8 @@ export const EVENT_LIST_SQL = {
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
   const idempotent = idempotentRunner(db);
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
-  const insertEvent = db.prepare<[string, number, string, string, string, string | null, string | null, string | null]>(
-    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  const insertEvent = db.prepare<[string, number, string, string, string, string | null, string | null, string | null, string | null]>(
+    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_scope, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   // One delivery per active webhook of the client whose events include the type; a disabled one
   // gets none, so a dead receiver does not grow the outbox. An ordered webhook's delivery of a
@@ -40,7 +40,7 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
     if (!clientExists.get(event.clientId)) return undefined;
     const lead = event.leadKey ?? null;
     const matched = event.matched ? JSON.stringify(event.matched) : '[]';
-    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead, event.idempotencyKey ?? null);
+    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead, event.idempotency?.scope ?? null, event.idempotency?.key ?? null);
     const { changes } = insertDeliveries.run({ event: event.id, due: Date.parse(event.createdAt), created: event.createdAt, client: event.clientId, type: event.type, lead, matched });
     return { deliveries: changes };
   };
@@ -87,13 +87,13 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
       return grouped(() => publish(event));
     },
     async publishOnce(event, key) {
-      return grouped(() => idempotent.run(key, () => publish({ ...event, idempotencyKey: key.key })));
+      return grouped(() => idempotent.run(key, () => publish({ ...event, idempotency: { scope: key.scope, key: key.key } })));
     },
     async publishBatch(events) {
       return grouped(() => events.map(publish));
     },
     async publishBatchOnce(events, key) {
-      return grouped(() => idempotent.run(key, () => events.map((event) => publish({ ...event, idempotencyKey: key.key }))));
+      return grouped(() => idempotent.run(key, () => events.map((event) => publish({ ...event, idempotency: { scope: key.scope, key: key.key } }))));
     },
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);

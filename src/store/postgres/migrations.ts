@@ -315,6 +315,7 @@ export const MIGRATIONS: readonly string[] = [
   // Erasing a lead, as on SQLite.
   `
   ALTER TABLE events ADD COLUMN erased_at timestamptz;
+  ALTER TABLE events ADD COLUMN idempotency_scope text;
   ALTER TABLE events ADD COLUMN idempotency_key text;
   CREATE INDEX events_by_lead ON events(lead_id, client_id) WHERE lead_id IS NOT NULL;
   `,

@@ -373,6 +373,7 @@ export const MIGRATIONS: readonly string[] = [
   // so that erasing its lead finds the answer kept for it (sealed or not).
   `
   ALTER TABLE events ADD COLUMN erased_at TEXT;
+  ALTER TABLE events ADD COLUMN idempotency_scope TEXT;
   ALTER TABLE events ADD COLUMN idempotency_key TEXT;
   CREATE INDEX events_by_lead ON events(lead_id, client_id) WHERE lead_id IS NOT NULL;
   `,
