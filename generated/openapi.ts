@@ -502,6 +502,34 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/events/operational": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The client's operational events, for polling
+         * @description What happened to the calling client's webhooks (`webhook.failing`, `webhook.disabled`,
+         *     `webhook.recovered`, `webhook.detached`), oldest first: the same events its webhooks
+         *     subscribed to them receive, whether or not one is. `eventId` is the `webhook-id` of
+         *     their deliveries: deduplicate on it.
+         *
+         *     Poll it with `after`: pass the `next` of the previous page (the `id` of its last event)
+         *     to get the events written since. An empty page answers `next: null`: keep the `after`
+         *     you sent. A page shorter than `limit` means there is nothing more for now. Events are
+         *     kept for the server's retention period (`RETENTION`, 30 days by default), then deleted.
+         */
+        get: operations["listClientOperationalEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operations/events": {
         parameters: {
             query?: never;
@@ -511,10 +539,12 @@ export type paths = {
         };
         /**
          * Operational events, for the lead system to poll
-         * @description What happened to the service that the lead system (the publisher) should know of, oldest
-         *     first: today one type, `webhook.disabled`, written when a webhook is disabled because
-         *     every delivery attempt to it failed for `WEBHOOK_DISABLE_AFTER` (5 days by default).
-         *     Each is written in the same transaction as what it reports, so none is lost.
+         * @description What happened to every client's webhooks that the lead system (the publisher) should
+         *     know of, oldest first: the operational events of `OperationalEventName`
+         *     (`webhook.failing`, `webhook.disabled`, `webhook.recovered`, `webhook.detached`). Each is
+         *     written in the same transaction as what it reports, so none is lost. A client reads its
+         *     own at `GET /events/operational`; with `OPERATIONAL_EVENTS_URL` set, the server also
+         *     POSTs each one, signed, to that address.
          *
          *     Poll it with `after`: pass the `next` of the previous page (the `id` of its last event)
          *     to get the events written since. An empty page answers `next: null`: keep the `after`
@@ -656,8 +686,49 @@ export type paths = {
          *     session of this client that ends at sign-out or at `expiresAt`, whichever comes first. The
          *     link's address is `PUBLIC_URL` of the server's configuration, or, without one, the address
          *     this request came in on.
+         *
+         *     `branding` sets how the portal looks for this link (see `PortalBrandingSet`). A link
+         *     whose logo is its own carries the logo's origin in its query (`?logo=`): the page is
+         *     served before its token is exchanged, and its Content-Security-Policy must already let
+         *     that one origin's images in. The origins allowed to show the portal in a frame are the
+         *     server's setting, `PORTAL_FRAME_ANCESTORS`, for every link alike.
          */
         post: operations["createPortalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log, newest first, a page at a time
+         * @description Every change made to accounts, keys, webhooks, portal links and portal sessions, and every
+         *     erasure of a lead, one entry each: who made it (`actor`: the admin token, a client's API
+         *     key by its prefix, a portal session by its key's prefix, or the command-line tool), when,
+         *     what (`action`, the `clientId` and `targetId` it touched, and the fields it set in
+         *     `changes`), and the address the request came from (`ip`, as the server reads it behind
+         *     `trustProxy`; null for the command-line tool). An entry never holds a secret: no API key,
+         *     signing secret, portal token or custom header value, only a key's prefix and a header's
+         *     name; nor a lead's data, only the `leadId` an erasure was asked for. Each entry is written
+         *     in the same transaction as its change, so a change is never left unrecorded, but for an
+         *     erasure's, written once the erasure is done (it may take more than one transaction while
+         *     it waits for an attempt in flight); reading, publishing and delivering write none.
+         *
+         *     Narrow it to one client with `clientId`, and to a time range with `since` (included) and
+         *     `until` (excluded). Pass the `next` of a page as `before` to get the following one, older;
+         *     `next` is null on the last. Entries are kept for the server's retention period
+         *     (`RETENTION`, 30 days by default), then deleted.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -860,6 +931,260 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "webhook.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client keeps failing
+         * @description Written when 5 delivery attempts in a row to one of the client's webhooks have failed
+         *     (any failure: an error status, a redirect, a timeout, no connection), once per run of
+         *     failures: the next is written only after a success (`webhook.recovered`) and 5 more
+         *     failures. Deliveries to it go on, with retries, until `webhook.disabled`.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookFailingEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client was disabled
+         * @description Written when every delivery attempt to one of the client's webhooks had failed for
+         *     `WEBHOOK_DISABLE_AFTER` (5 days by default) and deliveries to it stopped; `reason` is its
+         *     `disabledReason`. `POST /webhook/{hookID}/enable` resumes it.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookDisabledEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client works again
+         * @description Written at the first successful delivery attempt to a webhook after its
+         *     `webhook.failing`. A webhook enabled again after `webhook.disabled` starts afresh: its
+         *     client enabled it, and no `webhook.recovered` follows.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookRecoveredEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.detached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another webhook of the client was detached by its receiver
+         * @description Written when a delivery attempt to one of the client's webhooks was answered
+         *     `410 Gone` and the webhook was detached (REST Hooks; Zapier answers 410 for a Zap that
+         *     was turned off): nothing more is delivered to it, and attaching it again is the client's
+         *     to do.
+         *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
+         *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
+         *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every retry. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description Unix time, in seconds, of this attempt. Reject old ones to stop replays. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`. During the
+                     *     grace period after a secret rotation, two of them, space-separated: the new secret's first.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookDetachedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status counts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone for good; leadhooks detaches the webhook. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {
@@ -983,9 +1308,52 @@ export type components = {
              * @default 600
              */
             ttl: number;
+            branding?: components["schemas"]["PortalBrandingSet"];
+        };
+        /**
+         * @description How the portal looks when this link opens it, for a lead product that shows it inside
+         *     its own pages. Each field left out takes the server's setting (`PORTAL_PRODUCT_NAME`,
+         *     `PORTAL_LOGO_URL`, `PORTAL_ACCENT_COLOR`), and without one the portal's own look. The
+         *     page writes the name as text and sets the colour as a CSS value it checks again, so
+         *     neither can carry markup, script or style.
+         * @example {
+         *       "productName": "Acme CRM",
+         *       "logoUrl": "https://cdn.acme.example/logo.svg",
+         *       "accentColor": "#0a7d5a"
+         *     }
+         */
+        PortalBrandingSet: {
+            productName?: components["schemas"]["PortalProductName"];
+            logoUrl?: components["schemas"]["PortalLogoUrl"];
+            accentColor?: components["schemas"]["PortalAccentColor"];
+        };
+        /**
+         * @description The product's name, shown in the portal's header and title in place of leadhooks'; no control characters.
+         * @example Acme CRM
+         */
+        PortalProductName: string;
+        /**
+         * Format: logo-url
+         * @description The address of the logo the portal's header shows: an `https` URL without user
+         *     information, or `http` on a loopback host (`localhost`, `127.0.0.1`, `[::1]`) for
+         *     development and tests. The portal's Content-Security-Policy lets images load from this
+         *     address's origin and from no other (its link's address says which, in `?logo=`).
+         * @example https://cdn.acme.example/logo.svg
+         */
+        PortalLogoUrl: string;
+        /**
+         * @description The colour of the portal's header and main buttons, as `#` and six hex digits; its text is black or white, whichever reads better on it.
+         * @example #0a7d5a
+         */
+        PortalAccentColor: string;
+        /** @description The look of the portal for this session, each field from its link or else the server's setting; null where neither sets it. */
+        PortalBranding: {
+            productName: components["schemas"]["PortalProductName"] | null;
+            logoUrl: components["schemas"]["PortalLogoUrl"] | null;
+            accentColor: components["schemas"]["PortalAccentColor"] | null;
         };
         PortalLink: {
-            /** @description The portal's address with the link's single-use token in its fragment. */
+            /** @description The portal's address with the link's single-use token in its fragment (and, for a logo of the link's own, its origin in `?logo=`). */
             url: string;
             /** Format: date-time */
             expiresAt: string;
@@ -1001,6 +1369,7 @@ export type components = {
             apiKey: string;
             /** Format: date-time */
             expiresAt: string;
+            branding: components["schemas"]["PortalBranding"];
         };
         /** @description The one shape of every error response. */
         Error: {
@@ -1025,7 +1394,11 @@ export type components = {
          */
         RateLimitLimit: number;
         /**
-         * @description `x-ratelimit-remaining`: requests left to this API key in the current window, this one counted.
+         * @description `x-ratelimit-remaining`: requests left to this API key in the current window, this one
+         *     counted, as the answering server knows it. Where several servers share the limit, each
+         *     counts as used what the others hold and have not used yet, so the figure may be lower than
+         *     what is left (by about an eighth of it per other server at most); it is higher only on a
+         *     server's first answers to a key in a window, before it has asked the others' count.
          * @example 599
          */
         RateLimitRemaining: number;
@@ -1041,10 +1414,23 @@ export type components = {
          */
         IdempotentReplayed: "true";
         /**
-         * @description A lead event a webhook can subscribe to.
+         * @description A lead event, published by the lead system, that a webhook can subscribe to.
          * @enum {string}
          */
         EventName: "lead_create" | "lead_update";
+        /**
+         * @description What happened to one of the client's webhooks, that another of its webhooks can subscribe
+         *     to (see "Operational events" above). Each is written once, when the webhook's state
+         *     changes, never for every attempt: `webhook.failing` when 5 delivery attempts to it in a
+         *     row have failed; `webhook.disabled` when deliveries to it stopped
+         *     (`WEBHOOK_DISABLE_AFTER`); `webhook.recovered` at the first successful attempt after
+         *     `webhook.failing`; `webhook.detached` when its receiver answered `410 Gone` and it was
+         *     detached.
+         * @enum {string}
+         */
+        OperationalEventName: "webhook.failing" | "webhook.disabled" | "webhook.recovered" | "webhook.detached";
+        /** @description An event type a webhook can subscribe to, a lead event or an operational event. */
+        WebhookEventName: components["schemas"]["EventName"] | components["schemas"]["OperationalEventName"];
         /**
          * Format: http-url
          * @description Absolute http or https URL that deliveries are POSTed to. Format `http-url`: the
@@ -1056,13 +1442,14 @@ export type components = {
          */
         WebhookUrl: string;
         /**
-         * @description The lead events to subscribe to; duplicates are stored once.
+         * @description The events to subscribe to, lead events and operational events (of the client's other
+         *     webhooks: `webhook.failing`, ...) alike; duplicates are stored once.
          * @example [
          *       "lead_create",
          *       "lead_update"
          *     ]
          */
-        WebhookEvents: components["schemas"]["EventName"][];
+        WebhookEvents: components["schemas"]["WebhookEventName"][];
         WebhookCreate: {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEvents"];
@@ -1231,7 +1618,7 @@ export type components = {
             hookId: number;
             /** @example https://hooks.zapier.com/hooks/standard/123/abc/ */
             url: string;
-            events: components["schemas"]["EventName"][];
+            events: components["schemas"]["WebhookEventName"][];
             /**
              * Format: date-time
              * @description When the webhook was attached.
@@ -1312,7 +1699,7 @@ export type components = {
             deliveryId: number;
             /** @description The event delivered, also sent as the `webhook-id` header. */
             eventId: string;
-            type: components["schemas"]["EventName"];
+            type: components["schemas"]["WebhookEventName"];
             /** Format: date-time */
             attemptedAt: string;
             /** @description The receiver's HTTP status; null when no response came. */
@@ -1480,6 +1867,75 @@ export type components = {
             data: components["schemas"]["Lead"];
             leadId?: components["schemas"]["LeadId"];
         };
+        /** @description The webhook an operational event is about, and what happened to it. */
+        OperationalEventData: {
+            /**
+             * @description The webhook it is about (another of the client's webhooks than the one receiving it).
+             * @example 43
+             */
+            hookId: number;
+            /**
+             * @description The client (account) the webhook belongs to.
+             * @example 1
+             */
+            clientId: number;
+            /**
+             * @description The webhook's URL, as `GET /webhook/{hookID}` shows it.
+             * @example https://crm.example.com/leadhooks
+             */
+            url: string;
+            /**
+             * @description What happened, in words.
+             * @example 5 delivery attempts in a row failed (last: HTTP 503)
+             */
+            reason: string;
+        };
+        /** @description The body of an operational event's delivery, of any operational type. */
+        OperationalEventBody: {
+            type: components["schemas"]["OperationalEventName"];
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.failing
+         * @description The body of a `webhook.failing` delivery.
+         */
+        WebhookFailingEvent: {
+            /** @constant */
+            type: "webhook.failing";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.disabled
+         * @description The body of a `webhook.disabled` delivery.
+         */
+        WebhookDisabledEvent: {
+            /** @constant */
+            type: "webhook.disabled";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.recovered
+         * @description The body of a `webhook.recovered` delivery.
+         */
+        WebhookRecoveredEvent: {
+            /** @constant */
+            type: "webhook.recovered";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
+        /**
+         * webhook.detached
+         * @description The body of a `webhook.detached` delivery.
+         */
+        WebhookDetachedEvent: {
+            /** @constant */
+            type: "webhook.detached";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["OperationalEventData"];
+        };
         /**
          * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
          *     the same values) and the event's `id`; or, once its lead was erased
@@ -1514,7 +1970,7 @@ export type components = {
             next: number | null;
         };
         EventType: {
-            type: components["schemas"]["EventName"];
+            type: components["schemas"]["WebhookEventName"];
             /**
              * @description What happened, in a few words.
              * @example A lead was created
@@ -1528,7 +1984,7 @@ export type components = {
                 [key: string]: unknown;
             };
             /** @description Bodies of this type, as the `webhooks` section gives them. */
-            examples: components["schemas"]["LeadEvent"][];
+            examples: (components["schemas"]["LeadEvent"] | components["schemas"]["OperationalEventBody"])[];
         };
         EventTypeList: {
             types: components["schemas"]["EventType"][];
@@ -1539,14 +1995,9 @@ export type components = {
              * @example 7
              */
             id: number;
+            type: components["schemas"]["OperationalEventName"];
             /**
-             * @description `webhook.disabled`: every delivery attempt to the webhook failed for
-             *     `WEBHOOK_DISABLE_AFTER`, and deliveries to it stopped until its client enables it.
-             * @enum {string}
-             */
-            type: "webhook.disabled";
-            /**
-             * @description The webhook.
+             * @description The webhook it is about.
              * @example 43
              */
             hookId: number;
@@ -1556,7 +2007,8 @@ export type components = {
              */
             clientId: number;
             /**
-             * @description Why, in the words the client reads in the webhook's `disabledReason`.
+             * @description What happened, in words: for `webhook.disabled`, the words the client reads in the
+             *     webhook's `disabledReason`.
              * @example every delivery attempt failed for at least 5 days (last: HTTP 503)
              */
             reason: string;
@@ -1565,7 +2017,84 @@ export type components = {
              * @description When it happened.
              */
             createdAt: string;
+            /**
+             * @description The `webhook-id` of its deliveries to the client's webhooks subscribed to it and to
+             *     `OPERATIONAL_EVENTS_URL`: deduplicate on it. Null for an event written before the
+             *     server delivered operational events.
+             * @example evt_0193a1f2c3d4b5e6f708192a3b4c5d6e
+             */
+            eventId: string | null;
         };
+        AuditLogPage: {
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description The `entryId` of the page's last entry, to pass as `before`; null on the last page. */
+            next: number | null;
+        };
+        AuditEntry: {
+            /** @example 12 */
+            entryId: number;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            at: string;
+            actor: components["schemas"]["AuditActor"];
+            /**
+             * @description The address the request came from; null for the command-line tool.
+             * @example 203.0.113.7
+             */
+            ip: string | null;
+            action: components["schemas"]["AuditAction"];
+            /** @description The client (account) the change was made to; null for a lead erased in every client. */
+            clientId: number | null;
+            /**
+             * @description What the action names: the client's id for `account.*`, the key's `keyId` for `key.*`
+             *     and `portal_session.*` (a session is a key), the webhook's `hookId` for `webhook.*`;
+             *     null for `portal_link.created` (a link has no id of its own) and `lead.erased` (a lead's
+             *     id is the lead product's, in `changes`).
+             */
+            targetId: number | null;
+            /**
+             * @description The fields the change set, by name, with their new values as the API shows them,
+             *     secrets left out: a key's or a session's `prefix` (never the key), a webhook's `url`,
+             *     `events`, `paused`, `rateLimit`, `ordered`, `filter`, and its custom `headers` by name
+             *     only (`[]` when they were removed); an account's `name`, `active` and `retention`; a
+             *     portal link's and a session's `expiresAt`; a rotated secret's
+             *     `previousSecretExpiresAt` (never the secret); an erasure's `leadId` and what it counted
+             *     (`events`, `deliveries`, `cancelled`, `attempts`, `idempotencyKeys`), never the lead's
+             *     data. `{}` when the action says it all.
+             */
+            changes: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description Who made a change: `admin`, the admin token (`ADMIN_TOKEN`); `apiKey`, a client's API key,
+         *     by its id and prefix (`lh_` and the 8 characters `GET /admin/clients/{clientId}/keys`
+         *     shows); `portal`, a portal session, by its key's id and prefix; `cli`, the command-line
+         *     tool `leadhooks`, run by whoever can read the server's configuration.
+         */
+        AuditActor: {
+            /** @enum {string} */
+            kind: "admin" | "apiKey" | "portal" | "cli";
+            /** @description The key's `keyId` (`apiKey` and `portal`). */
+            keyId?: number;
+            /**
+             * @description The key's prefix (`apiKey` and `portal`).
+             * @example lh_Zr3c1mO2
+             */
+            prefix?: string;
+        };
+        /**
+         * @description What was done: `account.created`, `account.updated` (renamed, deactivated or reactivated,
+         *     or its retention period set: see `changes`); `key.created`, `key.revoked`;
+         *     `webhook.created`, `webhook.updated` (any field of `PATCH /webhook/{hookID}`: its URL,
+         *     events, pause, rate, order, filter or custom headers), `webhook.enabled`,
+         *     `webhook.detached`, `webhook.secret_rotated`; `portal_link.created`,
+         *     `portal_session.opened`, `portal_session.ended`; `lead.erased` (`POST /admin/erasures`).
+         * @enum {string}
+         */
+        AuditAction: "account.created" | "account.updated" | "key.created" | "key.revoked" | "webhook.created" | "webhook.updated" | "webhook.enabled" | "webhook.detached" | "webhook.secret_rotated" | "portal_link.created" | "portal_session.opened" | "portal_session.ended" | "lead.erased";
         OperationalEventPage: {
             events: components["schemas"]["OperationalEvent"][];
             /** @description The `id` of the page's last event, to pass as `after`; null for an empty page. */
@@ -2872,7 +3401,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event types, in the order of `EventName`. */
+            /** @description The event types, lead events then operational events, in the order of `WebhookEventName`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2882,6 +3411,50 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+        };
+    };
+    listClientOperationalEvents: {
+        parameters: {
+            query?: {
+                /** @description The `next` of the previous page; events after it. Absent, the list starts at the oldest kept. */
+                after?: number;
+                /** @description Events per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the client's operational events, oldest first. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationalEventPage"];
+                };
+            };
+            /** @description `Invalid data: ...` for an `after` or `limit` out of range. */
+            400: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOperationalEvents: {
@@ -3222,6 +3795,49 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only the entries of this client (account). */
+                clientId?: number;
+                /** @description Only entries written at or after this time (RFC 3339). */
+                since?: string;
+                /** @description Only entries written before this time (RFC 3339); later than `since`. */
+                until?: string;
+                /** @description The `next` of the previous page; entries older than it. */
+                before?: number;
+                /** @description Entries per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLogPage"];
+                };
+            };
+            /** @description `Invalid data: ...` for a parameter that does not match this description, or an `until` not later than `since`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };

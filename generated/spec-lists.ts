@@ -9,6 +9,14 @@ import type { operations } from './openapi.js';
 export const EVENT_NAMES = ["lead_create","lead_update"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
+/** What happens to a client's webhooks, as `components.schemas.OperationalEventName` lists it. */
+export const OPERATIONAL_EVENT_NAMES = ["webhook.failing","webhook.disabled","webhook.recovered","webhook.detached"] as const;
+export type OperationalEventName = (typeof OPERATIONAL_EVENT_NAMES)[number];
+
+/** What a webhook can subscribe to (`WebhookEventName`): the lead events, then the operational ones. */
+export const WEBHOOK_EVENT_NAMES = [...EVENT_NAMES, ...OPERATIONAL_EVENT_NAMES] as const;
+export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];
+
 export type SecurityScheme = "apiKey" | "publisherToken" | "adminToken";
 
 /** Each operation's security scheme; null for a public operation. */
@@ -32,6 +40,7 @@ export const OPERATION_SECURITY = {
   publishEvent: "publisherToken",
   publishEvents: "publisherToken",
   listEventTypes: null,
+  listClientOperationalEvents: "apiKey",
   listOperationalEvents: "publisherToken",
   createAccount: "adminToken",
   listAccounts: "adminToken",
@@ -41,6 +50,7 @@ export const OPERATION_SECURITY = {
   listAccountKeys: "adminToken",
   revokeAccountKey: "adminToken",
   createPortalLink: "adminToken",
+  listAuditLog: "adminToken",
   eraseLead: "adminToken",
   openPortalSession: null,
   endPortalSession: "apiKey",

@@ -1,4 +1,5 @@
 import { api, ApiError, call } from './api.js';
+import { applyBranding, brandingOf, serverBranding } from './branding.js';
 import { setUpConfirm } from './confirm.js';
 import { closeDeliveries, refreshDeliveries } from './deliveries-view.js';
 import { byId } from './dom.js';
@@ -90,7 +91,8 @@ async function openLink(token: string): Promise<void> {
   history.replaceState(null, '', location.pathname + location.search);
   try {
     const opened = await call(api.POST('/portal-session', { body: { token } }));
-    session.signIn(opened.apiKey, true);
+    session.signIn(opened.apiKey, true, opened.branding);
+    applyBranding(brandingOf(opened.branding));
     say(`Signed in as ${opened.name}.`);
     await showDashboard(opened.name);
     byId('webhooks-title').focus();
@@ -121,6 +123,9 @@ async function signIn(apiKey: string): Promise<void> {
 }
 
 function start(): void {
+  // The link's look while its session lasts (a reload included), else the server's.
+  const kept = session.branding();
+  applyBranding(kept === null ? serverBranding() : brandingOf(kept));
   setUpConfirm();
   setUpSecretPanel(() => byId('webhooks-title').focus());
   setUpCreateForm(onError);

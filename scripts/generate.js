@@ -54,7 +54,11 @@ function checkWebhookEntries(events) {
 function specLists() {
   const events = spec.components?.schemas?.EventName?.enum;
   if (!Array.isArray(events) || events.length === 0) throw new Error('openapi.yaml: components.schemas.EventName needs an enum');
-  checkWebhookEntries(events);
+  const operational = spec.components?.schemas?.OperationalEventName?.enum;
+  if (!Array.isArray(operational) || operational.length === 0) {
+    throw new Error('openapi.yaml: components.schemas.OperationalEventName needs an enum');
+  }
+  checkWebhookEntries([...events, ...operational]);
   const security = securityByOperation();
   const schemeNames = Object.keys(spec.components?.securitySchemes ?? {});
   return `${BANNER}import type { operations } from './openapi.js';
@@ -62,6 +66,14 @@ function specLists() {
 /** The lead events, as \`components.schemas.EventName\` lists them. */
 export const EVENT_NAMES = ${JSON.stringify(events)} as const;
 export type EventName = (typeof EVENT_NAMES)[number];
+
+/** What happens to a client's webhooks, as \`components.schemas.OperationalEventName\` lists it. */
+export const OPERATIONAL_EVENT_NAMES = ${JSON.stringify(operational)} as const;
+export type OperationalEventName = (typeof OPERATIONAL_EVENT_NAMES)[number];
+
+/** What a webhook can subscribe to (\`WebhookEventName\`): the lead events, then the operational ones. */
+export const WEBHOOK_EVENT_NAMES = [...EVENT_NAMES, ...OPERATIONAL_EVENT_NAMES] as const;
+export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];
 
 export type SecurityScheme = ${schemeNames.map((name) => JSON.stringify(name)).join(' | ') || 'never'};
 

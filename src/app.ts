@@ -37,7 +37,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const spec = loadSpec();
   await app.register(jsonBodyPlugin); // JSON is the only body (the operations' body policy)
   await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
-  await app.register(portalPlugin); // /portal, the client portal's static files
+  const branding = { productName: config.portalProductName, logoUrl: config.portalLogoUrl, accentColor: config.portalAccentColor };
+  await app.register(portalPlugin, { frameAncestors: config.portalFrameAncestors, branding }); // /portal, the client portal's static files
   await app.register(operationsPlugin, { spec, store, config, secrets }); // each operation's chain and handler
   if (config.publisherToken === null) {
     app.log.warn('PUBLISHER_TOKEN is not set: POST /events refuses every request (publishing is disabled)');

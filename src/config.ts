@@ -1,3 +1,5 @@
+import { isAccentColor, isLogoSetting, isProductName, MAX_FRAME_ANCESTORS, parseFrameAncestors } from './portal-branding.js';
+
 // Configuration comes from environment variables, is read once at start and validated there:
 // a bad value stops start-up with a message that names the variable. Each setting is written
 // once, in a table below (its variable, default, parser and words); the type of the
@@ -181,9 +183,38 @@ export function parseProxyUrl(value: string): string | null | undefined {
   }
 }
 
+/**
+ * An http or https URL with a host and no user name or password, kept as written; unset or
+ * empty: null. A password in a URL would be written to every log line that names it.
+ */
+export function parseTargetUrl(value: string): string | null | undefined {
+  if (value.trim() === '') return null;
+  try {
+    const url = new URL(value.trim());
+    const ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+    return ok ? value.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A Standard Webhooks signing secret: `whsec_` and base64 of 24 to 64 bytes; unset or empty: null. */
+export function parseSigningSecret(value: string): string | null | undefined {
+  if (value.trim() === '') return null;
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value.trim());
+  const bytes = match ? Buffer.from(match[1]!, 'base64').length : 0;
+  return bytes >= 24 && bytes <= 64 ? value.trim() : undefined;
+}
+
 /** A secret of at least 16 characters, a shorter one refused outright; unset or empty: none (null). */
 function parseToken(value: string): string | null | undefined {
   return value === '' ? null : value.length >= 16 ? value : undefined;
+}
+
+/** Text checked by `isValid`, as written; unset or empty: null. */
+function optional(value: string, isValid: (value: string) => boolean): string | null | undefined {
+  if (value === '') return null;
+  return isValid(value) ? value : undefined;
 }
 
 function parseLogLevel(value: string): LogLevel | undefined {
@@ -346,6 +377,55 @@ export const SETTINGS = {
     parse: parseDurationOrOff,
     expected: 'a duration with a unit, such as 5d, or off',
   },
+  /**
+   * Origins whose pages may show the client portal in a frame (its CSP frame-ancestors); none by
+   * default, as `'none'`: docs/operations.md, "The portal inside your product".
+   */
+  portalFrameAncestors: {
+    env: 'PORTAL_FRAME_ANCESTORS',
+    default: '',
+    parse: parseFrameAncestors,
+    expected: `up to ${MAX_FRAME_ANCESTORS} origins, comma-separated, each https://host[:port] or http:// on localhost, 127.0.0.1 or [::1] (unset: none)`,
+  },
+  /** The product's name the portal shows in place of leadhooks'; null: leadhooks'. A portal link may set its own. */
+  portalProductName: {
+    env: 'PORTAL_PRODUCT_NAME',
+    default: '',
+    parse: (value: string) => optional(value, isProductName),
+    expected: 'a name of 1 to 80 characters, not only spaces, without control characters (unset: leadhooks)',
+  },
+  /** The logo the portal's header shows; null: none. A portal link may set its own. */
+  portalLogoUrl: {
+    env: 'PORTAL_LOGO_URL',
+    default: '',
+    parse: (value: string) => optional(value, isLogoSetting),
+    expected: 'an https URL of at most 2048 characters, or http on localhost, 127.0.0.1 or [::1] (unset: no logo)',
+  },
+  /** The portal's accent colour; null: its own. A portal link may set its own. */
+  portalAccentColor: {
+    env: 'PORTAL_ACCENT_COLOR',
+    default: '',
+    parse: (value: string) => optional(value, isAccentColor),
+    expected: 'a colour as # and six hex digits, such as #0a7d5a (unset: the portal\'s own)',
+  },
+  /**
+   * The lead product's own address for every client's operational events (webhook.failing, ...),
+   * sent by the delivery worker, signed with `operationalEventsSecret`; null: none are sent.
+   */
+  operationalEventsUrl: {
+    env: 'OPERATIONAL_EVENTS_URL',
+    default: '',
+    parse: parseTargetUrl,
+    expected: 'an http or https URL without a user name or password (unset: operational events are not sent to the lead product)',
+  },
+  /** What signs the requests to `operationalEventsUrl`, as a webhook's secret signs its deliveries. */
+  operationalEventsSecret: {
+    env: 'OPERATIONAL_EVENTS_SECRET',
+    default: '',
+    parse: parseSigningSecret,
+    expected: 'a signing secret: whsec_ and the base64 of 24 to 64 random bytes (echo whsec_$(openssl rand -base64 32))',
+    secret: true,
+  },
 } satisfies Settings;
 
 export type Config = Loaded<typeof SETTINGS>;
@@ -390,6 +470,14 @@ function load<S extends Settings>(settings: S, env: Env): Loaded<S> {
   return Object.fromEntries(Object.entries(settings).map(([key, setting]) => [key, read(env, setting)])) as Loaded<S>;
 }
 
-export const loadConfig = (env: Env = process.env): Config => load(SETTINGS, env);
+/** What settings say together: an address for operational events needs the secret that signs them. */
+function checkTogether(config: Config): Config {
+  if (config.operationalEventsUrl !== null && config.operationalEventsSecret === null) {
+    throw new ConfigError('OPERATIONAL_EVENTS_URL is set but OPERATIONAL_EVENTS_SECRET is not: the requests to it must be signed');
+  }
+  return config;
+}
+
+export const loadConfig = (env: Env = process.env): Config => checkTogether(load(SETTINGS, env));
 
 export const loadTracingConfig = (env: Env = process.env): TracingConfig => load(TRACING_SETTINGS, env);

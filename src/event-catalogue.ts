@@ -1,15 +1,19 @@
-import { EVENT_NAMES, type EventName } from '../generated/spec-lists.js';
+import type { components } from '../generated/openapi.js';
+import { WEBHOOK_EVENT_NAMES, type WebhookEventName } from '../generated/spec-lists.js';
 
-// The event catalogue (GET /events/types), read from openapi.yaml itself: for each event type,
+// The event catalogue (GET /events/types), read from openapi.yaml itself: for each event type a
+// webhook can subscribe to (the lead events of EventName, then the operational ones of
+// OperationalEventName),
 // the body schema and examples of its entry in the `webhooks` section, which is what its
 // deliveries carry. Each schema is made self-contained, its `$ref`s replaced by what they point
 // at, so that a client can hand it to any JSON Schema 2020-12 validator or sample generator.
 
 export interface EventTypeEntry {
-  type: EventName;
+  type: WebhookEventName;
   summary: string;
   schema: Record<string, unknown>;
-  examples: { type: EventName; timestamp: string; data: Record<string, unknown> }[];
+  /** A lead event's bodies or an operational event's, as openapi.yaml's EventType has them. */
+  examples: components['schemas']['EventType']['examples'];
 }
 
 type Json = Record<string, unknown>;
@@ -47,12 +51,12 @@ export function inline(spec: Json, schema: unknown, followed: readonly string[] 
 }
 
 /**
- * Every event type of EventName with its payload from `webhooks`, in EventName's order. Throws
+ * Every event type of WebhookEventName with its payload from `webhooks`, in its order. Throws
  * when a type has no entry there (`npm run generate` refuses such a spec first).
  */
 export function eventCatalogue(spec: Json): EventTypeEntry[] {
   const webhooks = isObject(spec.webhooks) ? spec.webhooks : {};
-  return EVENT_NAMES.map((type) => {
+  return WEBHOOK_EVENT_NAMES.map((type) => {
     const operation = (webhooks[type] as { post?: Json } | undefined)?.post;
     const body = (operation?.requestBody as { content?: Record<string, { schema?: unknown; examples?: Record<string, { value?: unknown }> }> } | undefined)
       ?.content?.['application/json'];

@@ -1,6 +1,6 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import type { operations } from '../generated/openapi.js';
-import { EVENT_NAMES } from '../generated/spec-lists.js';
+import { EVENT_NAMES, WEBHOOK_EVENT_NAMES } from '../generated/spec-lists.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { bodySchemaOf, limitOf, parameterSchemaOf, schemaAt, type SpecSchema } from './spec.js';
 
@@ -120,6 +120,20 @@ export function webhookDisabledReason(disableAfterMs: number, last: { statusCode
   return `every delivery attempt failed for at least ${durationInWords(disableAfterMs)} (last: ${what})`;
 }
 
+/** Why `webhook.failing` was written: FAILING_AFTER failures in a row, and the last one. */
+export function webhookFailingReason(failures: number, last: { statusCode: number | null; error: string | null }): string {
+  const what = last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? 'no response');
+  return `${failures} delivery attempts in a row failed (last: ${what})`;
+}
+
+/** Why `webhook.recovered` was written: the success after FAILING_AFTER or more failures. */
+export function webhookRecoveredReason(failures: number, statusCode: number | null): string {
+  return `delivered again (HTTP ${statusCode ?? 200}) after ${failures} or more failed attempts in a row`;
+}
+
+/** Why `webhook.detached` was written. */
+export const WEBHOOK_GONE_REASON = 'the receiver answered 410 Gone';
+
 // Bad input: each operation has its own words (the interface document's for the first three).
 // A validation failure, or a body that could not be parsed at all, is turned into them here;
 // the schemas themselves live in openapi.yaml, and so do the limits and required fields the
@@ -133,6 +147,8 @@ type InputMessage = (data: unknown, issue: Issue) => string;
 type InputMessageOf = (operationId: OperationId) => InputMessage;
 
 const EVENT_LIST = EVENT_NAMES.join(', ');
+/** What a webhook may subscribe to: the lead events and the operational ones. */
+const WEBHOOK_EVENT_LIST = WEBHOOK_EVENT_NAMES.join(', ');
 const INVALID = 'Invalid data: ';
 
 const isAbsent = (value: unknown): boolean =>
@@ -323,9 +339,9 @@ function webhookFields({ properties }: SpecSchema): Describers {
       return (hasCredentials(value) ? MESSAGES.urlWithCredentials : MESSAGES.invalidUrl).slice(INVALID.length);
     },
     events: (issue, index) => {
-      if (index !== undefined) return `events[${index}] must be one of ${EVENT_LIST}`;
+      if (index !== undefined) return `events[${index}] must be one of ${WEBHOOK_EVENT_LIST}`;
       if (issue?.keyword === 'maxItems') return `events must hold at most ${String(issue.params.limit)} names`;
-      return `events must be an array of ${EVENT_LIST}`;
+      return `events must be an array of ${WEBHOOK_EVENT_LIST}`;
     },
     paused: () => 'paused must be true or false',
     ordered: () => 'ordered must be true or false',
@@ -406,6 +422,13 @@ const eventsQuery: InputMessageOf = (operationId) => {
   return (query, issue) => (fieldOf(issue)[0] === 'type' ? `${INVALID}type must be one of ${EVENT_LIST}` : page(query, issue));
 };
 
+/** The audit log's query: a page, a client's id, and a time range in the words of a recovery's. */
+const auditQuery: InputMessageOf = (operationId) => {
+  const page = pageQuery(operationId);
+  const times: Record<string, string> = { since: MESSAGES.invalidSince, until: MESSAGES.invalidUntil };
+  return (query, issue) => times[fieldOf(issue)[0] ?? ''] ?? page(query, issue);
+};
+
 // The admin operations' input, in the same words as the client operations'.
 function accountFields({ properties }: SpecSchema): Describers {
   const lengths = range(properties?.name, 'minLength', 'maxLength');
@@ -420,7 +443,18 @@ const accountBody = bodyOf(jsonBody, accountFields);
 const accountChanges = bodyOf(jsonChanges, accountFields);
 const portalLinkBody = bodyOf(jsonBody, ({ properties }) => {
   const ttls = range(properties?.ttl, 'minimum', 'maximum');
-  return { ttl: () => `ttl must be a whole number of seconds from ${ttls}` };
+  const branding = properties?.branding?.properties;
+  const nameLengths = range(branding?.productName, 'minLength', 'maxLength');
+  const maxUrlLength = limitOf(branding?.logoUrl, 'maxLength');
+  const brandingWords: Record<string, string> = {
+    productName: `branding.productName must be ${nameLengths} characters, not only spaces, without control characters`,
+    logoUrl: `branding.logoUrl must be an https URL of at most ${maxUrlLength} characters without a user name or password, or http on localhost, 127.0.0.1 or [::1]`,
+    accentColor: 'branding.accentColor must be # and six hex digits, such as #0a7d5a',
+  };
+  return {
+    ttl: () => `ttl must be a whole number of seconds from ${ttls}`,
+    branding: (_issue, field) => brandingWords[field ?? ''] ?? 'branding must be an object of productName, logoUrl and accentColor',
+  };
 });
 const erasureBody = bodyOf(jsonBody, () => ({ leadId: leadIdWords, clientId: () => 'clientId must be a positive integer' }));
 const portalSessionBody = bodyOf(jsonBody, ({ properties }) => {
@@ -461,6 +495,7 @@ const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessa
   publishEvents: { body: eventBatchBody },
   listEventTypes: {},
   listOperationalEvents: { querystring: pageQuery },
+  listClientOperationalEvents: { querystring: pageQuery },
   createAccount: { body: accountBody },
   listAccounts: { querystring: pageQuery },
   getAccount: {},
@@ -469,6 +504,7 @@ const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessa
   listAccountKeys: {},
   revokeAccountKey: {},
   createPortalLink: { body: portalLinkBody },
+  listAuditLog: { querystring: auditQuery },
   openPortalSession: { body: portalSessionBody },
   endPortalSession: {},
 };

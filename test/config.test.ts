@@ -38,6 +38,12 @@ t.test('defaults', async (t) => {
     secretRotationGrace: 86_400_000,
     secretEncryptionKey: null,
     webhookDisableAfter: 5 * 86_400_000,
+    portalFrameAncestors: [],
+    portalProductName: null,
+    portalLogoUrl: null,
+    portalAccentColor: null,
+    operationalEventsUrl: null,
+    operationalEventsSecret: null,
   });
 });
 
@@ -77,6 +83,10 @@ t.test('values are read and converted', async (t) => {
     SECRET_ROTATION_GRACE: '90m',
     SECRET_ENCRYPTION_KEY: 'ab'.repeat(32),
     WEBHOOK_DISABLE_AFTER: '36h',
+    PORTAL_FRAME_ANCESTORS: 'https://app.acme.example, http://localhost:5173/ https://app.acme.example',
+    PORTAL_PRODUCT_NAME: 'Acme CRM',
+    PORTAL_LOGO_URL: 'https://cdn.acme.example/logo.svg',
+    PORTAL_ACCENT_COLOR: '#0A7d5a',
   });
   t.same(config, {
     port: 8080,
@@ -113,6 +123,12 @@ t.test('values are read and converted', async (t) => {
     secretRotationGrace: 90 * 60_000,
     secretEncryptionKey: Buffer.alloc(32, 0xab),
     webhookDisableAfter: 36 * 3_600_000,
+    portalFrameAncestors: ['https://app.acme.example', 'http://localhost:5173'],
+    portalProductName: 'Acme CRM',
+    portalLogoUrl: 'https://cdn.acme.example/logo.svg',
+    portalAccentColor: '#0A7d5a',
+    operationalEventsUrl: null,
+    operationalEventsSecret: null,
   });
   t.equal(loadConfig({ RATE_LIMIT_PER_KEY: 'off' }).rateLimit, null);
   t.equal(loadConfig({ DELIVERY_RATE_LIMIT: 'off' }).deliveryRateLimit, null, 'no default rate');
@@ -152,6 +168,10 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     SECRET_ROTATION_GRACE: '24',
     SECRET_ENCRYPTION_KEY: 'c2hvcnQ=',
     WEBHOOK_DISABLE_AFTER: '0d',
+    PORTAL_FRAME_ANCESTORS: 'https://app.acme.example/embed',
+    PORTAL_PRODUCT_NAME: 'Acme\nCRM',
+    PORTAL_LOGO_URL: 'http://cdn.acme.example/logo.svg',
+    PORTAL_ACCENT_COLOR: 'red',
   };
   for (const [name, value] of Object.entries(bad)) {
     t.throws(() => loadConfig({ [name]: value }), ConfigError, name);
@@ -247,4 +267,60 @@ t.test('only src/config.ts reads process.env (src/start/cli.ts hands it to the C
   const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
   const readers = files.filter((file) => readFileSync(new URL(file, src), 'utf8').includes('process.env'));
   t.same(readers.sort(), ['config.ts', 'start/cli.ts']);
+});
+
+t.test('the portal settings: origins exactly, https or http on loopback; a name, a logo and a colour the API would take', async (t) => {
+  const ancestors = (value: string) => loadConfig({ PORTAL_FRAME_ANCESTORS: value }).portalFrameAncestors;
+  t.same(ancestors('http://127.0.0.1:8080,http://[::1]:3000 https://xn--bcher-kva.example'), ['http://127.0.0.1:8080', 'http://[::1]:3000', 'https://xn--bcher-kva.example']);
+  for (const value of [
+    'app.acme.example',
+    'HTTPS://App.Acme.Example:443',
+    'https://*.acme.example',
+    "'self'",
+    'https://app.acme.example/path',
+    'https://app.acme.example?x=1',
+    'https://user@app.acme.example',
+    'http://app.acme.example',
+    'http://10.0.0.5:8080',
+    'javascript:alert(1)',
+    "https://a.example; script-src 'unsafe-inline'",
+    Array.from({ length: 33 }, (_, i) => `https://a${i}.example`).join(','),
+  ]) {
+    t.throws(() => ancestors(value), { message: /^PORTAL_FRAME_ANCESTORS=.* is not valid: expected up to 32 origins, comma-separated/ }, value);
+  }
+  const logo = (value: string) => loadConfig({ PORTAL_LOGO_URL: value }).portalLogoUrl;
+  t.equal(logo('http://127.0.0.1:9000/logo.png'), 'http://127.0.0.1:9000/logo.png', 'http on loopback, for development and tests');
+  t.equal(logo('http://localhost/logo.png'), 'http://localhost/logo.png');
+  for (const value of ['http://cdn.example/logo.png', 'data:image/png;base64,AAAA', 'javascript:alert(1)', 'https://u:p@cdn.example/l.png', `https://cdn.example/${'a'.repeat(2040)}`, '/logo.png']) {
+    t.throws(() => logo(value), { message: /^PORTAL_LOGO_URL=.* is not valid: expected an https URL/ }, value);
+  }
+  for (const value of ['#fff', '#12345g', '0a7d5a', 'red;background:url(x)', '#0a7d5a ', 'var(--x)']) {
+    t.throws(() => loadConfig({ PORTAL_ACCENT_COLOR: value }), { message: /^PORTAL_ACCENT_COLOR=.* is not valid: expected a colour as # and six hex digits/ }, value);
+  }
+  for (const value of ['   ', 'a'.repeat(81), 'Acme\u0000', 'Acme\u0085CRM']) {
+    t.throws(() => loadConfig({ PORTAL_PRODUCT_NAME: value }), { message: /^PORTAL_PRODUCT_NAME=.* is not valid: expected a name of 1 to 80 characters/ }, JSON.stringify(value));
+  }
+  t.equal(loadConfig({ PORTAL_PRODUCT_NAME: '<b>Acme</b> & "Co"' }).portalProductName, '<b>Acme</b> & "Co"', 'markup is only text: the page writes it as such');
+});
+
+t.test("the lead product's address for operational events, and the secret that signs them", async (t) => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  t.match(loadConfig({}), { operationalEventsUrl: null, operationalEventsSecret: null }, 'unset: none are sent');
+  t.match(loadConfig({ OPERATIONAL_EVENTS_URL: 'https://crm.internal/leadhooks?from=ops', OPERATIONAL_EVENTS_SECRET: secret }), {
+    operationalEventsUrl: 'https://crm.internal/leadhooks?from=ops',
+    operationalEventsSecret: secret,
+  });
+  for (const bad of ['crm.internal/hooks', 'ftp://crm.internal/', 'https://user:pw@crm.internal/', 'https://']) {
+    t.throws(() => loadConfig({ OPERATIONAL_EVENTS_URL: bad, OPERATIONAL_EVENTS_SECRET: secret }), {
+      message: `OPERATIONAL_EVENTS_URL=${JSON.stringify(bad)} is not valid: expected an http or https URL without a user name or password (unset: operational events are not sent to the lead product)`,
+    }, bad);
+  }
+  for (const bad of ['secret-but-not-whsec', 'whsec_', `whsec_${Buffer.alloc(8).toString('base64')}`, `whsec_${Buffer.alloc(65).toString('base64')}`, 'whsec_!!!']) {
+    t.throws(() => loadConfig({ OPERATIONAL_EVENTS_SECRET: bad }), {
+      message: 'OPERATIONAL_EVENTS_SECRET=(value hidden) is not valid: expected a signing secret: whsec_ and the base64 of 24 to 64 random bytes (echo whsec_$(openssl rand -base64 32))',
+    }, 'refused, and never echoed');
+  }
+  t.throws(() => loadConfig({ OPERATIONAL_EVENTS_URL: 'https://crm.internal/leadhooks' }), {
+    message: 'OPERATIONAL_EVENTS_URL is set but OPERATIONAL_EVENTS_SECRET is not: the requests to it must be signed',
+  });
 });

@@ -1,10 +1,12 @@
 import t from 'tap';
-import { EVENT_NAMES } from '../generated/spec-lists.js';
+import { WEBHOOK_EVENT_NAMES as EVENT_NAMES } from '../generated/spec-lists.js';
+import { FAILING_AFTER } from '../src/delivery-policy/failure.js';
 import { eventCatalogue } from '../src/event-catalogue.js';
 import { loadSpec } from '../src/spec.js';
 
 // The event catalogue is read from openapi.yaml: every event type's entry under `webhooks`, its
 // schema made self-contained. GET /events/types serves it (test/handlers/event-types.test.ts).
+// Every type a webhook can subscribe to is in it: the lead events and the operational events.
 
 type Json = Record<string, any>;
 
@@ -19,15 +21,34 @@ function specWith(schema: (type: string) => unknown, components: Json = {}): Jso
   return { webhooks, components: { schemas: components } };
 }
 
-t.test("openapi.yaml's catalogue: every event type, in EventName's order, with no reference left", async (t) => {
+t.test("openapi.yaml's catalogue: every event type, in WebhookEventName's order, with no reference left", async (t) => {
   const catalogue = eventCatalogue(loadSpec());
   t.same(catalogue.map((entry) => entry.type), EVENT_NAMES);
+  t.same(
+    catalogue.map((entry) => entry.type),
+    ['lead_create', 'lead_update', 'webhook.failing', 'webhook.disabled', 'webhook.recovered', 'webhook.detached'],
+    'the lead events, then the operational ones',
+  );
   t.notMatch(JSON.stringify(catalogue), /"\$ref"/);
   for (const entry of catalogue) {
     t.equal(entry.schema.$schema, 'https://json-schema.org/draft/2020-12/schema', `${entry.type}: the dialect is named`);
     t.match(entry.schema, { properties: { type: { const: entry.type } } }, `${entry.type}: its schema admits its own type only`);
     t.ok(entry.examples.length > 0, `${entry.type}: with examples`);
   }
+  const failing = catalogue.find((entry) => entry.type === 'webhook.failing')!;
+  t.match(failing.schema, { properties: { data: { required: ['hookId', 'clientId', 'url', 'reason'], additionalProperties: false } } }, 'an operational event tells of its webhook');
+  t.same(failing.examples[0], {
+    type: 'webhook.failing',
+    timestamp: '2026-11-22T08:15:31.204Z',
+    data: { hookId: 43, clientId: 1, url: 'https://crm.example.com/leadhooks', reason: '5 delivery attempts in a row failed (last: HTTP 503)' },
+  });
+});
+
+t.test('openapi.yaml says the threshold of webhook.failing the delivery policy counts to', async (t) => {
+  const spec: Json = loadSpec();
+  const said = `${FAILING_AFTER} delivery attempts`;
+  t.match(spec.components.schemas.OperationalEventName.description, said);
+  t.match(spec.webhooks['webhook.failing'].post.description, said);
 });
 
 t.test('references are put in place, beside their siblings through allOf; data keywords are left as they are', async (t) => {

@@ -140,6 +140,8 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     targets.push(['PostgreSQL CPU per delivery, 1 worker process ≤ 0.2 ms', `${one.databaseMs!.toFixed(3)} ms`, verdict(one.databaseMs! <= 0.2)]);
     targets.push(['WAL per delivery, 1 worker process ≤ 0.6 KiB', `${one.walKiB!.toFixed(2)} KiB`, verdict(one.walKiB! <= 0.6)]);
     ratioRow('GET /about on PostgreSQL / on SQLite', '≥ 0.8', pg.small.about.rps, small.about.rps, `${rps(pg.small.about)} / ${rps(small.about)}`);
+    const { shared, off } = pg.sharedLimit;
+    ratioRow('GET /about on PostgreSQL, the rate limit shared / RATE_LIMIT_PER_KEY=off, in turn', '≥ 0.9', shared.rps, off.rps, `${rps(shared)} / ${rps(off)}`);
     const { create } = pg.small;
     if (tenClients) ratioRow(`POST /webhook on PostgreSQL / pgbench's commits/s at ${tenClients.clients} clients`, '≥ 0.5', create.rps, tenClients.commitsPerSecond, `${rps(create)} / ${count(tenClients.commitsPerSecond)}/s`);
     grew(`deliveries/s on PostgreSQL, 1 worker process, ${count(pg.deep.pending)} pending`, `${count(one.pending)} pending`, one.rate, pg.deep.rate, '/s');
@@ -274,10 +276,9 @@ set the rate itself); peak RSS is the server's highest so far.
   webhooks, with and without leadIds, ${options.leadOrder.rounds} drains each in turn (PostgreSQL: 1 worker process). **Publish → receiver**: events published (202) at ${options.publishRate}/s, each stamped with its send time.
 - **Ingestion**: ${options.connections} connections publishing (\`POST /events\`, durable, leads of about 300 bytes) to ${options.ingestion.clients.publishers.clients} clients holding ${options.ingestion.clients.publishers.hooksEach} webhooks each, the delivery worker off, on each store at \`LOG_LEVEL=info\` and \`warn\`, in turn with bare Fastify; and at \`warn\` to clients whose ${options.filters.clients.filtered.hooksEach} webhooks each have a filter, in turn with clients whose ${options.filters.clients.plain.hooksEach} have none.
 - **Start-up**: from spawning the server to its first answer, the median of ${options.startProbes} starts on each database.
-- **Beside graphile-worker**: the shallow outbox drained on PostgreSQL by leadhooks' worker
-  processes and, on a database of its own, by as many graphile-worker processes, each with its
-  documented performance settings and 64 jobs at once. PostgreSQL CPU per delivery: what the
-  server's processes for the drain's database used over the timed window.
+- **Beside graphile-worker**: the shallow outbox drained on PostgreSQL by leadhooks' worker processes and, on a database of its own,
+  by as many graphile-worker processes, each with its documented performance settings and 64 jobs at once.
+  PostgreSQL CPU per delivery: what the server's processes for the drain's database used over the timed window.
 
 ${reportTables(results, judged)}
 `;

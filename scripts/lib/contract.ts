@@ -1,5 +1,6 @@
 import { Ajv2020, type Options } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
+import { isLogoUrl } from '../../src/portal-branding.js';
 import { loadSpec } from '../../src/spec.js';
 
 // Fastify's response schemas shape output, they do not validate it. Every response a test sees
@@ -39,6 +40,8 @@ const options: Options = {
 function withFormats(instance: Ajv2020): Ajv2020 {
   ajvFormats.default(instance); // a CommonJS module: its function is also its `default`
   instance.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+  // A portal's logo: https, or http on loopback, as the server checks it (src/portal-branding.ts).
+  instance.addFormat('logo-url', { type: 'string', validate: isLogoUrl });
   // A webhook filter's bounds, which the server checks (src/http/body-policy.ts); only requests carry it.
   instance.addKeyword('x-lead-filter');
   instance.addSchema({ ...spec, $id: 'openapi.json' });

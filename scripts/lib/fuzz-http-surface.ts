@@ -34,9 +34,31 @@ const query = fc.oneof(
   fc.constantFrom('?limit=0', '?limit=101', '?limit=5&before=1', '?limit[]=1', '?before=abc', '?type=lead_create&limit=2', '?type=lead_update&type=lead_create', '?after=1&limit=2', '?after=0'),
   fc.constantFrom('?type=lead_create%00', '?type=%ED%A0%80', '?limit=%00', '?after=1%00'),
 );
+// A portal's branding (openapi.yaml, PortalBrandingSet): names with markup and control
+// characters, logo URLs of every scheme and of hosts a policy would read as a wildcard, colours
+// that would close a CSS declaration; and the `?logo=` of a link's page, likewise.
+const logoLike = fc.oneof(
+  fc.webUrl(),
+  fc.webUrl().map((url) => url.replace(/^https?:/, 'http:')),
+  fc.constantFrom(
+    'https://cdn.a.example/l.svg',
+    'http://127.0.0.1:9/l.png',
+    'http://localhost/l.png',
+    'http://[::1]/l.png',
+    'javascript:alert(1)',
+    'data:image/svg+xml,<svg onload=alert(1)>',
+    'https://*.a.example/l.svg',
+    "https://a.example'; script-src *",
+    'https://u:p@a.example/l.svg',
+    '//a.example/l.svg',
+    '',
+  ),
+  fc.string({ maxLength: 40 }),
+  hostileText,
+);
 const path = fc.oneof(
-  fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
-  fc.constantFrom('/admin/clients', '/portal-session', '/retention', '/admin/erasures'),
+  fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/events/operational', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
+  fc.constantFrom('/admin/clients', '/portal-session', '/admin/audit-log', '/retention', '/admin/erasures'),
   segment.map((s) => `/admin/clients/${s}`),
   segment.map((s) => `/admin/clients/${s}/keys`),
   segment.map((s) => `/webhook/${s}`),
@@ -44,6 +66,12 @@ const path = fc.oneof(
   query.map((q) => `/events${q}`),
   fc.tuple(segment, query).map(([s, q]) => `/webhook/${s}/deliveries${q}`),
   fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`),
+  fc
+    .oneof(
+      fc.oneof(fc.webUrl(), fc.string({ maxLength: 30 }), fc.constantFrom('https://*.a.example', "https://a.example 'unsafe-inline'", 'javascript:x')).map(encodeURIComponent),
+      fc.constantFrom('%00', '%ED%A0%80', 'https://a.example&logo=https://b.example', 'https%3A%2F%2Fa.example%3B%20script-src%20*'),
+    )
+    .map((logo) => `/portal?logo=${logo}`),
 );
 const method = fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD');
 // Mostly the operations themselves, with their own methods; sometimes anything at all.
@@ -62,12 +90,14 @@ const operation = fc.oneof(
   segment.map((s) => ['POST', `/webhook/${s}/enable`]),
   segment.map((s) => ['POST', `/webhook/${s}/recover`]),
   query.map((q) => ['GET', `/operations/events${q}`]),
+  query.map((q) => ['GET', `/events/operational${q}`]),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
   // The admin operations, with whatever credential comes but the admin token: every one is 401.
   fc.constantFrom(['POST', '/admin/clients'], ['GET', '/admin/clients'], ['POST', '/portal-session'], ['DELETE', '/portal-session'], ['POST', '/admin/erasures']),
   segment.map((s) => ['PATCH', `/admin/clients/${s}`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/keys`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/portal-sessions`]),
+  query.map((q) => ['GET', `/admin/audit-log${q}`]),
 );
 const request = fc.oneof({ weight: 4, arbitrary: operation }, { weight: 1, arbitrary: fc.tuple(method, path) });
 const contentType = fc.option(
@@ -117,15 +147,35 @@ const { filter: filterLike } = fc.letrec<{ filter: unknown }>((tie) => ({
     fc.constantFrom(null, {}, [], 'spring', 0, { $where: 'x' }, { score: { $gte: 10, $lt: 20 } }),
   ),
 }));
+const brandingLike = fc.oneof(
+  fc.record(
+    {
+      productName: fc.oneof(fc.string({ maxLength: 100 }), fc.constantFrom('Acme CRM', '<script>alert(1)</script>', 'a\nb', '\u0085', ' '), hostileText, fc.jsonValue()),
+      logoUrl: fc.oneof(logoLike, fc.jsonValue()),
+      accentColor: fc.oneof(
+        fc.stringMatching(/^#[0-9A-Fa-f]{6}$/),
+        fc.constantFrom('#fff', 'red', '#0a7d5a;background:url(//e.example)', 'var(--x)', '#0a7d5a ', '#0A7D5G'),
+        fc.string({ maxLength: 12 }),
+        hostileText,
+      ),
+      theme: fc.jsonValue(),
+    },
+    { requiredKeys: [] },
+  ),
+  fc.jsonValue(),
+);
 const webhookLike = fc.record(
   {
     url: fc.oneof(fc.webUrl(), fc.string(), fc.constant(null), fc.integer(), fc.constant('http://[::1]:99999/'), fc.webUrl().map((url) => url.replace('://', '://user:pw@')), hostileText),
     events: fc.oneof(
-      fc.array(fc.constantFrom('lead_create', 'lead_update', 'lead_delete', ''), { maxLength: 20 }),
+      fc.array(
+        fc.constantFrom('lead_create', 'lead_update', 'lead_delete', '', 'webhook.failing', 'webhook.disabled', 'webhook.recovered', 'webhook.detached', 'webhook.*', 'WEBHOOK.FAILING'),
+        { maxLength: 20 },
+      ),
       fc.jsonValue(),
     ),
     clientId: fc.oneof(fc.integer(), fc.string()),
-    type: fc.constantFrom('lead_create', 'lead_update', 'x'),
+    type: fc.constantFrom('lead_create', 'lead_update', 'x', 'webhook.failing'),
     data: fc.oneof(fc.jsonValue(), fc.dictionary(hostileText, hostileText, { maxKeys: 3 })),
     paused: fc.oneof(fc.boolean(), fc.jsonValue()),
     filter: filterLike,
@@ -133,6 +183,7 @@ const webhookLike = fc.record(
     token: fc.oneof(fc.string(), hostileText),
     since: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), hostileText),
     ttl: fc.oneof(fc.integer(), hostileText),
+    branding: brandingLike,
     active: fc.oneof(fc.boolean(), hostileText),
     retention: fc.oneof(fc.integer(), fc.double(), fc.constant(null), hostileText, fc.jsonValue()),
     leadId: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 140 }), hostileText, fc.jsonValue()),
@@ -208,7 +259,7 @@ const nestedBody = fc.oneof(
   fc
     .tuple(
       fc.oneof(validish, fc.constant({ since: '2026-01-01T00:00:00Z' })),
-      fc.constantFrom('url', 'events', 'clientId', 'type', 'data', 'paused', 'rateLimit', 'headers', 'filter', 'since', 'leadId', 'ordered', 'unknownField'),
+      fc.constantFrom('url', 'events', 'clientId', 'type', 'data', 'paused', 'rateLimit', 'headers', 'filter', 'since', 'leadId', 'ordered', 'branding', 'unknownField'),
       nested,
     )
     .map(([base, field, value]) => withField(base, field, value)),
@@ -256,18 +307,24 @@ type Operation = { method: string; path: string; query: string; body: unknown };
  */
 function wellFormedRequests(ids: { clientId: number; hookId: number }): Operation[] {
   const bodies: Record<string, unknown> = {
-    createWebhook: { url: 'https://a.example/h', events: ['lead_create'], filter: { campaign: 'spring', 'address.country': { $in: ['FR'] } } },
+    createWebhook: { url: 'https://a.example/h', events: ['lead_create', 'webhook.failing'], filter: { campaign: 'spring', 'address.country': { $in: ['FR'] } } },
     updateWebhook: { url: 'https://b.example/h', events: ['lead_update'], paused: false, filter: { $or: [{ score: { $gte: 10 } }, { vip: true }] } },
     recoverWebhookDeliveries: { since: '2026-01-01T00:00:00Z', until: '2099-01-01T00:00:00Z', missed: true },
     publishEvent: { clientId: ids.clientId, type: 'lead_create', data: { id: 1, name: 'Jane Doe', tags: ['x'] }, leadId: 1 },
     publishEvents: { events: [{ clientId: ids.clientId, type: 'lead_update', data: { id: 1, name: 'Jane Doe' } }] },
     createAccount: { name: 'Attacker Two' },
     updateAccount: { name: 'Attacker' },
-    createPortalLink: { ttl: 60 },
+    createPortalLink: { ttl: 60, branding: { productName: 'Attacker CRM', logoUrl: 'https://cdn.a.example/l.svg', accentColor: '#0a7d5a' } },
     openPortalSession: { token: 'lhp_unknown' },
     eraseLead: { leadId: 'lead-x', clientId: ids.clientId },
   };
-  const queries: Record<string, string> = { listEvents: 'type=lead_create&limit=5', listWebhooks: 'limit=5', listAccounts: 'limit=5' };
+  const queries: Record<string, string> = {
+    listEvents: 'type=lead_create&limit=5',
+    listWebhooks: 'limit=5',
+    listAccounts: 'limit=5',
+    listAuditLog: `clientId=${ids.clientId}&since=2026-01-01T00:00:00Z&until=2099-01-01T00:00:00Z&limit=5`,
+    listClientOperationalEvents: 'after=1&limit=5',
+  };
   const values: Record<string, number> = { hookID: ids.hookId, clientId: ids.clientId, keyId: 999_999, deliveryId: 1 };
   const paths = (loadSpec() as { paths: Record<string, Record<string, { operationId?: string; requestBody?: unknown }>> }).paths;
   return Object.entries(paths).flatMap(([path, methods]) =>
@@ -414,6 +471,34 @@ export async function fuzzHttpSurface(options: {
       { seed: options.seed, numRuns: Math.ceil(options.runs / 4), endOnFailure: true },
     );
 
+    // The audit log's query, with the admin token (the random requests above never carry it):
+    // any value for each parameter, or several, is a page or a 400, never a 5xx; a page holds only
+    // entries within the bounds it was asked for.
+    const RAW_ESCAPES = ['%00', '%ED%A0%80'];
+    const auditValue = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('1', '0', '-1', '100', '101', '1.5', '9007199254740993', '', 'null', '%00', '%ED%A0%80'),
+      fc.constantFrom('2026-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '2099-12-31T23:59:60Z', '2026-01-01T00:00:00+01', '2026-01-01', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999999Z'),
+      fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+    );
+    const auditQuery = fc.array(fc.tuple(fc.constantFrom('clientId', 'since', 'until', 'before', 'limit', 'x'), auditValue), { maxLength: 5 });
+    await fc.assert(
+      fc.asyncProperty(auditQuery, async (params) => {
+        // The two escapes go as they are (bytes no text holds); anything else is encoded.
+        const query = params.map(([name, value]) => `${name}=${RAW_ESCAPES.includes(value) ? value : encodeURIComponent(value)}`).join('&');
+        const res = await exchange('GET', `/admin/audit-log?${query}`, { authorization: `Bearer ${ADMIN_TOKEN}` }, undefined);
+        if (res.statusCode !== 200 && res.statusCode !== 400) throw new Error(`GET /admin/audit-log?${query} → ${res.statusCode}`);
+        if (res.statusCode === 200) {
+          const asked = new URLSearchParams(query);
+          const { entries } = JSON.parse(res.body) as { entries: { clientId: number | null; at: string }[] };
+          const since = asked.get('since');
+          if (asked.has('clientId') && entries.some((entry) => entry.clientId !== Number(asked.get('clientId')))) throw new Error(`${query}: another client's entry`);
+          if (since !== null && entries.some((entry) => Date.parse(entry.at) < Date.parse(since))) throw new Error(`${query}: an entry before since`);
+        }
+      }),
+      { seed: options.seed, numRuns: Math.ceil(options.runs / 4), endOnFailure: true },
+    );
+
     // Every operation, well-formed but for U+0000 or a lone surrogate in one of its strings (a
     // value or a key), or in a query parameter. None may get a 5xx; text in a field that is stored
     // gets 400, text in a lead's `data` is kept as published, text in a field the operation
@@ -451,13 +536,31 @@ export async function fuzzHttpSurface(options: {
         const at = operation.path === '/events/batch' ? slot.at.slice(2) : slot.at;
         // A filter, like a lead, is kept as JSON text, where such characters are escapes; a key
         // of one is refused as an operator or a path only when it is one.
-        const stored = at[0] !== 'data' && at[0] !== 'filter' && at[0] !== 'note' && !(slot.key && at.length === 1);
+        // A branding's key is a field name: renamed, it is an unknown field, ignored.
+        const stored = at[0] !== 'data' && at[0] !== 'filter' && at[0] !== 'note' && !(slot.key && (at.length === 1 || at[0] === 'branding'));
         const refused = bad !== '\ud83d\ude00';
         if (stored && refused && res.statusCode !== 400) {
           throw new Error(`${operation.method} ${operation.path}, ${JSON.stringify(bad)} in ${slot.at.join('.')} → ${res.statusCode}, not 400`);
         }
       }),
       { seed: options.seed, numRuns: Math.ceil(options.runs / 2), endOnFailure: true },
+    );
+
+    // Portal links with random branding, from the admin: 201 or 400, never more; a link made
+    // carries in `?logo=` an origin alone, and the page it opens has a policy of known sources.
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const policySource = /^('self'|'none'|https:\/\/[a-z0-9_.-]+(:\d+)?|http:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?)$/;
+    await fc.assert(
+      fc.asyncProperty(fc.record({ ttl: fc.option(fc.integer({ min: -1, max: 90_000 }), { nil: undefined }), branding: brandingLike }, { requiredKeys: [] }), async (linkBody) => {
+        const res = await exchange('POST', `/admin/clients/${attackerId}/portal-sessions`, admin, JSON.stringify(linkBody));
+        if (res.statusCode !== 201 && res.statusCode !== 400) throw new Error(`a portal link with ${JSON.stringify(linkBody)} → ${res.statusCode}`);
+        if (res.statusCode !== 201) return;
+        const page = await exchange('GET', new URL(JSON.parse(res.body).url).pathname + new URL(JSON.parse(res.body).url).search, {}, undefined);
+        const policy = String(page.headers['content-security-policy'] ?? '');
+        const sources = policy.split('; ').flatMap((directive) => directive.split(' ').slice(1));
+        if (page.statusCode === 200 && !sources.every((source) => policySource.test(source))) throw new Error(`the portal's policy ${policy}`);
+      }),
+      { seed: options.seed, numRuns: Math.ceil(options.runs / 4), endOnFailure: true },
     );
 
     if (JSON.stringify(await app.store.webhooks.list(victim.client.id, { limit: 1000 })) !== victimBefore) throw new Error("the victim's webhooks changed");

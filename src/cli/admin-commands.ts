@@ -3,7 +3,7 @@ import { createAccountHandlers } from '../handlers/accounts.js';
 import { createPortalSessionHandlers } from '../handlers/portal-sessions.js';
 import type { OperationRequest } from '../handlers/types.js';
 import { HttpError } from '../messages.js';
-import { positiveInt, UsageError, type Command, type Output } from './command.js';
+import { CLI_AUDIT, positiveInt, UsageError, type Command, type Output } from './command.js';
 import { refusedBody } from './operation-input.js';
 
 // The admin API's operations on a client that the CLI does too (docs/api.md, "Accounts for the
@@ -15,10 +15,10 @@ type Account = { clientId: number; name: string; active: boolean };
 
 let log: pino.Logger | undefined;
 
-/** What a handler may be handed besides its params and body: a log (warnings to stderr) and an address. */
+/** What a handler may be handed besides its params and body: a log (warnings to stderr), an address, and the tool as the audit log's actor. */
 function request<K extends 'updateAccount' | 'createPortalLink'>(params: OperationRequest<K>['params'], body: OperationRequest<K>['body'], address: string) {
   log ??= pino({ level: 'warn' }, pino.destination(2));
-  return { params, body, query: {}, log, http: { protocol: 'http', host: address } } as unknown as OperationRequest<K>;
+  return { params, body, query: {}, log, http: { protocol: 'http', host: address, ip: '' }, audit: CLI_AUDIT } as unknown as OperationRequest<K>;
 }
 
 /** `body`, once the API's validator has taken it (and filled in the schema's defaults). */
@@ -51,14 +51,16 @@ export const ADMIN_COMMANDS: Record<string, Command> = {
   async 'client reactivate'(store, [id], { config }) {
     return updateAccount(store, config.retention, id, { active: true }, (a) => `Client ${a.clientId} "${a.name}" is active again: its keys work, and its waiting deliveries go out.`);
   },
-  async 'portal-link create'(store, [id], { ttl, config }) {
+  async 'portal-link create'(store, [id], { ttl, productName, logoUrl, accentColor, config }) {
     const clientId = positiveInt(id, 'clientId');
     // --ttl is text: digits are the number the API would get, anything else is refused as the API refuses a non-integer.
-    const body = ttl === undefined ? {} : { ttl: /^-?\d+$/.test(ttl) ? Number(ttl) : ttl };
+    const body: Record<string, unknown> = ttl === undefined ? {} : { ttl: /^-?\d+$/.test(ttl) ? Number(ttl) : ttl };
+    const branding = Object.fromEntries(Object.entries({ productName, logoUrl, accentColor }).filter(([, value]) => value !== undefined));
+    if (Object.keys(branding).length > 0) body.branding = branding;
     // Without PUBLIC_URL, the link goes to the address the server listens on.
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const handlers = createPortalSessionHandlers(store, config.publicUrl);
-    const { body: link } = await handlers.createPortalLink(request<'createPortalLink'>({ clientId }, checked('createPortalLink', body) as { ttl: number }, `${host}:${config.port}`));
+    const handlers = createPortalSessionHandlers(store, config);
+    const { body: link } = await handlers.createPortalLink(request<'createPortalLink'>({ clientId }, checked('createPortalLink', body) as OperationRequest<'createPortalLink'>['body'], `${host}:${config.port}`));
     return { json: link, text: `Portal link for client ${clientId}, usable once until ${link.expiresAt}:\n${link.url}` };
   },
 };

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
-import type { Store } from '../store/store.js';
+import type { AuditContext, Store } from '../store/store.js';
 
 /** What a command prints: `json` with --json, `text` otherwise. */
 export type Output = { json: unknown; text: string };
@@ -9,6 +9,10 @@ export type Output = { json: unknown; text: string };
 export interface CommandContext {
   data?: string;
   ttl?: string;
+  /** portal-link create: the portal's look for this link (openapi.yaml, PortalBrandingSet). */
+  productName?: string;
+  logoUrl?: string;
+  accentColor?: string;
   idempotencyKey?: string;
   /** event emit --file: the JSON-lines file of events to publish. */
   file?: string;
@@ -22,6 +26,12 @@ export type Command = (store: Store, args: string[], context: CommandContext) =>
 
 /** Whose Idempotency-Keys the CLI's publications use: its own, never meeting the publisher's keys of POST /events. */
 export const CLI_IDEMPOTENCY_SCOPE = 'cli';
+
+/**
+ * Who the audit log says made the CLI's changes: the command-line tool, run on a machine with the
+ * server's configuration; no request, so no address.
+ */
+export const CLI_AUDIT: AuditContext = { actor: { kind: 'cli' }, ip: null };
 
 /** Bad arguments: exit 2. */
 export class UsageError extends Error {}

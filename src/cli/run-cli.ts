@@ -7,7 +7,7 @@ import { HttpError } from '../messages.js';
 import { openStore } from '../store/open/open-store.js';
 import { ADMIN_COMMANDS } from './admin-commands.js';
 import type { CliIo } from './cli-io.js';
-import { positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
+import { CLI_AUDIT, positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
 import { emitEvent } from './event-command.js';
 import { runMoveCommand } from './move-command.js';
 
@@ -25,9 +25,10 @@ Commands:
                               nothing until it is reactivated; its data stays
   client reactivate <clientId>
                               make a deactivated client active again
-  portal-link create <clientId> [--ttl <seconds>]
+  portal-link create <clientId> [--ttl <seconds>] [--product-name <name>] [--logo-url <url>] [--accent-color <#rrggbb>]
                               a link that opens the client portal as this client, once,
-                              within --ttl seconds (600 by default, at most 86400)
+                              within --ttl seconds (600 by default, at most 86400), with
+                              the product's look (each left out: PORTAL_* of the server)
   key create <clientId>       add an API key to a client (rotation: create, then revoke the old)
   key list [clientId]         list keys by prefix and creation time (never the key itself)
   key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
@@ -51,6 +52,8 @@ Options:
   --idempotency-key <key>     1 to 255 visible ASCII characters (event emit)
   --file <events.jsonl>       the events to publish, one JSON object per line (event emit)
   --ttl <seconds>             how long a portal link and its session last (portal-link create)
+  --product-name, --logo-url, --accent-color
+                              the portal's name, logo (https) and colour for that link
   --from <file>, --to <url>   the SQLite file and the PostgreSQL database (migrate-to-postgres)
   -h, --help                  this text
 
@@ -60,7 +63,7 @@ file DATABASE_PATH (default ./data/leadhooks.db).`;
 const COMMANDS: Record<string, Command> = {
   async 'client create'(store, [name]) {
     if (!name?.trim()) throw new UsageError('client create needs a name');
-    const { client, apiKey } = await createAccount(store, name.trim());
+    const { client, apiKey } = await createAccount(store, name.trim(), CLI_AUDIT);
     return {
       json: { clientId: client.id, name: client.name, apiKey },
       text: `Created client ${client.id} "${client.name}".\nAPI key (shown once, store it now): ${apiKey}`,
@@ -79,7 +82,7 @@ const COMMANDS: Record<string, Command> = {
   },
   async 'key create'(store, [id]) {
     const clientId = positiveInt(id, 'clientId');
-    const added = await addKey(store, clientId);
+    const added = await addKey(store, clientId, CLI_AUDIT);
     if (!added) throw new RefusedError(`no client ${clientId}`);
     const { key, apiKey } = added;
     return {
@@ -100,7 +103,7 @@ const COMMANDS: Record<string, Command> = {
   },
   async 'key revoke'(store, [idOrPrefix]) {
     if (!idOrPrefix) throw new UsageError('key revoke needs a key prefix or id');
-    const key = await store.keys.revoke(idOrPrefix);
+    const key = await store.keys.revoke(idOrPrefix, { context: CLI_AUDIT, action: 'key.revoked' });
     if (!key) throw new RefusedError(`no active key matches ${idOrPrefix} (or the prefix matches several: use the id)`);
     return { json: { revoked: key }, text: `Revoked key ${key.id} (${key.prefix}) of client ${key.clientId}.` };
   },
@@ -137,6 +140,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         'idempotency-key': { type: 'string' },
         file: { type: 'string' },
         ttl: { type: 'string' },
+        'product-name': { type: 'string' },
+        'logo-url': { type: 'string' },
+        'accent-color': { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
       },
@@ -166,6 +172,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const context = {
       data: values.data,
       ttl: values.ttl,
+      productName: values['product-name'],
+      logoUrl: values['logo-url'],
+      accentColor: values['accent-color'],
       idempotencyKey: values['idempotency-key'],
       file: values.file,
       progress: (line: string) => io.err(`leadhooks: ${line}`),

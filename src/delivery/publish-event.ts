@@ -1,5 +1,5 @@
 import { leadKey } from '../delivery-policy/lead-order.js';
-import { pooledRandomBytes } from '../random-bytes.js';
+import { newEventId } from '../event-id.js';
 import type { EventName } from '../../generated/spec-lists.js';
 import type { IdempotentWrite, Keyed, NewEvent, Store } from '../store/store.js';
 import { tracePublish } from '../tracing.js';
@@ -9,13 +9,8 @@ type Lead = { clientId: number; type: EventName; data: Record<string, unknown>; 
 type Published = { eventId: string; deliveries: number } | undefined;
 type Stored = { deliveries: number } | undefined;
 
-/**
- * A new event id, also each delivery's `webhook-id`: `evt_` and 32 hex digits, the time in
- * milliseconds (12 digits) then 80 random bits. Ids made one after another sort together, so the
- * indexes that hold them (the events' key, the deliveries by event) grow at their end instead of
- * rewriting a page anywhere in them for each event.
- */
-export const newEventId = (): string => `evt_${Date.now().toString(16).padStart(12, '0')}${pooledRandomBytes(10).toString('hex')}`;
+// The id every delivery of an event carries as its `webhook-id`.
+export { newEventId };
 
 /**
  * Runs the filters of the leads' clients' webhooks (src/delivery/lead-filter.ts): for each lead,

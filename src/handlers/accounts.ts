@@ -29,11 +29,11 @@ export function createAccountHandlers(store: Store, retentionMs: number): Accoun
     retentionApplied: Math.floor(appliedRetentionMs(retentionSeconds, retentionMs) / 1000),
   });
   return {
-    async createAccount({ body, idempotency }) {
+    async createAccount({ body, idempotency, audit }) {
       const answer = ({ client, apiKey }: NewAccount) => ({ status: 201 as const, body: { clientId: client.id, name: client.name, apiKey } });
       const name = body.name.trim();
-      if (!idempotency) return answer(await createAccount(store, name));
-      const made = await createAccountOnce(store, name, (apiKey) => idempotency.keep(({ client }: Account) => answer({ client, apiKey })));
+      if (!idempotency) return answer(await createAccount(store, name, audit));
+      const made = await createAccountOnce(store, name, (apiKey) => idempotency.keep(({ client }: Account) => answer({ client, apiKey })), audit);
       return made.kind === 'done' ? answer(made.value) : made;
     },
 
@@ -48,7 +48,7 @@ export function createAccountHandlers(store: Store, retentionMs: number): Accoun
       return { status: 200, body: toAccount(found(await store.clients.get(params.clientId))) };
     },
 
-    async updateAccount({ params, body }) {
+    async updateAccount({ params, body, audit }) {
       const { retention } = body;
       if (typeof retention === 'number' && !retentionAllowed(retention, retentionMs)) throw new HttpError(400, retentionTooLong(retentionMs));
       const changes = {
@@ -56,11 +56,18 @@ export function createAccountHandlers(store: Store, retentionMs: number): Accoun
         ...(body.active === undefined ? {} : { active: body.active }),
         ...(retention === undefined ? {} : { retentionSeconds: retention }),
       };
-      return { status: 200, body: toAccount(found(await store.clients.update(params.clientId, changes))) };
+      // The entry names the fields as the API does: `retention` (seconds, or null for the server's).
+      const noted = {
+        ...(changes.name === undefined ? {} : { name: changes.name }),
+        ...(changes.active === undefined ? {} : { active: changes.active }),
+        ...(retention === undefined ? {} : { retention }),
+      };
+      const updated = await store.clients.update(params.clientId, changes, { context: audit, action: 'account.updated', changes: noted });
+      return { status: 200, body: toAccount(found(updated)) };
     },
 
-    async createAccountKey({ params }) {
-      const { key, apiKey } = found(await addKey(store, params.clientId));
+    async createAccountKey({ params, audit }) {
+      const { key, apiKey } = found(await addKey(store, params.clientId, audit));
       return { status: 201, body: { keyId: key.id, apiKey } };
     },
 
@@ -76,9 +83,9 @@ export function createAccountHandlers(store: Store, retentionMs: number): Accoun
       return { status: 200, body: { retention: Math.floor(appliedRetentionMs(own, retentionMs) / 1000), own: own !== null } };
     },
 
-    async revokeAccountKey({ params }) {
+    async revokeAccountKey({ params, audit }) {
       found(await store.clients.get(params.clientId));
-      if (!(await revokeClientKey(store, params.clientId, params.keyId))) throw new HttpError(404, MESSAGES.keyNotFound);
+      if (!(await revokeClientKey(store, params.clientId, params.keyId, audit))) throw new HttpError(404, MESSAGES.keyNotFound);
       return { status: 204, body: undefined };
     },
   };

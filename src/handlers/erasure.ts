@@ -5,7 +5,7 @@ import type { LeadErased, Store } from '../store/store.js';
 import type { Handlers } from './types.js';
 
 // Erasing a lead (openapi.yaml, `eraseLead`): the one place where a lead's data is erased, so
-// whatever must follow an erasure (a record of it) is added here.
+// whatever must follow an erasure (its entry in the audit log) is added here.
 
 /** How often an attempt in flight is looked at again while the erasure waits for it. */
 const IN_FLIGHT_POLL_MS = 25;
@@ -20,7 +20,7 @@ const add = (a: LeadErased, b: LeadErased): LeadErased => ({
 
 export function createErasureHandlers(store: Store): Pick<Handlers, 'eraseLead'> {
   return {
-    async eraseLead({ body }) {
+    async eraseLead({ body, audit }) {
       const lead = leadKey(body.leadId)!;
       const { clientId } = body;
       if (clientId !== undefined && (await store.clients.get(clientId)) === undefined) throw new HttpError(404, MESSAGES.clientNotFound);
@@ -37,6 +37,11 @@ export function createErasureHandlers(store: Store): Pick<Handlers, 'eraseLead'>
           await sleep(IN_FLIGHT_POLL_MS);
         }
       }
+      // Recorded once, on its own, with what every pass erased: an erasure may take several
+      // transactions (one more after each attempt in flight it waited for), and the entry counts
+      // them all, so no one of them can hold it. The lead's id, which the lead product asked with,
+      // and counts: never the lead's data.
+      await store.audit.record({ context: audit, action: 'lead.erased', changes: { leadId: lead, ...total } }, { clientId: clientId ?? null, targetId: null });
       return { status: 200, body: { leadId: lead, clientId: clientId ?? null, ...total } };
     },
   };

@@ -5,6 +5,7 @@ import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createAccountHandlers } from './accounts.js';
 import { createErasureHandlers } from './erasure.js';
+import { createAuditLogHandlers } from './audit-log.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
 import { createOperationalEventHandlers } from './operational-events.js';
@@ -27,6 +28,9 @@ export type HandlerConfig = Pick<
   | 'deliveryRateLimit'
   | 'publicUrl'
   | 'retention'
+  | 'portalProductName'
+  | 'portalLogoUrl'
+  | 'portalAccentColor'
 >;
 
 /**
@@ -58,6 +62,7 @@ export function createHandlers(
     ...createOperationalEventHandlers(store),
     ...createAccountHandlers(store, config.retention),
     ...createErasureHandlers(store),
-    ...createPortalSessionHandlers(store, config.publicUrl),
+    ...createPortalSessionHandlers(store, config),
+    ...createAuditLogHandlers(store),
   };
 }

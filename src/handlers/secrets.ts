@@ -5,7 +5,7 @@ import type { Handlers } from './types.js';
 
 export function createSecretHandlers(store: Store, graceMs: number, secrets: SecretBox): Pick<Handlers, 'rotateWebhookSecret'> {
   return {
-    async rotateWebhookSecret({ client, params, idempotency }) {
+    async rotateWebhookSecret({ client, params, idempotency, audit }) {
       const secret = generateWebhookSecret();
       const previousSecretExpiresAt = new Date(Date.now() + graceMs).toISOString();
       // The answer to a rotation: 200 with the new secret, or 404 when the client has no such webhook.
@@ -14,8 +14,10 @@ export function createSecretHandlers(store: Store, graceMs: number, secrets: Sec
         return { status: 200 as const, body: { hookId: params.hookID, secret, previousSecretExpiresAt } };
       };
       const sealed = secrets.seal(secret);
-      if (!idempotency) return answer(await store.secrets.rotate(client.id, params.hookID, sealed, previousSecretExpiresAt));
-      const made = await store.secrets.rotateOnce(client.id, params.hookID, sealed, previousSecretExpiresAt, idempotency.keep(answer));
+      // The entry says when the old secret stops signing; neither secret is in it.
+      const note = { context: audit, action: 'webhook.secret_rotated' as const, changes: { previousSecretExpiresAt } };
+      if (!idempotency) return answer(await store.secrets.rotate(client.id, params.hookID, sealed, previousSecretExpiresAt, note));
+      const made = await store.secrets.rotateOnce(client.id, params.hookID, sealed, previousSecretExpiresAt, idempotency.keep(answer), note);
       return made.kind === 'done' ? answer(made.value) : made;
     },
   };

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { operations } from '../../generated/openapi.js';
 import type { OPERATION_SECURITY } from '../../generated/spec-lists.js';
-import type { Client, FoundKey, IdempotentWrite, KeyTaken } from '../store/store.js';
+import type { AuditContext, Client, FoundKey, IdempotentWrite, KeyTaken } from '../store/store.js';
 
 // Handler types derived from the generated `operations`: one handler per operationId, taking the
 // operation's own params and body and returning one of its own success responses. A spec change
@@ -38,6 +38,11 @@ type ClientlessOperation = {
 
 type Headers<K extends OperationId> = NonNullable<operations[K]['parameters']['header']>;
 
+/** Operations secured by the admin token or an API key: the ones whose changes are on record. */
+type AuditedOperation = {
+  [K in OperationId]: (typeof OPERATION_SECURITY)[K] extends 'apiKey' | 'adminToken' ? K : never;
+}[OperationId];
+
 /** Operations that declare the Idempotency-Key header in openapi.yaml. */
 type IdempotentOperation = {
   [K in OperationId]: [Headers<K>] extends [never] ? never : 'Idempotency-Key' extends keyof Headers<K> ? K : never;
@@ -59,8 +64,8 @@ export interface RequestIdempotency {
   keep<T>(render: (result: T) => Answer): IdempotentWrite<T>;
 }
 
-/** What a handler may read of the HTTP request itself: the address it came in on. */
-export type RequestAddress = Pick<FastifyRequest, 'protocol' | 'host'>;
+/** What a handler may read of the HTTP request itself: the address it came in on, and the caller's (`ip`, as trustProxy says). */
+export type RequestAddress = Pick<FastifyRequest, 'protocol' | 'host' | 'ip'>;
 
 export type OperationRequest<K extends OperationId> = {
   params: PathParams<K>;
@@ -76,6 +81,15 @@ export type OperationRequest<K extends OperationId> = {
       /** The key itself (its id; a portal session's expiry). */
       apiKey: FoundKey;
     }) &
+  (K extends AuditedOperation
+    ? {
+        /**
+         * Who makes the request's changes, and from where (src/http/audit-context.ts): pass it,
+         * with what the change is, to the store's write, which records it in its transaction.
+         */
+        audit: AuditContext;
+      }
+    : unknown) &
   (K extends IdempotentOperation
     ? {
         /**
@@ -102,6 +116,7 @@ export type Handlers = { [K in OperationId]: Handler<K> };
 export type RuntimeHandler = (request: {
   client: Client | null;
   apiKey: FoundKey | null;
+  audit: AuditContext | undefined;
   http: RequestAddress;
   params: unknown;
   query: unknown;

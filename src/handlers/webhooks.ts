@@ -4,6 +4,7 @@ import { shownHeaders, storedHeaders } from '../secrets/webhook-headers.js';
 import { generateWebhookSecret, type SecretBox } from '../secrets/webhook-secrets.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store, Webhook, WebhookSummary } from '../store/store.js';
+import { webhookChanges } from './audit-changes.js';
 import type { Handlers, Success } from './types.js';
 
 /** The answer to a creation: 201 with the webhook, or 409 when the client is at its cap. */
@@ -70,7 +71,8 @@ export function createWebhookHandlers(
       return { status: 200, body: present(webhook) };
     },
 
-    async updateWebhook({ client, params, body }) {
+    async updateWebhook({ client, params, body, audit }) {
+      const note = { context: audit, action: 'webhook.updated' as const, changes: webhookChanges(body) };
       const webhook = await store.webhooks.update(client.id, params.hookID, {
         url: body.url,
         events: body.events && [...new Set(body.events)],
@@ -80,15 +82,15 @@ export function createWebhookHandlers(
         ordered: body.ordered,
         // The whole set is replaced; null or {} removes it (stored as null).
         headers: body.headers === undefined ? undefined : storedHeaders(body.headers, secrets),
-      });
+      }, note);
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
       // Both may have made deliveries due: held ones released, waiting ones sent.
       if (body.paused === false || body.ordered === false) options.onResumed();
       return { status: 200, body: present(webhook) };
     },
 
-    async enableWebhook({ client, params }) {
-      const webhook = await store.webhooks.enable(client.id, params.hookID);
+    async enableWebhook({ client, params, audit }) {
+      const webhook = await store.webhooks.enable(client.id, params.hookID, { context: audit, action: 'webhook.enabled' });
       if (!webhook) throw new HttpError(404, MESSAGES.webhookNotFound);
       // Nothing was queued for it while it was disabled: new events are what it gets from now on.
       return { status: 200, body: present(webhook) };
@@ -114,7 +116,7 @@ export function createWebhookHandlers(
       };
     },
 
-    async createWebhook({ client, body, idempotency }) {
+    async createWebhook({ client, body, idempotency, audit }) {
       // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
       const secret = generateWebhookSecret();
       const filter = storedFilter(body.filter ?? null);
@@ -129,13 +131,14 @@ export function createWebhookHandlers(
         ...(filter !== null ? { filter } : {}),
       };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
-      if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient));
-      const made = await store.webhooks.createOnce(input, maxWebhooksPerClient, idempotency.keep(answer));
+      const note = { context: audit, action: 'webhook.created' as const, changes: webhookChanges(body) };
+      if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient, note));
+      const made = await store.webhooks.createOnce(input, maxWebhooksPerClient, idempotency.keep(answer), note);
       return made.kind === 'done' ? answer(made.value) : made;
     },
 
-    async deleteWebhook({ client, params }) {
-      if (!(await store.webhooks.delete(client.id, params.hookID))) {
+    async deleteWebhook({ client, params, audit }) {
+      if (!(await store.webhooks.delete(client.id, params.hookID, { context: audit, action: 'webhook.detached' }))) {
         throw new HttpError(404, MESSAGES.webhookNotFound);
       }
       return { status: 204, body: undefined };

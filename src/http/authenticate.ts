@@ -23,9 +23,10 @@ const sha256 = (value: string) => hash('sha256', value, 'buffer');
 /**
  * What runs once a request's key is accepted, before its operation: the per-key rate limit
  * (src/http/rate-limit.ts). It sets its response headers, and returns the error that refuses
- * the request, if it does.
+ * the request, if it does; a promise of it when it must ask the database first (a rate limit
+ * shared by several processes, now and then).
  */
-export type KeyAdmission = (request: FastifyRequest, reply: FastifyReply) => Error | undefined;
+export type KeyAdmission = (request: FastifyRequest, reply: FastifyReply) => Error | undefined | Promise<Error | undefined>;
 
 /**
  * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name. `admit`
@@ -46,7 +47,8 @@ export function createAuthenticators(
     request.apiKeyHash = hash;
     request.apiKey = key;
     const refused = admit?.(request, reply);
-    if (refused) done(refused);
+    if (refused instanceof Promise) refused.then((error) => (error ? done(error) : done()), done);
+    else if (refused) done(refused);
     else done();
   }
 

@@ -8,6 +8,7 @@ import { nestsTooDeep } from '../json-depth.js';
 import { HEADER_NAME_KEYWORDS } from './header-names.js';
 import { checkLeadFilter, type LeadFilterLimits } from '../delivery/lead-filter.js';
 import { hasCredentials, HttpError, LEAD_FILTER_KEYWORD, MESSAGES } from '../messages.js';
+import { isLogoUrl } from '../portal-branding.js';
 import { withStorableText, type Schema } from './storable-text.js';
 
 // What an operation takes as input: JSON only (other types are refused with 415), checked against
@@ -107,6 +108,9 @@ function isHttpUrl(url: string): boolean {
   }
 }
 ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+
+/** `format: logo-url` (a portal's logo, PortalLogoUrl): https, or http on loopback (src/portal-branding.ts). */
+ajv.addFormat('logo-url', { type: 'string', validate: isLogoUrl });
 
 /**
  * `format: date-time` (the `since` of a recovery): RFC 3339, a time zone included, as ajv-formats

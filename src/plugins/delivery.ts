@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { createDeliveryWorker } from '../delivery/delivery-worker.js';
+import { createPlatformFeed } from '../delivery/platform-feed.js';
 import { createPruner } from '../retention/pruner.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Store } from '../store/store.js';
@@ -15,8 +16,9 @@ declare module 'fastify' {
 /**
  * The work beside the API: the delivery worker, unless DELIVERY_WORKER=off (then src/worker.ts
  * runs it elsewhere, with this same plugin, and finds new events by polling), and the retention
- * pruner. Both start when the app is ready and stop, attempts in flight finished, before the
- * store closes.
+ * pruner, and with OPERATIONAL_EVENTS_URL the sending of operational events to the lead
+ * product's own address, beside the worker. They start when the app is ready and stop, attempts
+ * in flight finished, before the store closes.
  */
 export const deliveryPlugin = fp<{ store: Store; config: Config; secrets: SecretBox }>(
   async (app, { store, config, secrets }) => {
@@ -24,13 +26,19 @@ export const deliveryPlugin = fp<{ store: Store; config: Config; secrets: Secret
       ? createDeliveryWorker(store, config, secrets, app.log.child({ component: 'delivery' }), app.metrics.countAttempt, app.metrics.countDisabled)
       : undefined;
     const pruner = createPruner(store, config, app.log.child({ component: 'retention' }));
+    const platform =
+      config.deliveryWorker && config.operationalEventsUrl !== null
+        ? createPlatformFeed(store, config, secrets, app.log.child({ component: 'operational-events' }))
+        : undefined;
     app.decorate('notifyPublished', () => worker?.notify());
     app.addHook('onReady', async () => {
       worker?.start();
+      platform?.start();
       pruner.start();
     });
     app.addHook('onClose', async () => {
       await pruner.stop();
+      await platform?.stop();
       await worker?.stop();
     });
   },

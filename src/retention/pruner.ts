@@ -20,6 +20,8 @@ export interface PruneTotals {
   webhooks: number;
   /** Portal links, and the keys of portal sessions, expired before RETENTION. */
   portalSessions: number;
+  /** Audit log entries older than RETENTION (GET /admin/audit-log). */
+  auditEntries: number;
 }
 
 export interface Pruner {
@@ -33,8 +35,8 @@ export interface Pruner {
 
 /**
  * Retention: delivered and failed events older than `retention`, or than their client's own
- * shorter period (`ClientRepository.withRetention`), are deleted with their
- * deliveries and attempts, operational events older than `retention`, idempotency keys
+ * shorter period (`ClientRepository.withRetention`), are deleted with their deliveries and
+ * attempts, operational events and audit log entries older than `retention`, idempotency keys
  * past their lifetime, portal links and session keys expired before `retention`, then the
  * webhooks detached before `retention` that nothing refers to any more, in small batches (README, "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
  * database only take turns.
@@ -53,9 +55,9 @@ export function createPruner(
 
   async function runOnce(): Promise<PruneTotals> {
     const before = new Date(now() - config.retention).toISOString();
-    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0 };
+    const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 };
     // Batches of one kind until one comes back short; adds what was deleted to `totals[kind]`.
-    const drain = async (kind: 'idempotencyKeys' | 'operationalEvents' | 'portalSessions', batch: () => Promise<number>, message: string, before: string) => {
+    const drain = async (kind: 'idempotencyKeys' | 'operationalEvents' | 'portalSessions' | 'auditEntries', batch: () => Promise<number>, message: string, before: string) => {
       for (;;) {
         const deleted = await batch();
         totals[kind] += deleted;
@@ -101,6 +103,8 @@ export function createPruner(
     await drain('idempotencyKeys', () => store.idempotency.prune(expired, PRUNE_BATCH), 'pruned expired idempotency keys', expired);
     const operational = () => store.operationalEvents.prune(before, PRUNE_BATCH);
     await drain('operationalEvents', operational, 'pruned operational events older than the retention period', before);
+    const audit = () => store.audit.prune(before, PRUNE_BATCH);
+    await drain('auditEntries', audit, 'pruned audit log entries older than the retention period', before);
     const portal = () => store.portalLinks.prune(before, PRUNE_BATCH);
     await drain('portalSessions', portal, 'pruned portal links and session keys expired before the retention period', before);
     // Last: what referred to them has just been pruned.

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { createHandlers } from '../handlers/index.js';
 import type { Answer, RuntimeHandler } from '../handlers/types.js';
+import { auditContextOf } from '../http/audit-context.js';
 import { createAuthenticators } from '../http/authenticate.js';
 import { createRouteBodyPolicy } from '../http/body-policy.js';
 import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
@@ -21,10 +22,13 @@ import type { Store } from '../store/store.js';
 //      input, then existence). Glue would run it as a preHandler, after validation, and would
 //      turn any failure, a database error included, into a 401;
 //   2. the per-key rate limit (src/http/rate-limit.ts), for operations secured by an API key, run
-//      by authentication in the same hook once the key is accepted;
+//      by authentication in the same hook once the key is accepted (shared by the processes on a
+//      PostgreSQL database, which the store offers: store.rateLimits);
 //   3. the body policy (src/http/body-policy.ts): JSON only, the operation's schemas, nothing
 //      coerced, the operation's body limit;
-//   4. the handler (src/handlers/), its result sent as status and body; for an operation that
+//   4. the handler (src/handlers/), given who makes the request's changes for the audit log
+//      (src/http/audit-context.ts, for the operations secured by the admin token or a key), its
+//      result sent as status and body; for an operation that
 //      declares the Idempotency-Key header, wrapped by src/http/idempotency.ts, which holds a
 //      request's key while it runs and answers a retry with the kept answer;
 //   5. metrics, at onResponse (src/http/metrics.ts).
@@ -32,7 +36,7 @@ import type { Store } from '../store/store.js';
 
 export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config; secrets: SecretBox }>(
   async (app, { spec, store, config, secrets }) => {
-    const rateLimiter = createRateLimiter(config.rateLimit);
+    const rateLimiter = createRateLimiter(config.rateLimit, store.rateLimits, app.log);
     app.addHook('onClose', async () => rateLimiter?.close());
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
     const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config, rateLimiter?.limit);
@@ -53,10 +57,12 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
       route.onRequest = scheme === null ? [] : [authenticate[scheme]];
       bodyPolicy(route, operationId);
       const handler = handlers[operationId]!;
+      const audit = auditContextOf(scheme);
       const call = (request: FastifyRequest) =>
         handler({
           client: request.client,
           apiKey: request.apiKey,
+          audit: audit?.(request),
           http: request,
           params: request.params,
           query: request.query,

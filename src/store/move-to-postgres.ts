@@ -142,11 +142,11 @@ async function copy(source: Database.Database, target: pg.PoolClient, progress: 
   if (sealing !== undefined) {
     await target.query('INSERT INTO secret_sealing (id, state, check_value) VALUES ($1, $2, $3)', [sealing.id, sealing.state, sealing.check_value]);
   }
-  // A deleted hookId is never handed out again, and an operational event's id never goes back
-  // under a poller's `after` once older events are pruned: those sequences go on after the
+  // A deleted hookId is never handed out again, and an operational event's or an audit entry's
+  // id never goes back under a reader's cursor once older ones are pruned: those sequences go on after the
   // largest id SQLite ever gave (its AUTOINCREMENT counter), not only after the rows that remain.
   const given = new Map(
-    (source.prepare("SELECT name, seq FROM sqlite_sequence WHERE name IN ('webhooks', 'operational_events')").all() as { name: string; seq: number }[]).map(
+    (source.prepare("SELECT name, seq FROM sqlite_sequence WHERE name IN ('webhooks', 'operational_events', 'audit_log')").all() as { name: string; seq: number }[]).map(
       (row) => [row.name, row.seq],
     ),
   );

@@ -1,12 +1,14 @@
 // What the store keeps and hands back: the records of the storage interface (src/store/store.ts),
 // its errors, and the results of a write under an Idempotency-Key.
 
-import type { EventName } from '../../generated/spec-lists.js';
+import type { components } from '../../generated/openapi.js';
+import type { EventName, OperationalEventName, WebhookEventName } from '../../generated/spec-lists.js';
 import type { AttemptDecision } from '../delivery-policy/attempt.js';
 import type { AttemptOutcome } from '../delivery-policy/retry.js';
+import type { PortalBranding } from '../portal-branding.js';
 
 // Event names come from openapi.yaml (components.schemas.EventName), through `npm run generate`.
-export type { EventName };
+export type { EventName, OperationalEventName, WebhookEventName };
 
 /**
  * The database could not be reached (refused, lost or timed-out connections): the operation did
@@ -99,19 +101,23 @@ export interface ApiKeyRecord {
 /** An active key found by its hash, with its client (KeyRepository.findKey). */
 export interface FoundKey {
   id: number;
+  /** Its display prefix (`lh_` and 8 characters), which names it in the audit log. */
+  prefix: string;
   /** Past this time (ISO 8601) the key is refused, though not revoked; null: never. */
   expiresAt: string | null;
   client: Client;
 }
 
 /** What opening a portal link did (PortalLinkRepository.open): a session's key made, or why not. */
-export type PortalLinkOpened = { kind: 'opened'; client: Client; key: ApiKeyRecord } | { kind: 'used' | 'expired' | 'unknown' | 'inactive' };
+export type PortalLinkOpened =
+  | { kind: 'opened'; client: Client; key: ApiKeyRecord; branding: PortalBranding }
+  | { kind: 'used' | 'expired' | 'unknown' | 'inactive' };
 
 export interface Webhook {
   id: number;
   clientId: number;
   url: string;
-  events: EventName[];
+  events: WebhookEventName[];
   secret: string;
   createdAt: string;
 }
@@ -119,7 +125,7 @@ export interface Webhook {
 export interface NewWebhook {
   clientId: number;
   url: string;
-  events: EventName[];
+  events: WebhookEventName[];
   secret: string;
   /** Deliveries per second it gets at most; absent: the server's default. */
   rateLimit?: number;
@@ -136,7 +142,7 @@ export type WebhookStatus = 'active' | 'failing' | 'disabled';
 export interface WebhookSummary {
   id: number;
   url: string;
-  events: EventName[];
+  events: WebhookEventName[];
   createdAt: string;
   status: WebhookStatus;
   /** Its deliveries wait in the outbox, unattempted, until it is resumed. */
@@ -158,7 +164,7 @@ export interface WebhookSummary {
 /** What an update changes; an absent field stays as it is. */
 export interface WebhookChanges {
   url?: string;
-  events?: EventName[];
+  events?: WebhookEventName[];
   paused?: boolean;
   rateLimit?: number;
   /** false also sends at once the deliveries waiting behind an earlier one of their lead. */
@@ -295,19 +301,96 @@ export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt' | '
   /** The attempt was asked for by a resend or a recovery. */
   replay: boolean;
   eventId: string;
-  type: EventName;
+  type: WebhookEventName;
   outcome: LoggedOutcome;
   /** Its event's lead was erased. */
   erased?: true;
 }
 
-/** Something the publisher should know of (GET /operations/events). */
+/** Something that happened to a webhook, that its client and the publisher should know of (GET /operations/events). */
 export interface OperationalEvent {
   /** The feed's order: ids rise in the order the events were committed. */
   id: number;
-  type: 'webhook.disabled';
+  type: OperationalEventName;
   webhookId: number;
   clientId: number;
   reason: string;
   createdAt: string;
+  /** The event its deliveries carry (the `webhook-id`); null for one written before they were pushed. */
+  eventId: string | null;
+}
+
+/**
+ * An operational event to write, in the transaction of what it reports: with the event its
+ * deliveries carry (its id made by the writer), to the client's other webhooks subscribed to it.
+ */
+export interface NewOperationalEvent {
+  type: OperationalEventName;
+  webhookId: number;
+  clientId: number;
+  /** The webhook's URL, as its deliveries tell it. */
+  url: string;
+  reason: string;
+  createdAt: string;
+}
+
+/** Operational events taken to send to the lead product's own address (OPERATIONAL_EVENTS_URL), in feed order. */
+export interface PlatformBatch {
+  events: { id: number; eventId: string; payload: string }[];
+}
+
+// The audit log (openapi.yaml, listAuditLog): who changed what, when and from where. The actions
+// come from openapi.yaml (components.schemas.AuditAction).
+export type AuditAction = components['schemas']['AuditAction'];
+
+/**
+ * Who made a change: the admin token, a client's API key or a portal session (by its key's id and
+ * prefix, never the key), or the command-line tool. A session being opened has no id yet: its
+ * entry's target is its key.
+ */
+export type AuditActor = { kind: 'admin' } | { kind: 'cli' } | { kind: 'apiKey' | 'portal'; keyId?: number; prefix: string };
+
+/** Who is making the changes of one request, and from which address (null: the command-line tool). */
+export interface AuditContext {
+  actor: AuditActor;
+  ip: string | null;
+}
+
+/**
+ * What a management write records of itself, handed to the store's write, which keeps it in the
+ * same transaction as the change (src/store/audit/audit-rules.ts). `changes`: the fields set, by
+ * name, with values that are never secrets.
+ */
+export interface AuditNote {
+  context: AuditContext;
+  action: AuditAction;
+  changes?: Record<string, unknown>;
+}
+
+/** What the change touched, as the store learns it: ids it made, and fields only it knows (a revoked key's prefix). */
+export interface AuditTarget {
+  clientId: number | null;
+  targetId: number | null;
+  changes?: Record<string, unknown>;
+}
+
+/** One entry of the audit log, as it was recorded. */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  actor: AuditActor;
+  ip: string | null;
+  action: AuditAction;
+  clientId: number | null;
+  targetId: number | null;
+  changes: Record<string, unknown>;
+}
+
+/** Which entries to read: newest first, below `before` (an entry's id), of one client, written in [since, until). */
+export interface AuditQuery {
+  limit: number;
+  before?: number;
+  clientId?: number;
+  since?: string;
+  until?: string;
 }

@@ -1,7 +1,7 @@
 // Rows as both stores' queries return them (the same column names on SQLite and PostgreSQL),
 // the column lists both select, and how the rows become the store interface's records. What the
 // stores decide from rows is in the *-rules.ts files beside this one.
-import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, FoundKey, DeliveryAttempt, DeliveryJob, EventName, OperationalEvent, WebhookSummary, WebhookTarget } from './store.js';
+import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, FoundKey, DeliveryAttempt, DeliveryJob, WebhookEventName, OperationalEvent, WebhookSummary, WebhookTarget } from './store.js';
 
 export interface ClientRow {
   id: number;
@@ -52,6 +52,7 @@ export const toKey = (row: KeyRow): ApiKeyRecord => ({
 /** A key found by its hash, joined with its client (KeyRepository.findKey). */
 export interface FoundKeyRow {
   id: number;
+  prefix: string;
   expires_at: string | null;
   client_id: number;
   name: string;
@@ -60,6 +61,7 @@ export interface FoundKeyRow {
 
 export const toFoundKey = (row: FoundKeyRow): FoundKey => ({
   id: row.id,
+  prefix: row.prefix,
   expiresAt: row.expires_at,
   client: { id: row.client_id, name: row.name, createdAt: row.created_at },
 });
@@ -84,7 +86,7 @@ export interface JobRow {
 export interface SummaryRow {
   id: number;
   url: string;
-  events: EventName[];
+  events: WebhookEventName[];
   created_at: string;
   paused: boolean | number;
   rate_limit: number | null;
@@ -160,7 +162,7 @@ export interface AttemptRow {
   delivery_id: number;
   replay: number | boolean;
   event_id: string;
-  type: EventName;
+  type: WebhookEventName;
   attempted_at: string;
   status_code: number | null;
   error: string | null;
@@ -194,9 +196,10 @@ export interface OperationalEventRow {
   client_id: number;
   reason: string;
   created_at: string;
+  event_id: string | null;
 }
 
-export const OPERATIONAL_EVENT_COLUMNS = 'id, type, webhook_id, client_id, reason, created_at';
+export const OPERATIONAL_EVENT_COLUMNS = 'id, type, webhook_id, client_id, reason, created_at, event_id';
 
 export const toOperationalEvent = (row: OperationalEventRow): OperationalEvent => ({
   id: row.id,
@@ -205,6 +208,7 @@ export const toOperationalEvent = (row: OperationalEventRow): OperationalEvent =
   clientId: row.client_id,
   reason: row.reason,
   createdAt: row.created_at,
+  eventId: row.event_id,
 });
 
 // A webhook's run of failures and state, as a failed attempt finds them (both stores'

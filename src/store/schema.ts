@@ -89,7 +89,15 @@ export const TABLES: Record<string, Table> = {
     indexes: { api_keys_by_client: ['client_id'], api_keys_expiring: ['expires_at'] },
   },
   portal_links: {
-    columns: { token_hash: text, client_id: ref, expires_at: time, used_at: maybe(time) },
+    columns: {
+      token_hash: text,
+      client_id: ref,
+      expires_at: time,
+      used_at: maybe(time),
+      product_name: maybe(text),
+      logo_url: maybe(text),
+      accent_color: maybe(text),
+    },
     key: ['token_hash'],
     // A link not yet opened still opens once after the move.
     move: { orderBy: 'rowid' },
@@ -118,6 +126,7 @@ export const TABLES: Record<string, Table> = {
       ordered: flag(1),
       headers: maybe(text),
       filter: maybe(text),
+      failures: { kind: 'integer', default: '0' },
     },
     move: { orderBy: 'id' },
     indexes: { webhooks_to_release: ['id'], webhooks_filtered_by_client: ['client_id'] },
@@ -169,10 +178,38 @@ export const TABLES: Record<string, Table> = {
     indexes: { idempotency_keys_by_age: ['created_at'] },
   },
   operational_events: {
-    columns: { id, type: text, webhook_id: ref, client_id: ref, reason: text, created_at: time },
+    columns: { id, type: text, webhook_id: ref, client_id: ref, reason: text, created_at: time, event_id: maybe(text) },
     // The publisher's feed keeps its ids: a poller's `after` goes on where it was.
     move: { orderBy: 'id' },
-    indexes: { operational_events_by_age: ['created_at'], operational_events_by_webhook: ['webhook_id'] },
+    indexes: {
+      operational_events_by_age: ['created_at'],
+      operational_events_by_webhook: ['webhook_id'],
+      operational_events_by_client: ['client_id', 'id'],
+    },
+  },
+  platform_feed: {
+    // One row: the last operational event sent to OPERATIONAL_EVENTS_URL, and until when (epoch
+    // ms) a worker sending it holds it. Moved, so that the address is not sent them again.
+    columns: { id: { kind: 'bigint' }, sent_through: ref, lease_until: { kind: 'bigint', default: '0' } },
+    move: { orderBy: 'id' },
+    indexes: {},
+  },
+  audit_log: {
+    columns: {
+      id,
+      at: time,
+      actor_kind: text,
+      actor_key_id: maybe(ref),
+      actor_prefix: maybe(text),
+      ip: maybe(text),
+      action: text,
+      client_id: maybe(ref),
+      target_id: maybe(ref),
+      changes: text,
+    },
+    // Its ids kept: a reader's `before` goes on where it was.
+    move: { orderBy: 'id' },
+    indexes: { audit_log_by_client: ['client_id', 'id'], audit_log_by_age: ['at'] },
   },
   secret_sealing: {
     columns: { id: { kind: 'integer' }, state: text, check_value: text },
@@ -196,7 +233,7 @@ export const TABLES: Record<string, Table> = {
 export const ENGINE_ONLY = {
   sqlite: {
     'webhook_queue': "each webhook's pending deliveries, kept by triggers, where PostgreSQL has deliveries_pending_by_webhook (sqlite/migrations.ts says why)",
-    'sqlite_sequence': "SQLite's AUTOINCREMENT counters (webhooks, operational_events): PostgreSQL's identities",
+    'sqlite_sequence': "SQLite's AUTOINCREMENT counters (webhooks, operational_events, audit_log): PostgreSQL's identities",
     'deliveries.lease_until': "a claim's lease, in epoch ms: PostgreSQL's leased_until",
     'api_keys.api_keys_by_prefix(prefix)': "every key by prefix: PostgreSQL's index holds the unrevoked ones alone",
     'webhooks.webhooks_active_by_client(client_id)': "PostgreSQL's adds the id, which SQLite's rowid index ends with anyway",
@@ -220,5 +257,7 @@ export const ENGINE_ONLY = {
     'deliveries.deliveries_pending_by_webhook(webhook_id, next_attempt_at, id)': "SQLite's webhook_queue",
     'deliveries.deliveries_leased_by_webhook(webhook_id, leased_until)': 'the in-flight count per webhook reads only the leased rows',
     'deliveries.deliveries_failed_by_webhook(webhook_id, created_at, id)': "see SQLite's",
+    'rate_limit_windows':
+      "the per-key rate limit's count of each window, shared by the API processes on one database (rate-limits/postgres.ts): SQLite's one process counts in memory, and nothing is moved, as a window lasts minutes",
   },
 } as const;

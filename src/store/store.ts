@@ -3,15 +3,21 @@
 // records it speaks of are in src/store/records.ts, exported from here too.
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, LeadErased, AttemptInFlight, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, LeadErased, AttemptInFlight, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch } from './records.js';
+import type { PortalBranding } from '../portal-branding.js';
 
 export * from './records.js';
 
+// Audit: each write below that a management operation makes (clients, keys, webhooks, secrets,
+// portal links) takes an optional AuditNote, its entry of the audit log, and writes it in the same
+// transaction as the change, with the ids the write made or touched (AuditTarget); a write that
+// changes nothing records nothing. Publication and delivery write none.
+
 export interface ClientRepository {
   /** Creates a client together with its first API key, atomically. */
-  create(name: string, key: NewApiKey): Promise<{ client: Client; key: ApiKeyRecord }>;
+  create(name: string, key: NewApiKey, audit?: AuditNote): Promise<{ client: Client; key: ApiKeyRecord }>;
   /** `create`, made once per Idempotency-Key (IdempotentWrite). */
-  createOnce(name: string, key: NewApiKey, idempotency: IdempotentWrite<{ client: Client; key: ApiKeyRecord }>): Promise<Keyed<{ client: Client; key: ApiKeyRecord }>>;
+  createOnce(name: string, key: NewApiKey, idempotency: IdempotentWrite<{ client: Client; key: ApiKeyRecord }>, audit?: AuditNote): Promise<Keyed<{ client: Client; key: ApiKeyRecord }>>;
   list(): Promise<ClientSummary[]>;
   /** Up to `limit` clients with ids above `after`, by id. */
   page(after: number, limit: number): Promise<ClientSummary[]>;
@@ -20,7 +26,7 @@ export interface ClientRepository {
    * Renames a client, or deactivates it (its keys are refused, on every process, from the commit
    * on, and its webhooks receive nothing) or activates it again. Undefined when there is none.
    */
-  update(id: number, changes: ClientChanges): Promise<ClientSummary | undefined>;
+  update(id: number, changes: ClientChanges, audit?: AuditNote): Promise<ClientSummary | undefined>;
   /**
    * Retention: up to `limit` clients with a retention period of their own, with ids above
    * `after`, by id.
@@ -30,14 +36,14 @@ export interface ClientRepository {
 
 export interface KeyRepository {
   /** Undefined when the client does not exist. */
-  create(clientId: number, key: NewApiKey): Promise<ApiKeyRecord | undefined>;
+  create(clientId: number, key: NewApiKey, audit?: AuditNote): Promise<ApiKeyRecord | undefined>;
   list(clientId?: number): Promise<ApiKeyRecord[]>;
   /**
    * Revokes by numeric id or by display prefix; undefined when no active key matches. Once it
    * returns, every process on the database refuses the key, whatever it had cached
    * (src/store/keys/key-cache.ts).
    */
-  revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
+  revoke(idOrPrefix: string, audit?: AuditNote): Promise<ApiKeyRecord | undefined>;
   /**
    * The key with this hash, with its client, unless it is revoked or its client inactive. An
    * expired key is found: whoever asks compares its expiresAt with the time.
@@ -49,15 +55,15 @@ export interface KeyRepository {
 
 export interface WebhookRepository {
   /** Undefined when the client already has `maxActive` active webhooks. */
-  create(input: NewWebhook, maxActive: number): Promise<Webhook | undefined>;
+  create(input: NewWebhook, maxActive: number, audit?: AuditNote): Promise<Webhook | undefined>;
   /** `create`, made once per Idempotency-Key (IdempotentWrite). */
-  createOnce(input: NewWebhook, maxActive: number, key: IdempotentWrite<Webhook | undefined>): Promise<Keyed<Webhook | undefined>>;
+  createOnce(input: NewWebhook, maxActive: number, key: IdempotentWrite<Webhook | undefined>, audit?: AuditNote): Promise<Keyed<Webhook | undefined>>;
   /**
    * Detaches one of the client's active webhooks: its pending deliveries are cancelled and its
    * signing secrets erased (an attempt already in flight was signed before it left, and
    * finishes). False when the client has no active webhook with this id.
    */
-  delete(clientId: number, id: number): Promise<boolean>;
+  delete(clientId: number, id: number, audit?: AuditNote): Promise<boolean>;
   /** Up to `limit` of the client's active webhooks with ids above `after`, with their delivery health, oldest first. */
   list(clientId: number, page: { limit: number; after?: number }): Promise<WebhookSummary[]>;
   /** One of the client's active webhooks, as `list` shows it; undefined when it has none with this id. */
@@ -68,7 +74,7 @@ export interface WebhookRepository {
    * after it returns; resuming releases the held deliveries through the claims that follow
    * (`DeliveryRepository.claimDue`).
    */
-  update(clientId: number, id: number, changes: WebhookChanges): Promise<WebhookSummary | undefined>;
+  update(clientId: number, id: number, changes: WebhookChanges, audit?: AuditNote): Promise<WebhookSummary | undefined>;
   /** The url and secret of one of the client's active webhooks, to send it a request now. */
   target(clientId: number, id: number): Promise<WebhookTarget | undefined>;
   /**
@@ -77,7 +83,7 @@ export interface WebhookRepository {
    * failures starts over. A webhook that is not disabled is left as it is. Returns it as `get`
    * shows it afterwards; undefined when the client has no such webhook.
    */
-  enable(clientId: number, id: number): Promise<WebhookSummary | undefined>;
+  enable(clientId: number, id: number, audit?: AuditNote): Promise<WebhookSummary | undefined>;
   /**
    * Retention: visits up to `limit` webhooks detached before `before` (ISO 8601), in the order
    * they were detached, after `cursor`, and deletes those that nothing refers to any more (no
@@ -257,9 +263,9 @@ export interface SecretRepository {
    * keeps signing until `previousUntil` (ISO 8601), and any older one stops. False when the
    * client has no such webhook.
    */
-  rotate(clientId: number, id: number, secret: string, previousUntil: string): Promise<boolean>;
+  rotate(clientId: number, id: number, secret: string, previousUntil: string, audit?: AuditNote): Promise<boolean>;
   /** `rotate`, made once per Idempotency-Key (IdempotentWrite). */
-  rotateOnce(clientId: number, id: number, secret: string, previousUntil: string, key: IdempotentWrite<boolean>): Promise<Keyed<boolean>>;
+  rotateOnce(clientId: number, id: number, secret: string, previousUntil: string, key: IdempotentWrite<boolean>, audit?: AuditNote): Promise<Keyed<boolean>>;
   /**
    * Secrets at rest: goes on from `after` (start with `{ webhookId: 0 }`) through the stored
    * values, webhooks' secrets, previous secrets and custom headers (deleted webhooks' too) by
@@ -279,13 +285,23 @@ export interface SecretRepository {
 
 /** The publisher's feed of operational events (GET /operations/events). */
 export interface OperationalEventRepository {
-  /** Up to `limit` events with ids above `after` (all, without it), oldest first. */
-  list(page: { limit: number; after?: number }): Promise<OperationalEvent[]>;
+  /** Up to `limit` events with ids above `after` (all, without it), oldest first: every client's, or one client's. */
+  list(page: { limit: number; after?: number; clientId?: number }): Promise<OperationalEvent[]>;
   /**
    * Retention: deletes up to `limit` events created before `before` (ISO 8601), oldest first, in
    * one short transaction; returns how many it deleted.
    */
   prune(before: string, limit: number): Promise<number>;
+  /**
+   * The lead product's own address (OPERATIONAL_EVENTS_URL): up to `limit` events after the last
+   * one it was sent, oldest first, with the body their deliveries carry, and the sending of them
+   * leased to the caller until `leaseUntil` (epoch ms). None when there is nothing new or
+   * another worker holds the lease. The first call ever starts the feed at the latest event: the
+   * address hears of what happens from then on.
+   */
+  claimPlatform(now: number, leaseUntil: number, limit: number): Promise<PlatformBatch>;
+  /** Every event up to `through` reached the address (kept when it is behind); the lease ends. */
+  platformSent(through: number): Promise<void>;
 }
 
 export interface IdempotencyRepository {
@@ -298,18 +314,73 @@ export interface IdempotencyRepository {
 
 /** Portal links (docs/api.md, "Portal links"): single-use, each opening a session of its client. */
 export interface PortalLinkRepository {
-  /** Keeps a link of an existing client, by its token's hash, usable once until `expiresAt`. */
-  create(clientId: number, tokenHash: string, expiresAt: string): Promise<void>;
+  /**
+   * Keeps a link of an existing client, by its token's hash, usable once until `expiresAt`, with
+   * the portal's look it sets (each field null: the server's setting applies).
+   */
+  create(clientId: number, tokenHash: string, expiresAt: string, branding: PortalBranding, audit?: AuditNote): Promise<void>;
   /**
    * Uses the link, at `now` (ISO 8601): unless it was used or has expired, marks it used and
    * gives its client `key`, which expires with the link; both in one transaction.
    */
-  open(tokenHash: string, key: NewApiKey, now: string): Promise<PortalLinkOpened>;
+  open(tokenHash: string, key: NewApiKey, now: string, audit?: AuditNote): Promise<PortalLinkOpened>;
   /**
    * Retention: deletes up to `limit` links, then up to `limit` portal session keys, that expired
    * before `before` (ISO 8601), in short transactions; returns how many it deleted.
    */
   prune(before: string, limit: number): Promise<number>;
+}
+
+/** The audit log (openapi.yaml, listAuditLog). */
+export interface AuditRepository {
+  /**
+   * Records one entry on its own, in a transaction of its own: for a change whose write cannot
+   * take the note (prefer passing the note to the write, which records it in its transaction).
+   */
+  record(note: AuditNote, target: AuditTarget): Promise<AuditEntry>;
+  /** Up to `limit` entries, newest first, as `query` narrows them. */
+  list(query: AuditQuery): Promise<AuditEntry[]>;
+  /**
+   * Retention: deletes up to `limit` entries written before `before` (ISO 8601), oldest first, in
+   * one short transaction; returns how many it deleted.
+   */
+  prune(before: string, limit: number): Promise<number>;
+}
+
+/** A share of a key's window asked for (RateLimitRepository.lease). */
+export interface WantedShare {
+  keyHash: string;
+  /** The window's start, epoch ms. */
+  windowStart: number;
+  want: number;
+}
+
+/** A share of a key's window handed back unused (RateLimitRepository.giveBack). */
+export interface UnusedShare {
+  keyHash: string;
+  /** The window's start, epoch ms. */
+  windowStart: number;
+  count: number;
+}
+
+/**
+ * The per-key rate limit's count, where several processes share one database (PostgreSQL): how
+ * many requests of each key's window have been handed out to processes, in shares that each
+ * process then spends from memory (src/http/rate-limit-shared.ts decides how much to ask for and
+ * when). SQLite, whose one process counts in memory, has none.
+ */
+export interface RateLimitRepository {
+  /**
+   * Hands out, for each share asked for (each key's window at most once), up to `want` more
+   * requests of the key's window, within `limit` for the window, in one statement: in the same
+   * order, `granted` (0 once the window's `limit` is handed out) and how many the window has
+   * handed out in all since, `taken`.
+   */
+  lease(wanted: WantedShare[], limit: number): Promise<{ granted: number; taken: number }[]>;
+  /** Takes back what shares did not spend, for other processes to lease; one statement. */
+  giveBack(shares: UnusedShare[]): Promise<void>;
+  /** Deletes the windows that started before `before` (epoch ms); returns how many. */
+  prune(before: number): Promise<number>;
 }
 
 /** Erasing a lead (openapi.yaml, `eraseLead`). */
@@ -337,6 +408,9 @@ export interface Store {
   idempotency: IdempotencyRepository;
   secrets: SecretRepository;
   operationalEvents: OperationalEventRepository;
+  audit: AuditRepository;
+  /** The per-key rate limit's shared count: present where several processes share the database (PostgreSQL). */
+  rateLimits?: RateLimitRepository;
   erasure: ErasureRepository;
   /**
    * Calls `listener` when deliveries may have been published by another process (PostgreSQL:

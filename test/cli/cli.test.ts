@@ -178,6 +178,14 @@ t.test('portal-link create makes a link that opens a session of the client, once
   const text = await run('portal-link', 'create', '1');
   t.match(text.out, /^Portal link for client 1, usable once until \S+:\nhttps:\/\/hooks\.example\.com\/portal#link=lhp_\S+$/);
   t.same(await db.query('SELECT COUNT(*) AS n FROM portal_links'), [{ n: 2 }]);
+
+  // With the product's look: stored with the link, answered with its session.
+  const branded = await run('portal-link', 'create', '1', '--product-name', 'Acme CRM', '--logo-url', 'https://cdn.acme.example/logo.svg', '--accent-color', '#0a7d5a', '--json');
+  t.equal(branded.code, 0);
+  const brandedUrl: string = JSON.parse(branded.out).url;
+  t.match(brandedUrl, /^https:\/\/hooks\.example\.com\/portal\?logo=https%3A%2F%2Fcdn\.acme\.example#link=lhp_/);
+  const session = await admin('POST', '/portal-session', { token: brandedUrl.split('#link=')[1] });
+  t.same(session.json.branding, { productName: 'Acme CRM', logoUrl: 'https://cdn.acme.example/logo.svg', accentColor: '#0a7d5a' });
 });
 
 t.test("the admin commands refuse what the admin API refuses, in the API's words", async (t) => {
@@ -196,6 +204,9 @@ t.test("the admin commands refuse what the admin API refuses, in the API's words
     [['portal-link', 'create', '1', '--ttl', '1.5'], 'POST', '/admin/clients/1/portal-sessions', { ttl: '1.5' }, 2],
     [['portal-link', 'create', '9'], 'POST', '/admin/clients/9/portal-sessions', {}, 1],
     [['portal-link', 'create', '2'], 'POST', '/admin/clients/2/portal-sessions', {}, 1],
+    [['portal-link', 'create', '1', '--accent-color', 'red'], 'POST', '/admin/clients/1/portal-sessions', { branding: { accentColor: 'red' } }, 2],
+    [['portal-link', 'create', '1', '--logo-url', 'http://cdn.acme.example/l.svg'], 'POST', '/admin/clients/1/portal-sessions', { branding: { logoUrl: 'http://cdn.acme.example/l.svg' } }, 2],
+    [['portal-link', 'create', '1', '--product-name', ' '], 'POST', '/admin/clients/1/portal-sessions', { branding: { productName: ' ' } }, 2],
   ];
   for (const [argv, method, url, body, code] of cases) {
     const api = await admin(method as 'PATCH' | 'POST', url, body);

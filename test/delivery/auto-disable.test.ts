@@ -102,14 +102,19 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
     { id: earlier.find((a) => a.eventId === second.json.eventId)!.deliveryId, state: 'failed' },
   ]);
 
-  // The publisher's notice.
+  // The publisher's notices: failing at the fifth failure in a row, then disabled.
   const notices = await operationalEvents(app);
   t.equal(notices.status, 200);
-  t.same(notices.json, {
-    events: [{ id: 1, type: 'webhook.disabled', hookId, clientId: acme.clientId, reason: REASON, createdAt: disabled.disabledAt }],
-    next: 1,
+  t.match(notices.json, {
+    events: [
+      { id: 1, type: 'webhook.failing', hookId, clientId: acme.clientId, reason: '5 delivery attempts in a row failed (last: HTTP 503)', createdAt: ISO, eventId: /^evt_/ },
+      { id: 2, type: 'webhook.disabled', hookId, clientId: acme.clientId, reason: REASON, createdAt: disabled.disabledAt, eventId: /^evt_/ },
+    ],
+    next: 2,
   });
-  t.same((await operationalEvents(app, '?after=1')).json, { events: [], next: null }, 'nothing after it');
+  t.equal(notices.json.events.length, 2);
+  t.ok(notices.json.events[0].createdAt >= log.at(-5)!.attemptedAt, 'failing told of at the fifth failed attempt');
+  t.same((await operationalEvents(app, '?after=2')).json, { events: [], next: null }, 'nothing after it');
   t.same((await operationalEvents(app, '', {})).json, { error: 'Invalid publisher token' }, 'the publisher token is required');
   t.equal((await operationalEvents(app, '', { 'x-api-key': acme.apiKey })).status, 401, 'an API key is not the publisher token');
   // Counted by the worker once its write is durable, which may be just after it can be read.
@@ -168,7 +173,11 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
   const after = await deliveryLog(app, acme.apiKey, hookId);
   t.same(after.slice(0, 3).map((a) => [a.outcome, a.replay]).sort(), [['succeeded', false], ['succeeded', true], ['succeeded', true]]);
   t.equal((await get(app, acme.apiKey, `/webhook/${hookId}`)).json.status, 'active');
-  t.same((await operationalEvents(app)).json.events.length, 1, 'enabling writes no operational event');
+  t.same(
+    (await operationalEvents(app)).json.events.map((e: { type: string }) => e.type),
+    ['webhook.failing', 'webhook.disabled'],
+    'enabling writes no operational event, and the run it starts over is not a recovery',
+  );
 });
 
 t.test('a success in between starts the run of failures over', async (t) => {
@@ -190,7 +199,9 @@ t.test('a success in between starts the run of failures over', async (t) => {
   await sleep(Math.max(0, firstFailure + DISABLE_AFTER_MS + 500 - Date.now()));
   const meanwhile = await get(app, acme.apiKey, `/webhook/${hookId}`);
   t.match(meanwhile.json, { status: 'failing', disabledAt: null, disabledReason: null }, 'not disabled: a delivery succeeded within the period');
-  t.same((await operationalEvents(app)).json, { events: [], next: null });
+  const types = async () => (await operationalEvents(app)).json.events.map((e: { type: string }) => e.type);
+  t.same((await types()).slice(0, 2), ['webhook.failing', 'webhook.recovered'], 'failing, then recovered at the success');
+  t.notOk((await types()).includes('webhook.disabled'));
 
   const disabled = await eventually(async () => {
     const res = await get(app, acme.apiKey, `/webhook/${hookId}`);
@@ -202,6 +213,7 @@ t.test('a success in between starts the run of failures over', async (t) => {
   t.same(log.filter((a) => a.outcome === 'disabled').length, 1);
   t.same(log.filter((a) => a.outcome === 'succeeded').length, 1);
   t.same(await db.query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"), [{ n: 0 }]);
+  t.same(await types(), ['webhook.failing', 'webhook.recovered', 'webhook.failing', 'webhook.disabled'], 'the run after the success is told of again');
 });
 
 t.test('a 410 still detaches the webhook at once, failing or not', async (t) => {
@@ -215,7 +227,10 @@ t.test('a 410 still detaches the webhook at once, failing or not', async (t) => 
   t.same((await get(app, acme.apiKey, '/webhook')).json, { webhooks: [], next: null }, 'detached, not disabled');
   t.equal((await get(app, acme.apiKey, `/webhook/${hook.json.hookId}/deliveries`)).status, 404, 'a detached webhook has no log to read');
   t.same(await db.query('SELECT outcome FROM delivery_attempts ORDER BY id'), [{ outcome: 'retrying' }, { outcome: 'retrying' }, { outcome: 'retrying' }, { outcome: 'gone' }]);
-  t.same((await operationalEvents(app)).json, { events: [], next: null }, 'no operational event');
+  t.match((await operationalEvents(app)).json, {
+    events: [{ id: 1, type: 'webhook.detached', hookId: hook.json.hookId, clientId: acme.clientId, reason: 'the receiver answered 410 Gone', createdAt: ISO, eventId: /^evt_/ }],
+    next: 1,
+  }, 'detached is told of; three failures are not yet failing');
   t.equal((await enable(app, acme.apiKey, hook.json.hookId)).status, 404, 'nor can it be enabled');
   await noDeliveryPending(db);
   t.equal(receiver.received.length, 4);
@@ -285,7 +300,7 @@ t.test('the operational events are read a page at a time, oldest first, from a c
       nextAttemptAt: now + 60_000,
       disable: { failingSince: new Date(now + 1).toISOString(), reason },
     });
-    expected.push({ id: i + 1, type: 'webhook.disabled', hookId, clientId: client.clientId, reason, createdAt: event!.createdAt });
+    expected.push({ id: i + 1, type: 'webhook.disabled', hookId, clientId: client.clientId, reason, createdAt: event!.createdAt, eventId: event!.eventId });
   }
   const pages = [];
   let after = '';
@@ -300,4 +315,5 @@ t.test('the operational events are read a page at a time, oldest first, from a c
   t.same(pages, [[1, 2], [3, 4], [5], []], 'oldest first, two a page, then an empty page');
   t.same((await operationalEvents(app)).json, { events: expected, next: 5 }, 'a hundred a page by default');
   t.same((await operationalEvents(app, '?after=3&limit=100')).json, { events: expected.slice(3), next: 5 });
+  t.ok(expected.every((e) => /^evt_[0-9a-f]{32}$/.test(e.eventId!)), 'each with the event its deliveries carry');
 });

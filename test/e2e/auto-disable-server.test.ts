@@ -41,11 +41,16 @@ t.test('the server disables a dead receiver, logs and counts it once, tells the 
 
   const read = await api.GET('/webhook/{hookID}', { params: { path: { hookID } } });
   t.match(read.data, { hookId: hookID, status: 'disabled', disabledReason: reason });
+  // Told first when five attempts in a row had failed, then when it was disabled.
   const notices = await publisher.GET('/operations/events');
-  t.same(notices.data, {
-    events: [{ id: 1, type: 'webhook.disabled', hookId: hookID, clientId, reason, createdAt: read.data!.disabledAt }],
-    next: 1,
+  t.match(notices.data, {
+    events: [
+      { id: 1, type: 'webhook.failing', hookId: hookID, clientId, reason: '5 delivery attempts in a row failed (last: HTTP 503)', eventId: /^evt_/ },
+      { id: 2, type: 'webhook.disabled', hookId: hookID, clientId, reason, createdAt: read.data!.disabledAt, eventId: /^evt_/ },
+    ],
+    next: 2,
   });
+  t.equal(notices.data?.events.length, 2);
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
   t.match(metrics, /^leadhooks_webhooks_disabled_total 1$/m);
 

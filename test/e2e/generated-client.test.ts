@@ -135,6 +135,9 @@ t.test("the README's client steps, as written, give a client that compiles and g
   t.match(link?.url, new RegExp(`^${server.url}/portal#link=lhp_[A-Za-z0-9_-]{43}$`), "a link to this server's portal");
   const session = answers.openPortalSession?.[0]?.body;
   t.match(session, { apiKey: /^lh_[A-Za-z0-9_-]{43}$/ });
+  const [ended, opened] = answers.listAuditLog?.[0]?.body.entries ?? [];
+  t.match([ended?.at, opened?.at], [/^\d{4}-\d\d-\d\dT/, /^\d{4}-\d\d-\d\dT/]);
+  const sessionPrefix = session?.apiKey.slice(0, 11);
   const cove = { clientId: 2, active: true, createdAt: coveAccount?.createdAt, activeKeys: 1, activeWebhooks: 0, retention: null, retentionApplied: 2_592_000 };
   t.strictSame(answers, {
     createAccount: [{ status: 201, body: { clientId: 2, name: 'Cove Estates', apiKey: signedUp?.apiKey } }],
@@ -165,6 +168,18 @@ t.test("the README's client steps, as written, give a client that compiles and g
       { status: 401, body: { error: 'This portal link was already used' } },
     ],
     endPortalSession: [{ status: 204, body: undefined }],
+    listAuditLog: [
+      {
+        status: 200,
+        body: {
+          entries: [
+            { entryId: ended?.entryId, at: ended?.at, actor: { kind: 'portal', keyId: 4, prefix: sessionPrefix }, ip: '127.0.0.1', action: 'portal_session.ended', clientId: 2, targetId: 4, changes: { prefix: sessionPrefix } },
+            { entryId: (ended?.entryId ?? 0) - 1, at: opened?.at, actor: { kind: 'portal', prefix: sessionPrefix }, ip: '127.0.0.1', action: 'portal_session.opened', clientId: 2, targetId: 4, changes: { prefix: sessionPrefix, expiresAt: link?.expiresAt } },
+          ],
+          next: (ended?.entryId ?? 0) - 1,
+        },
+      },
+    ],
     eraseLead: [{ status: 200, body: { leadId: 'lead-never-published', clientId: 1, events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 } }],
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
@@ -204,6 +219,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
       },
     ],
     listOperationalEvents: [{ status: 200, body: { events: [], next: null } }],
+    listClientOperationalEvents: [{ status: 200, body: { events: [], next: null } }],
     publishEvent: [
       { status: 202, body: { eventId, deliveries: 1 } },
       { status: 404, body: { error: 'Client not found' } },

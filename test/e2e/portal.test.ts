@@ -470,7 +470,9 @@ if (!existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1') {
     const stored = (await storage(page)) as { session: Record<string, string> };
     const sessionKey = stored.session['leadhooks.apiKey']!;
     t.match(sessionKey, /^lh_/);
-    t.same(stored, { session: { 'leadhooks.apiKey': sessionKey, 'leadhooks.portalSession': 'yes' }, local: {} });
+    // The link's branding (none here) is kept with the session, for a reload.
+    const branding = JSON.stringify({ productName: null, logoUrl: null, accentColor: null });
+    t.same(stored, { session: { 'leadhooks.apiKey': sessionKey, 'leadhooks.portalSession': 'yes', 'leadhooks.branding': branding }, local: {} });
     await page.getByText('No webhooks yet: add one below.').waitFor();
 
     // The same link in another tab: refused, with words that say why. An expired link, likewise.

@@ -59,6 +59,8 @@ const WALKTHROUGHS = [
   // publishes do not renumber what they show.
   'Events of one lead, in order',
   'Secrets at rest',
+  'Audit log',
+  'The portal inside your product',
   'Erasing a lead',
   'Moving a deployment from SQLite to PostgreSQL',
 ];

@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t from 'tap';
-import { EVENT_NAMES } from '../../generated/spec-lists.js';
+import { WEBHOOK_EVENT_NAMES } from '../../generated/spec-lists.js';
 import { loadSpec } from '../../src/spec.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -14,9 +14,29 @@ const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit
 
 /** The catalogue as openapi.yaml states it: each type's schema with its references put in place. */
 function expectedCatalogue() {
-  const { Lead, EventTimestamp, LeadId } = spec.components.schemas;
+  const { Lead, EventTimestamp, LeadId, OperationalEventData } = spec.components.schemas;
+  const examplesOf = (type: string) => Object.values(spec.webhooks[type].post.requestBody.content['application/json'].examples).map((e: any) => e.value);
+  const operational: Json[] = [
+    ['webhook.failing', 'Another webhook of the client keeps failing'],
+    ['webhook.disabled', 'Another webhook of the client was disabled'],
+    ['webhook.recovered', 'Another webhook of the client works again'],
+    ['webhook.detached', 'Another webhook of the client was detached by its receiver'],
+  ].map(([type, summary]) => ({
+    type,
+    summary,
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      title: type,
+      description: `The body of a \`${type}\` delivery.`,
+      type: 'object',
+      required: ['type', 'timestamp', 'data'],
+      additionalProperties: false,
+      properties: { type: { type: 'string', const: type }, timestamp: EventTimestamp, data: OperationalEventData },
+    },
+    examples: examplesOf(type!),
+  }));
   return {
-    types: [
+    types: ([
       ['lead_create', 'A lead was created'],
       ['lead_update', 'A lead was updated'],
     ].map(([type, summary]) => ({
@@ -31,8 +51,8 @@ function expectedCatalogue() {
         additionalProperties: false,
         properties: { type: { type: 'string', const: type }, timestamp: EventTimestamp, data: Lead, leadId: LeadId },
       },
-      examples: Object.values(spec.webhooks[type!].post.requestBody.content['application/json'].examples).map((e: any) => e.value),
-    })),
+      examples: examplesOf(type!),
+    })) as Json[]).concat(operational),
   };
 }
 
@@ -49,7 +69,7 @@ t.test('GET /events/types lists every event type with the schema and examples of
   const anonymous = await send(app, { method: 'GET', url: '/events/types' });
   t.equal(anonymous.status, 200);
   t.same(anonymous.json, expectedCatalogue());
-  t.same(anonymous.json.types.map((type: Json) => type.type), EVENT_NAMES, 'in the order of EventName');
+  t.same(anonymous.json.types.map((type: Json) => type.type), WEBHOOK_EVENT_NAMES, 'in the order of WebhookEventName');
   t.notMatch(anonymous.text, /\$ref/, 'self-contained');
   const documented = spec.paths['/events/types'].get.responses['200'].content['application/json'].examples.catalogue.value;
   t.same(documented, anonymous.json, "openapi.yaml's example of this answer is the answer");

@@ -337,12 +337,13 @@ t.test('a key is free again once its request failed, wherever it failed: fingerp
     [
       'the store, inside its transaction',
       ({ repository, method }) =>
-        failNextCall(repository, method, (original, [input, ...rest]) => {
-          const idempotency = rest.pop();
+        failNextCall(repository, method, (original, args) => {
+          // The write's IdempotentWrite, wherever it is among the arguments (an audit note may follow it).
+          const at = args.findIndex((arg) => typeof arg?.respond === 'function');
           const respond = () => {
             throw new Error('the disk is full');
           };
-          return original(input, ...rest, { ...idempotency, respond });
+          return original(...args.slice(0, at), { ...args[at], respond }, ...args.slice(at + 1));
         }),
     ],
   ];

@@ -125,22 +125,22 @@ t.test('POST /webhook with invalid data answers 400 Invalid data: naming what is
     [
       'events a string, not an array',
       { url: VALID.url, events: 'lead_create' },
-      'Invalid data: events must be an array of lead_create, lead_update',
+      'Invalid data: events must be an array of lead_create, lead_update, webhook.failing, webhook.disabled, webhook.recovered, webhook.detached',
     ],
     [
       'an unknown event name',
       { url: VALID.url, events: ['lead_create', 'lead_delete'] },
-      'Invalid data: events[1] must be one of lead_create, lead_update',
+      'Invalid data: events[1] must be one of lead_create, lead_update, webhook.failing, webhook.disabled, webhook.recovered, webhook.detached',
     ],
     [
       'a non-string event',
       { url: VALID.url, events: [7] },
-      'Invalid data: events[0] must be one of lead_create, lead_update',
+      'Invalid data: events[0] must be one of lead_create, lead_update, webhook.failing, webhook.disabled, webhook.recovered, webhook.detached',
     ],
     [
       'events an object',
       { url: VALID.url, events: { lead_create: true } },
-      'Invalid data: events must be an array of lead_create, lead_update',
+      'Invalid data: events must be an array of lead_create, lead_update, webhook.failing, webhook.disabled, webhook.recovered, webhook.detached',
     ],
   ];
   for (const [name, body, message] of cases) {

@@ -169,7 +169,7 @@ t.test('PATCH /webhook/{hookID} with invalid data answers 400 Invalid data, word
   const hook = await createWebhook(app, acme.apiKey, VALID);
   const before = await db.query('SELECT * FROM webhooks');
   const URL_MESSAGE = 'Invalid data: url must be an absolute http or https URL';
-  const EVENTS_MESSAGE = 'Invalid data: events must be an array of lead_create, lead_update';
+  const EVENTS_MESSAGE = 'Invalid data: events must be an array of lead_create, lead_update, webhook.failing, webhook.disabled, webhook.recovered, webhook.detached';
   // Bodies a creation would take but for the one wrong field.
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ['relative url', { url: '/hooks/lead' }, URL_MESSAGE],
@@ -184,8 +184,8 @@ t.test('PATCH /webhook/{hookID} with invalid data answers 400 Invalid data, word
     ['url of 2049 characters', { url: 'https://example.com/' + 'a'.repeat(2049 - 20) }, 'Invalid data: url must be at most 2048 characters'],
     ['events a string', { events: 'lead_create' }, EVENTS_MESSAGE],
     ['events an object', { events: { lead_create: true } }, EVENTS_MESSAGE],
-    ['an unknown event name', { events: ['lead_create', 'lead_delete'] }, 'Invalid data: events[1] must be one of lead_create, lead_update'],
-    ['a non-string event', { events: [7] }, 'Invalid data: events[0] must be one of lead_create, lead_update'],
+    ['an unknown event name', { events: ['lead_create', 'lead_delete'] }, 'Invalid data: events[1] must be one of lead_create, lead_update, webhook.failing, webhook.disabled, webhook.recovered, webhook.detached'],
+    ['a non-string event', { events: [7] }, 'Invalid data: events[0] must be one of lead_create, lead_update, webhook.failing, webhook.disabled, webhook.recovered, webhook.detached'],
     ['seventeen events', { events: Array(17).fill('lead_create') }, 'Invalid data: events must hold at most 16 names'],
   ];
   for (const [name, fields, message] of cases) {

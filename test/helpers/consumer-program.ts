@@ -75,6 +75,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   // Not disabled (nothing has failed): enabling it answers with the webhook as it is.
   const enabled = await client.POST('/webhook/{hookID}/enable', { params: { path: { hookID } } });
   const notices = await publisher.GET('/operations/events', { params: { query: { limit: 10 } } });
+  // The client's own: nothing has failed.
+  const own = await client.GET('/events/operational', { params: { query: { limit: 10 } } });
   // The worker is off: the event's delivery is still pending, and nothing has failed yet.
   const resent = await client.POST('/webhook/{hookID}/deliveries/{deliveryId}/retry', { params: { path: { hookID, deliveryId: 1 } } });
   const recovered = await client.POST('/webhook/{hookID}/recover', { params: { path: { hookID } }, body: { since: '2026-01-01T00:00:00Z' } });
@@ -103,6 +105,8 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const reused = await anonymous.POST('/portal-session', { body: { token } });
   const portal = createClient<paths>({ baseUrl, fetch, headers: { 'x-api-key': session.data?.apiKey ?? '' } });
   const signedOut = await portal.DELETE('/portal-session');
+  // The new customer's two latest changes on record: the session opened, then ended.
+  const audit = await admin.GET('/admin/audit-log', { params: { query: { clientId, limit: 2 } } });
   const erasure = await admin.POST('/admin/erasures', { body: { leadId: 'lead-never-published', clientId: options.clientId } });
 
   return {
@@ -122,6 +126,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     testWebhook: [answer(tested)],
     enableWebhook: [answer(enabled)],
     listOperationalEvents: [answer(notices)],
+    listClientOperationalEvents: [answer(own)],
     retryWebhookDelivery: [answer(resent)],
     recoverWebhookDeliveries: [answer(recovered)],
     rotateWebhookSecret: [answer(rotated)],
@@ -136,6 +141,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     createPortalLink: [answer(link)],
     openPortalSession: [answer(session), answer(reused)],
     endPortalSession: [answer(signedOut)],
+    listAuditLog: [answer(audit)],
     eraseLead: [answer(erasure)],
   };
 }

@@ -20,9 +20,10 @@ export type Behaviour = (
 
 /**
  * A real HTTP server on loopback standing in for a customer's webhook endpoint: it records every
- * request and answers as told.
+ * request and answers as told. `listenOn` `0.0.0.0` lets containers on a bridge network reach it
+ * too (its `url` stays the loopback one).
  */
-export async function startReceiver(t: Test, behaviour: Behaviour = () => ({ status: 200 })) {
+export async function startReceiver(t: Test, behaviour: Behaviour = () => ({ status: 200 }), listenOn = '127.0.0.1') {
   const received: Received[] = [];
   const hanging: ServerResponse[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
@@ -46,7 +47,7 @@ export async function startReceiver(t: Test, behaviour: Behaviour = () => ({ sta
       else reply();
     });
   });
-  server.listen(0, '127.0.0.1');
+  server.listen(0, listenOn);
   await once(server, 'listening');
   t.teardown(() => {
     for (const res of hanging) res.destroy();

@@ -39,6 +39,7 @@ t.test('the tables use PostgreSQL types: identities, timestamptz, text[] events'
   t.same(columns, [
     { table_name: 'api_keys', column_name: 'created_at', data_type: 'timestamp with time zone', is_identity: 'NO' },
     { table_name: 'api_keys', column_name: 'id', data_type: 'bigint', is_identity: 'YES' },
+    { table_name: 'audit_log', column_name: 'id', data_type: 'bigint', is_identity: 'YES' },
     { table_name: 'clients', column_name: 'created_at', data_type: 'timestamp with time zone', is_identity: 'NO' },
     { table_name: 'clients', column_name: 'id', data_type: 'bigint', is_identity: 'YES' },
     { table_name: 'deliveries', column_name: 'created_at', data_type: 'timestamp with time zone', is_identity: 'NO' },

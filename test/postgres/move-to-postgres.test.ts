@@ -34,8 +34,10 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   // Two portal links: one opened (its session's key is key 4), one not opened yet.
   const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
   const [unopened, used, sessionKey] = [generatePortalToken(), generatePortalToken(), generateApiKey()];
-  await before.app.store.portalLinks.create(acme.clientId, unopened.hash, inAnHour);
-  await before.app.store.portalLinks.create(acme.clientId, used.hash, inAnHour);
+  // The unopened one branded: its look moves with it.
+  const branding = { productName: 'Acme CRM', logoUrl: 'https://cdn.acme.example/logo.svg', accentColor: '#0a7d5a' };
+  await before.app.store.portalLinks.create(acme.clientId, unopened.hash, inAnHour, branding);
+  await before.app.store.portalLinks.create(acme.clientId, used.hash, inAnHour, { productName: null, logoUrl: null, accentColor: null });
   t.equal((await before.app.store.portalLinks.open(used.hash, sessionKey.stored, new Date().toISOString())).kind, 'opened');
   const deleted = await createWebhook(before.app, acme.apiKey, { url: 'https://gone.example/h', events: ['lead_create'] });
   // Created with an Idempotency-Key: its retry after the move still gets the first answer.
@@ -58,7 +60,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 4 api_keys, 2 portal_links, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events.`);
+  t.equal(moved.out, `Moved ${path} to PostgreSQL: 2 clients, 4 api_keys, 2 portal_links, 3 webhooks, 3 events, 6 deliveries, 6 delivery_attempts, 1 idempotency_keys, 0 operational_events, 0 platform_feed, 4 audit_log.`);
   t.match(moved.err, /^clients: 2\/2$/m, 'progress, table by table');
   t.match(moved.err, /^deliveries: 6\/6$/m);
   // reltuples is -1 until a table is first analyzed (or vacuumed).
@@ -71,6 +73,10 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
     const columns = table === 'webhooks' ? 'id, client_id, url, secret' : table === 'api_keys' ? 'id, client_id, prefix, key_hash' : 'id';
     t.same(await target.query(`SELECT ${columns} FROM ${table} ORDER BY id`), await source.query(`SELECT ${columns} FROM ${table} ORDER BY id`), `${table}: the same rows`);
   }
+  const audit = 'id, at, actor_kind, actor_key_id, actor_prefix, ip, action, client_id, target_id, changes';
+  const movedAudit = (await target.query<{ at: Date; action: string }>(`SELECT ${audit} FROM audit_log ORDER BY id`)).map((row) => ({ ...row, at: row.at.toISOString() }));
+  t.same(movedAudit, await source.query(`SELECT ${audit} FROM audit_log ORDER BY id`), 'audit_log: the same entries');
+  t.same(movedAudit.map((row) => row.action), ['webhook.created', 'webhook.created', 'webhook.created', 'webhook.detached'], 'the changes made through the API');
   t.same(await target.query('SELECT id, active_webhooks FROM clients ORDER BY id'), [{ id: 1, active_webhooks: 2 }, { id: 2, active_webhooks: 0 }]);
   t.same(await target.query('SELECT id FROM clients WHERE NOT active'), [{ id: 2 }], 'an inactive client stays inactive');
   t.same(await target.query("SELECT id FROM api_keys WHERE last_used_at = '2026-11-20T10:00:00Z'"), [{ id: 1 }], "a key's last use moves with it");
@@ -90,7 +96,9 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   t.same(await target.query('SELECT id, expires_at = $1::timestamptz AS same FROM api_keys WHERE expires_at IS NOT NULL', [inAnHour]), [{ id: 4, same: true }], 'and expires when it did');
   const now = new Date().toISOString();
   t.equal((await after.app.store.portalLinks.open(used.hash, generateApiKey().stored, now)).kind, 'used', 'a used link stays used');
-  t.equal((await after.app.store.portalLinks.open(unopened.hash, generateApiKey().stored, now)).kind, 'opened', 'an unopened link opens once');
+  const reopened = await after.app.store.portalLinks.open(unopened.hash, generateApiKey().stored, now);
+  t.equal(reopened.kind, 'opened', 'an unopened link opens once');
+  t.same(reopened.kind === 'opened' && reopened.branding, branding, "with the link's branding");
   const list = await send(after.app, { method: 'GET', url: '/webhook', headers: { 'x-api-key': acme.apiKey } });
   t.same(list.json.webhooks.map((w: { hookId: number }) => w.hookId), [okHook.json.hookId, downHook.json.hookId], 'the same hookIds');
   await down.waitFor(6, 15_000);
@@ -103,6 +111,7 @@ t.test('a SQLite deployment moves into an empty PostgreSQL database: the same ke
   t.equal(retried.text, okHook.text, 'a keyed creation retried after the move gets its first answer: the same hookId and secret');
   const next = await createWebhook(after.app, acme.apiKey, { url: 'https://new.example/h', events: ['lead_update'] });
   t.equal(next.json.hookId, downHook.json.hookId + 1, 'new hookIds follow the moved ones');
+  t.same(await target.query("SELECT id FROM audit_log WHERE action = 'webhook.created' AND target_id = ?", [next.json.hookId]), [{ id: 5 }], 'and new audit entries the moved ones');
 
   const again = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(again.code, 1, 'a database that is not empty is refused');
@@ -311,13 +320,16 @@ t.test('disabled and failing webhooks move as they are, with the marked attempts
   const source = sqliteDatabase(path);
   // The second event is gone (retention): SQLite's counter still says 2 were given.
   await source.query('DELETE FROM operational_events WHERE id = ?', [pruned.event!.id]);
+  // The lead product's address had been sent the first: it goes on after it.
+  await source.query('INSERT INTO platform_feed (id, sent_through, lease_until) VALUES (1, ?, 0)', [disabled.event!.id]);
   const columns = 'id, failing_since, disabled_at, disabled_reason';
   const sourceWebhooks = await source.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`);
 
   const target = await postgresDatabase(t, { empty: true });
   const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
   t.equal(moved.code, 0, moved.err);
-  t.match(moved.out, / 1 operational_events\.$/);
+  t.match(moved.out, / 1 operational_events, 1 platform_feed, 3 audit_log\.$/);
+  t.same(await target.query('SELECT id, sent_through, lease_until FROM platform_feed'), [{ id: 1, sent_through: disabled.event!.id, lease_until: 0 }], "the address's place moves too");
   const iso = (value: unknown) => (value === null ? null : new Date(value as string).toISOString());
   t.same(
     (await target.query<Record<string, unknown>>(`SELECT ${columns} FROM webhooks ORDER BY id`)).map((row) => ({

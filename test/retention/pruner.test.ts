@@ -104,7 +104,7 @@ t.test('settled history older than the retention period is deleted; pending deli
     // Events of this round and the two before are at most two hours old; older ones are pruned.
     t.equal(pruned.events, round >= 3 ? PER_ROUND : 0, `round ${round}: one round's events pruned`);
     if (round >= 3) {
-      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0 }, `round ${round}: with their deliveries and attempts`);
+      t.same(pruned, { events: PER_ROUND, deliveries: PER_ROUND, attempts: PER_ROUND, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, `round ${round}: with their deliveries and attempts`);
     }
     sizes.push(await databaseSize(db));
   }
@@ -176,10 +176,10 @@ t.test("a client's own retention: its history older than a day is pruned, anothe
   const eventsOf = async (client: number) => (await db.query<{ n: number }>(`SELECT count(*) AS n FROM events WHERE client_id = ${client}`))[0]!.n;
 
   clock += DAY - 1_000;
-  t.same(await pruner.runOnce(), { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0 }, 'less than a day old: nothing pruned');
+  t.same(await pruner.runOnce(), { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, 'less than a day old: nothing pruned');
   clock += 2_000;
   const pruned = await pruner.runOnce();
-  t.same(pruned, { events: 450, deliveries: 450, attempts: 450, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0 }, "Acme's settled history, past its day");
+  t.same(pruned, { events: 450, deliveries: 450, attempts: 450, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, "Acme's settled history, past its day");
   t.equal(await eventsOf(acme), 1, "only Acme's pending event is left");
   t.equal(await eventsOf(bolt.id), 450, "Bolt's history stays: RETENTION is 30 days");
 

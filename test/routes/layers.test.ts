@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   // What an attempt and a claim lead to, as pure rules: the delivery worker decides with them and
   // the store applies them inside its transactions, so both must reach them from above.
   ['delivery-policy'],
-  ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts', 'tracing.ts'],
+  ['messages.ts', 'config.ts', 'spec.ts', 'event-catalogue.ts', 'event-id.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts', 'tracing.ts', 'portal-branding.ts'],
 ];
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');
@@ -64,7 +64,7 @@ t.test('no import runs back up the layers', async (t) => {
 // rules without SQL; each engine's plumbing; and the types both engines share.
 const STORE_LAYERS: string[][] = [
   ['open', 'move-to-postgres.ts'],
-  ['clients', 'keys', 'portal-links', 'webhooks', 'events', 'deliveries', 'idempotency', 'secrets', 'operational-events', 'erasure'],
+  ['clients', 'keys', 'portal-links', 'webhooks', 'events', 'deliveries', 'idempotency', 'secrets', 'operational-events', 'audit', 'rate-limits', 'erasure'],
   ['sqlite', 'postgres'],
   ['store.ts', 'records.ts', 'rows.ts', 'schema.ts'],
 ];
@@ -75,13 +75,15 @@ const REPOSITORIES = STORE_LAYERS[1]!;
 // change to what is stored is made in one folder.
 const REPOSITORY_USES: Record<string, string[]> = {
   // A client is made with its first key; deactivating one ends its keys as revoking them would.
-  clients: ['keys', 'idempotency'],
+  clients: ['keys', 'idempotency', 'audit'],
   // Opening a link makes its session's key.
-  'portal-links': ['keys'],
+  'portal-links': ['keys', 'audit'],
   // A write under an Idempotency-Key keeps its answer in the write's own transaction.
   events: ['idempotency'],
-  secrets: ['idempotency'],
-  webhooks: ['idempotency'],
+  secrets: ['idempotency', 'audit'],
+  webhooks: ['idempotency', 'audit'],
+  // A management write (a key's too) records its audit entry in its own transaction.
+  keys: ['audit'],
   // A 410 detaches the webhook; disabling one settles its deliveries and writes an operational event.
   deliveries: ['webhooks', 'operational-events'],
 };

@@ -1,5 +1,6 @@
 // The same API operations and deliveries on PostgreSQL: the small case's clients on the same rows
-// (moved from the seeded SQLite file into a fresh database by the CLI's migrate-to-postgres code);
+// (moved from the seeded SQLite file into a fresh database by the CLI's migrate-to-postgres code),
+// and on them GET /about with the rate limit shared and without (shared-limit.ts);
 // the shallow outbox drained by one and by two worker processes sharing the database, as a
 // deployment that outgrows one machine runs them, each in turn with graphile-worker draining the
 // same deliveries (graphile.ts); the deep outbox by one; and the server's commit ceiling. The databases are made on
@@ -16,10 +17,11 @@ import type { ClientGroup } from '../seed-database.js';
 import { measureApi, type ApiOperations } from './api.js';
 import { measureDrain, type Drain } from './delivery.js';
 import { measureGraphile } from './graphile.js';
+import { measureSharedLimit, type SharedLimit } from './shared-limit.js';
 
 /** pgbench's commits per second at each number of clients, or why it did not run. */
 export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { skipped: string };
-export type PostgresResults = { small: ApiOperations; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
+export type PostgresResults = { small: ApiOperations; sharedLimit: SharedLimit; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
 
 /** A fresh database on the server at `serverUrl` holding the rows of the SQLite file `from`. */
 export async function postgresCopy(serverUrl: string, from: string, label: string) {
@@ -75,7 +77,13 @@ export async function measurePostgres(options: BenchOptions, dir: string, server
   if ('skipped' in server) return server;
   const { url } = server;
   const api = await postgresCopy(url, seeded.api, "the small case's database");
-  const [small] = (await measureApi(options, [{ label: `${seeded.group.hooksEach} webhooks per client, PostgreSQL`, database: api, group: seeded.group, withListing: true }]).finally(api.drop)) as [ApiOperations];
+  let small: ApiOperations, sharedLimit: SharedLimit;
+  try {
+    [small] = (await measureApi(options, [{ label: `${seeded.group.hooksEach} webhooks per client, PostgreSQL`, database: api, group: seeded.group, withListing: true }])) as [ApiOperations];
+    sharedLimit = await measureSharedLimit(options, api, seeded.group);
+  } finally {
+    await api.drop();
+  }
   const [drains, graphile]: [Drain[], Drain[]] = [[], []];
   for (const workers of [1, 2]) {
     const processes = `process${workers > 1 ? 'es' : ''}`;
@@ -85,5 +93,5 @@ export async function measurePostgres(options: BenchOptions, dir: string, server
   }
   const deepOutbox = await postgresCopy(url, seeded.deepOutbox, 'the deep outbox');
   const deep = await measureDrain(options, 'deep outbox, PostgreSQL, 1 worker process', deepOutbox, options.deepOutbox, 1).finally(deepOutbox.drop);
-  return { small, drains, graphile, deep, ceiling: await measureCommitCeiling(url, dir, options.seconds) };
+  return { small, sharedLimit, drains, graphile, deep, ceiling: await measureCommitCeiling(url, dir, options.seconds) };
 }

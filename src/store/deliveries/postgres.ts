@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
+import { FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type RecoveredRow } from '../../delivery-policy/failure.js';
+import { WEBHOOK_GONE_REASON } from '../../messages.js';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
 import { leadDue } from '../postgres/lead-order.js';
@@ -32,9 +33,10 @@ const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL,
  * at the limit.
  */
 // When webhooks get a filter, a missed event must match it too: add it to this WHERE, as
-// publishing has it.
+// publishing has it. Operational events are left out: one about this very webhook has no
+// delivery to it on purpose, and the moment they tell of has passed.
 const MISSED_EVENTS = `SELECT e.id FROM events e JOIN webhooks w ON w.id = $1 AND w.client_id = e.client_id
-  WHERE e.client_id = $2 AND e.type = ANY (w.events)
+  WHERE e.client_id = $2 AND e.type = ANY (w.events) AND e.type NOT LIKE 'webhook.%'
     AND e.created_at >= greatest($3::timestamptz, w.created_at)
     AND ($4::timestamptz IS NULL OR e.created_at < $4::timestamptz) AND e.erased_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
@@ -89,7 +91,8 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
   let running = false;
   const recordBatch = (batch: Success[]) =>
     inTransaction(pool, async (db) => {
-      await db.query({
+      // The webhooks whose run of failures ended, as it was (a success leaves `failures` as it is).
+      const { rows: ended } = await db.query<RecoveredRow & { id: number }>({
         name: 'record-successes',
         text: `WITH s AS (
            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::int[], $5::int[], $6::boolean[])
@@ -97,11 +100,12 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
          ), attempt AS (
            INSERT INTO delivery_attempts (delivery_id, webhook_id, attempted_at, status_code, duration_ms, outcome, replay, disabled_webhook)
            SELECT delivery_id, webhook_id, attempted_at, status_code, duration_ms, 'succeeded', replay, false FROM s
-         ), recovered AS (
-           UPDATE webhooks SET failing_since = NULL WHERE id IN (SELECT webhook_id FROM s) AND failing_since IS NOT NULL
+         ), settled AS (
+           UPDATE deliveries d SET attempts = attempts + 1, leased_until = NULL, state = 'succeeded', completed_at = s.attempted_at
+           FROM s WHERE d.id = s.delivery_id AND d.state = 'pending'
          )
-         UPDATE deliveries d SET attempts = attempts + 1, leased_until = NULL, state = 'succeeded', completed_at = s.attempted_at
-         FROM s WHERE d.id = s.delivery_id AND d.state = 'pending'`,
+         UPDATE webhooks SET failing_since = NULL WHERE id IN (SELECT webhook_id FROM s) AND failing_since IS NOT NULL
+         RETURNING id, client_id, url, failures`,
         values: [
           batch.map((s) => s.job.deliveryId),
           batch.map((s) => s.job.webhookId),
@@ -111,6 +115,12 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
           batch.map((s) => s.job.replay === true),
         ],
       });
+      // Rare: past FAILING_AFTER, the end of a run is `webhook.recovered`, in the same transaction.
+      for (const row of ended) {
+        const success = batch.find((s) => s.job.webhookId === row.id)!;
+        const recovered = followRecovery(row, success.attempt.statusCode);
+        if (recovered) await writeOperationalEvent(db, { type: 'webhook.recovered', webhookId: row.id, ...recovered, createdAt: new Date().toISOString() });
+      }
     }, 'SET LOCAL synchronous_commit = off');
   async function run() {
     running = true;
@@ -180,8 +190,15 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         await inTransaction(pool, async (db) => {
           await record(db, attempt.outcome);
           const now = new Date().toISOString();
-          await db.query(`UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND deleted_at IS NULL`, [now, job.webhookId]);
+          const { rows: detached } = await db.query<{ client_id: number; url: string }>(
+            `UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND deleted_at IS NULL RETURNING client_id, url`,
+            [now, job.webhookId],
+          );
           await db.query(CANCEL_PENDING, [now, job.webhookId]);
+          const webhook = detached[0];
+          if (webhook) {
+            await writeOperationalEvent(db, { type: 'webhook.detached', webhookId: job.webhookId, clientId: webhook.client_id, url: webhook.url, reason: WEBHOOK_GONE_REASON, createdAt: now });
+          }
         });
         return undefined;
       }
@@ -189,13 +206,18 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       // recorded at once cannot both disable it (DeliveryRepository.recordAttempt).
       return inTransaction(pool, async (db) => {
         const { rows } = await db.query<WebhookHealthRow>(
-          'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = $1 FOR NO KEY UPDATE',
+          `SELECT ${HEALTH_COLUMNS} FROM webhooks WHERE id = $1 FOR NO KEY UPDATE`,
           [job.webhookId],
         );
         const webhook = rows[0];
-        const { startsRun, outcome, disables } = followFailure(webhook, attempt);
+        const { startsRun, failures, outcome, failing, disables } = followFailure(webhook, attempt);
         if (startsRun) {
-          await db.query('UPDATE webhooks SET failing_since = $1::timestamptz WHERE id = $2', [attempt.attemptedAt, job.webhookId]);
+          await db.query('UPDATE webhooks SET failing_since = $1::timestamptz, failures = 1 WHERE id = $2', [attempt.attemptedAt, job.webhookId]);
+        } else if (failures !== undefined) {
+          await db.query('UPDATE webhooks SET failures = $1 WHERE id = $2', [failures, job.webhookId]);
+        }
+        if (failing) {
+          await writeOperationalEvent(db, { type: 'webhook.failing', webhookId: job.webhookId, ...failing, createdAt: new Date().toISOString() });
         }
         // A 429: none of the webhook's deliveries before the time the receiver asked for.
         if (webhook && webhook.deleted_at === null && attempt.slowDownUntil !== undefined) {

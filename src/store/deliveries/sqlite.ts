@@ -1,4 +1,5 @@
-import { FINAL_STATE, followFailure } from '../../delivery-policy/failure.js';
+import { FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type RecoveredRow } from '../../delivery-policy/failure.js';
+import { WEBHOOK_GONE_REASON } from '../../messages.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
@@ -62,15 +63,19 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
       takeOutAll();
     }
   };
-  const detach = db.prepare<[string, number]>(`UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND deleted_at IS NULL`);
-  const settlePending = settleAllPending(db);
-  // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, so
-  // a healthy webhook's attempts do not write its row), and what disabling it changes.
-  const health = db.prepare<[number], WebhookHealthRow>(
-    'SELECT client_id, failing_since, disabled_at, deleted_at FROM webhooks WHERE id = ?',
+  const detach = db.prepare<[string, number], { client_id: number; url: string }>(
+    `UPDATE webhooks SET deleted_at = ?, ${ERASE_SECRETS} WHERE id = ? AND deleted_at IS NULL RETURNING client_id, url`,
   );
-  const startFailing = db.prepare<[string, number]>('UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL');
-  const stopFailing = db.prepare<[number]>('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL');
+  const settlePending = settleAllPending(db);
+  // Auto-disable: the webhook's run of failed attempts (written only where it starts or ends, and
+  // counted up to FAILING_AFTER, so a healthy webhook's attempts do not write its row), and what
+  // disabling it changes. The run's end returns what it was, for a recovery to be told of.
+  const health = db.prepare<[number], WebhookHealthRow>(`SELECT ${HEALTH_COLUMNS} FROM webhooks WHERE id = ?`);
+  const startFailing = db.prepare<[string, number]>('UPDATE webhooks SET failing_since = ?, failures = 1 WHERE id = ? AND failing_since IS NULL');
+  const countFailure = db.prepare<[number, number]>('UPDATE webhooks SET failures = ? WHERE id = ?');
+  const stopFailing = db.prepare<[number], RecoveredRow>(
+    'UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL RETURNING client_id, url, failures',
+  );
   const disable = db.prepare<[string, string, number]>('UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL');
   const writeOperationalEvent = operationalEventWriter(db);
   const earliest = db.prepare<[], { at: number }>(
@@ -111,10 +116,11 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   // all, in the order they were written (events_by_client ends with the rowid). A publication
   // writes its event and its deliveries in one transaction, and this runs in another.
   // When webhooks get a filter, a missed event must match it too: add it to this WHERE, as
-  // publishing has it.
+  // publishing has it. Operational events are left out: one about this very webhook has no
+  // delivery to it on purpose, and the moment they tell of has passed.
   const missedEvents = db.prepare<{ webhook: number; since: string; until: string | null; limit: number }, { id: string }>(`
     SELECT e.id FROM webhooks w JOIN events e ON e.client_id = w.client_id
-    WHERE w.id = :webhook AND e.type IN (SELECT value FROM json_each(w.events))
+    WHERE w.id = :webhook AND e.type IN (SELECT value FROM json_each(w.events)) AND e.type NOT LIKE 'webhook.%'
       AND e.created_at >= :since AND e.created_at >= w.created_at
       AND (:until IS NULL OR e.created_at < :until) AND e.erased_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
@@ -135,8 +141,10 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
    * record.
    */
   const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
-    const { startsRun, outcome, disables } = followFailure(health.get(job.webhookId), attempt);
+    const { startsRun, failures, outcome, failing, disables } = followFailure(health.get(job.webhookId), attempt);
     if (startsRun) startFailing.run(attempt.attemptedAt, job.webhookId);
+    else if (failures !== undefined) countFailure.run(failures, job.webhookId);
+    if (failing) writeOperationalEvent({ type: 'webhook.failing', webhookId: job.webhookId, ...failing, createdAt: new Date().toISOString() });
     if (!disables) return { outcome };
     const now = new Date().toISOString();
     disable.run(now, disables.reason, job.webhookId);
@@ -145,10 +153,16 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     return { outcome, disabled };
   };
 
+  /** A success ends the webhook's run of failures; past FAILING_AFTER, that is `webhook.recovered`. */
+  const recordSuccess = (job: DeliveryJob, attempt: AttemptRecord) => {
+    const recovered = followRecovery(stopFailing.get(job.webhookId), attempt.statusCode);
+    if (recovered) writeOperationalEvent({ type: 'webhook.recovered', webhookId: job.webhookId, ...recovered, createdAt: new Date().toISOString() });
+  };
+
   const record = (job: DeliveryJob, attempt: AttemptRecord): OperationalEvent | undefined => {
     let outcome = attempt.outcome;
     let disabled: OperationalEvent | undefined;
-    if (outcome === 'succeeded') stopFailing.run(job.webhookId);
+    if (outcome === 'succeeded') recordSuccess(job, attempt);
     else if (outcome === 'retrying' || outcome === 'failed') ({ outcome, disabled } = recordFailure(job, attempt));
     insertAttempt.run(
       job.deliveryId,
@@ -172,8 +186,11 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     if (attempt.outcome === 'gone') {
       // 410 Gone: the receiver is gone for good (REST Hooks); detach the webhook.
       const now = new Date().toISOString();
-      detach.run(now, job.webhookId);
+      const detached = detach.get(now, job.webhookId);
       settlePending('cancelled', now, job.webhookId);
+      if (detached) {
+        writeOperationalEvent({ type: 'webhook.detached', webhookId: job.webhookId, clientId: detached.client_id, url: detached.url, reason: WEBHOOK_GONE_REASON, createdAt: now });
+      }
     }
     return disabled;
   };

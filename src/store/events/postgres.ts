@@ -8,9 +8,10 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 // events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one
 // type for the second, so a page is one backward range of an index and nothing is sorted. Two
 // statements rather than one with an optional type, so that each is planned for its own index
-// (test/store/events/event-list-plan.test.ts checks the plans).
+// (test/store/events/event-list-plan.test.ts checks the plans). Lead events only: a client's
+// operational events, kept here for their deliveries, are listed by GET /events/operational.
 export const EVENT_LIST_SQL = {
-  all: 'SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
+  all: `SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND seq < $2 AND type NOT LIKE 'webhook.%' ORDER BY seq DESC LIMIT $3`,
   ofType: 'SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
 };
 
@@ -132,14 +133,16 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       // Events are visited in the order they were written (seq), from the cursor on: each batch
       // reads only what it visits, so its cost does not grow with the table. The walk stops at
       // the first event younger than the cut-off. One client's are walked through
-      // events_by_client (client_id, seq), in the same order.
+      // events_by_client (client_id, seq), in the same order, its lead events alone: a client's
+      // own period is for its leads, and the events that carried its operational events hold
+      // none; they are kept for RETENTION, as the feed's rows are.
       const visit = (where: string) => `SELECT e.seq, e.id, e.created_at < $2::timestamptz AS old,
            EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending') AS pending
          FROM events e WHERE ${where} ORDER BY e.seq LIMIT $3`;
       const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
         clientId === undefined
           ? { name: 'prune-visit', text: visit('e.seq > $1'), values: [cursor, before, limit] }
-          : { name: 'prune-visit-client', text: visit('e.client_id = $4 AND e.seq > $1'), values: [cursor, before, limit, clientId] },
+          : { name: 'prune-visit-client', text: visit("e.client_id = $4 AND e.seq > $1 AND e.type NOT LIKE 'webhook.%'"), values: [cursor, before, limit, clientId] },
       );
       const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
       const doomed: string[] = [];

@@ -32,11 +32,11 @@ export function withKeyCache(keys: KeyRepository, changes: KeyChanges): KeyRepos
   changes.watch(clear);
 
   return {
-    create: (clientId, key) => keys.create(clientId, key),
+    create: (clientId, key, audit) => keys.create(clientId, key, audit),
     recordUse: (hashes, at) => keys.recordUse(hashes, at),
     list: (clientId) => keys.list(clientId),
-    async revoke(idOrPrefix) {
-      const revoked = await keys.revoke(idOrPrefix);
+    async revoke(idOrPrefix, audit) {
+      const revoked = await keys.revoke(idOrPrefix, audit);
       if (revoked) clear();
       return revoked;
     },

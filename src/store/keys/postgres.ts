@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { writeAudit } from '../audit/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import { KEY_COLUMNS, toFoundKey, toKey, type FoundKeyRow, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, FoundKey, KeyRepository, NewApiKey } from '../store.js';
@@ -21,11 +22,14 @@ export async function insertKey(db: Queryable, clientId: number, key: NewApiKey,
  */
 export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges): KeyRepository {
   return {
-    async create(clientId, key) {
+    async create(clientId, key, note) {
       // The client row is locked for the insert: an unknown client is answered, not a foreign-key error.
       return inTransaction(pool, async (db) => {
         const { rowCount } = await db.query('SELECT 1 FROM clients WHERE id = $1 FOR KEY SHARE', [clientId]);
-        return rowCount === 0 ? undefined : insertKey(db, clientId, key, new Date().toISOString());
+        if (rowCount === 0) return undefined;
+        const made = await insertKey(db, clientId, key, new Date().toISOString());
+        await writeAudit(db, note, { clientId, targetId: made.id, changes: { prefix: made.prefix } });
+        return made;
       });
     },
     async list(clientId) {
@@ -35,7 +39,7 @@ export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges):
           : await pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE client_id = $1 ORDER BY id`, [clientId]);
       return rows.map(toKey);
     },
-    async revoke(idOrPrefix) {
+    async revoke(idOrPrefix, note) {
       if (/^\d+$/.test(idOrPrefix) && !Number.isSafeInteger(Number(idOrPrefix))) return undefined;
       await changes.hear();
       const revoked = await inTransaction(pool, async (db) => {
@@ -54,10 +58,12 @@ export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges):
               [now, idOrPrefix],
             );
         if (!rows[0]) return undefined;
+        const key = toKey(rows[0]);
+        await writeAudit(db, note, { clientId: key.clientId, targetId: key.id, changes: { prefix: key.prefix } });
         // The api_keys_changed trigger (../postgres/migrations.ts) moved keys_version, and notifies at
         // commit.
         const version = await db.query<{ value: number }>(KEYS_VERSION);
-        return { key: toKey(rows[0]), version: version.rows[0]!.value };
+        return { key, version: version.rows[0]!.value };
       });
       if (!revoked) return undefined;
       await changes.settle(revoked.version);
@@ -69,7 +75,7 @@ export function createKeyRepository(pool: pg.Pool, changes: PostgresKeyChanges):
     async findKey(hash): Promise<FoundKey | undefined> {
       const { rows } = await pool.query<FoundKeyRow>({
         name: 'find-key',
-        text: `SELECT k.id, k.expires_at, c.id AS client_id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
+        text: `SELECT k.id, k.prefix, k.expires_at, c.id AS client_id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
                WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND c.active`,
         values: [hash],
       });

@@ -1,7 +1,8 @@
+import { auditWriter } from '../audit/sqlite.js';
 import { KEY_COLUMNS, toFoundKey, toKey, type FoundKeyRow, type KeyRow } from '../rows.js';
 import type { CommittedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import type { ApiKeyRecord, KeyRepository, NewApiKey } from '../store.js';
+import type { ApiKeyRecord, AuditNote, KeyRepository, NewApiKey } from '../store.js';
 
 
 /** Inserts a key; used by the client repository too, for a client's first key. */
@@ -28,12 +29,19 @@ export function createKeyRepository(db: Db, synced: SyncedWrite, committed: Comm
     'SELECT id FROM api_keys WHERE prefix = ? AND revoked_at IS NULL',
   );
   const insertKey = createKeyInserter(db);
+  const audit = auditWriter(db);
+  const create = db.transaction((clientId: number, key: NewApiKey, note?: AuditNote): ApiKeyRecord | undefined => {
+    if (!clientExists.get(clientId)) return undefined;
+    const made = insertKey(clientId, key, new Date().toISOString());
+    audit(note, { clientId, targetId: made.id, changes: { prefix: made.prefix } });
+    return made;
+  });
   const keyByHash = db.prepare<[string], FoundKeyRow>(`
-    SELECT k.id, k.expires_at, c.id AS client_id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
+    SELECT k.id, k.prefix, k.expires_at, c.id AS client_id, c.name, c.created_at FROM api_keys k JOIN clients c ON c.id = k.client_id
     WHERE k.key_hash = ? AND k.revoked_at IS NULL AND c.active = 1`);
 
   // api_keys_changed (../sqlite/migrations.ts) moves the key cache's counter with the update.
-  const revoke = db.transaction((idOrPrefix: string): ApiKeyRecord | undefined => {
+  const revoke = db.transaction((idOrPrefix: string, note?: AuditNote): ApiKeyRecord | undefined => {
     const now = new Date().toISOString();
     let id: number | undefined = /^\d+$/.test(idOrPrefix) ? Number(idOrPrefix) : undefined;
     if (id === undefined) {
@@ -43,22 +51,24 @@ export function createKeyRepository(db: Db, synced: SyncedWrite, committed: Comm
       id = matches[0]!.id;
     }
     const row = revokeById.get(now, id);
-    return row && toKey(row);
+    if (!row) return undefined;
+    const revoked = toKey(row);
+    audit(note, { clientId: revoked.clientId, targetId: revoked.id, changes: { prefix: revoked.prefix } });
+    return revoked;
   });
 
   return {
-    async create(clientId, key) {
-      if (!clientExists.get(clientId)) return undefined;
-      return synced(() => insertKey(clientId, key, new Date().toISOString()));
+    async create(clientId, key, note) {
+      return synced(() => create(clientId, key, note));
     },
     async list(clientId) {
       const rows = clientId === undefined ? listAll.all() : listByClient.all(clientId);
       return rows.map(toKey);
     },
-    async revoke(idOrPrefix) {
+    async revoke(idOrPrefix, note) {
       // IMMEDIATE: the lookup by prefix and the update run under the write lock, so a concurrent
       // revocation by another process (the CLI) cannot slip between them.
-      return synced(() => revoke.immediate(idOrPrefix));
+      return synced(() => revoke.immediate(idOrPrefix, note));
     },
     async recordUse(hashes, at) {
       // Not waited for on disk: a use lost in a power cut is a minute of history, no more.

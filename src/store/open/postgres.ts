@@ -1,3 +1,4 @@
+import { createAuditRepository } from '../audit/postgres.js';
 import type { Config } from '../../config.js';
 import { createClientRepository } from '../clients/postgres.js';
 import { createDeliveryRepository } from '../deliveries/postgres.js';
@@ -10,6 +11,7 @@ import { createKeyChanges } from '../keys/postgres-key-changes.js';
 import { createKeyRepository } from '../keys/postgres.js';
 import { createOperationalEventRepository } from '../operational-events/postgres.js';
 import { createPortalLinkRepository } from '../portal-links/postgres.js';
+import { createRateLimitRepository } from '../rate-limits/postgres.js';
 import { connectionCheck, createPool, firstConnection, type PostgresConfig } from '../postgres/connect.js';
 import { createListener } from '../postgres/listener.js';
 import { migrate } from '../postgres/migrate.js';
@@ -50,6 +52,8 @@ export async function createPostgresStore(config: PostgresConfig & Pick<Config, 
     idempotency: reportUnavailable(createIdempotencyRepository(pool)),
     secrets: reportUnavailable(createSecretRepository(pool)),
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
+    audit: reportUnavailable(createAuditRepository(pool)),
+    rateLimits: reportUnavailable(createRateLimitRepository(pool)),
     erasure: reportUnavailable(createErasureRepository(pool)),
     // A publication notifies once committed (../events/postgres.ts); so does the session listening
     // again after a loss, since publications made in between notified no one. Workers poll as well,

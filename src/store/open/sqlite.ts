@@ -1,3 +1,4 @@
+import { createAuditRepository } from '../audit/sqlite.js';
 import { createClientRepository } from '../clients/sqlite.js';
 import { createDeliveryRepository } from '../deliveries/sqlite.js';
 import { createErasureRepository } from '../erasure/sqlite.js';
@@ -32,6 +33,7 @@ export function createSqliteStore(path: string): Store {
     idempotency: createIdempotencyRepository(db, writer.grouped),
     secrets: createSecretRepository(db, writer.grouped),
     operationalEvents: createOperationalEventRepository(db, writer.grouped),
+    audit: createAuditRepository(db, writer.grouped),
     erasure: createErasureRepository(db, writer.grouped),
     onNewWork() {
       return () => {};

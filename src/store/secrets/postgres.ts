@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { audited, writeAudit } from '../audit/postgres.js';
 import { idempotently } from '../idempotency/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import type { SecretRepository } from '../store.js';
@@ -16,11 +17,16 @@ async function rotate(db: Queryable, clientId: number, id: number, secret: strin
 
 export function createSecretRepository(pool: pg.Pool): SecretRepository {
   return {
-    async rotate(clientId, id, secret, previousUntil) {
-      return rotate(pool, clientId, id, secret, previousUntil);
+    async rotate(clientId, id, secret, previousUntil, note) {
+      const target = (rotated: boolean) => (rotated ? { clientId, targetId: id } : undefined);
+      return audited(pool, note, (db) => rotate(db, clientId, id, secret, previousUntil), target);
     },
-    async rotateOnce(clientId, id, secret, previousUntil, key) {
-      return idempotently(pool, key, (db) => rotate(db, clientId, id, secret, previousUntil));
+    async rotateOnce(clientId, id, secret, previousUntil, key, note) {
+      return idempotently(pool, key, async (db) => {
+        const rotated = await rotate(db, clientId, id, secret, previousUntil);
+        if (rotated) await writeAudit(db, note, { clientId, targetId: id });
+        return rotated;
+      });
     },
     async seal(prefix, limit, seal, after) {
       // Rows locked while they are sealed, so a rotation in between is not overwritten.

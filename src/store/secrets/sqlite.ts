@@ -1,7 +1,8 @@
+import { auditWriter } from '../audit/sqlite.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import type { SecretRepository } from '../store.js';
+import type { AuditNote, SecretRepository } from '../store.js';
 import { answersCursor, sealedSecrets } from './secret-rules.js';
 
 export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRepository {
@@ -10,8 +11,12 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
     `UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?
      WHERE id = ? AND client_id = ? AND deleted_at IS NULL`,
   );
-  const rotate = (clientId: number, id: number, secret: string, previousUntil: string) =>
-    rotateStatement.run(previousUntil, secret, id, clientId).changes === 1;
+  const audit = auditWriter(db);
+  const rotate = (clientId: number, id: number, secret: string, previousUntil: string, note?: AuditNote) => {
+    if (rotateStatement.run(previousUntil, secret, id, clientId).changes !== 1) return false;
+    audit(note, { clientId, targetId: id });
+    return true;
+  };
   const idempotent = idempotentRunner(db);
   const webhooksAfter = db.prepare<[number, number], { id: number; secret: string; previous_secret: string | null; headers: string | null }>(
     'SELECT id, secret, previous_secret, headers FROM webhooks WHERE id > ? ORDER BY id LIMIT ?',
@@ -31,11 +36,11 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
   );
 
   return {
-    async rotate(clientId, id, secret, previousUntil) {
-      return grouped(() => rotate(clientId, id, secret, previousUntil));
+    async rotate(clientId, id, secret, previousUntil, note) {
+      return grouped(() => rotate(clientId, id, secret, previousUntil, note));
     },
-    async rotateOnce(clientId, id, secret, previousUntil, key) {
-      return grouped(() => idempotent.run(key, () => rotate(clientId, id, secret, previousUntil)));
+    async rotateOnce(clientId, id, secret, previousUntil, key, note) {
+      return grouped(() => idempotent.run(key, () => rotate(clientId, id, secret, previousUntil, note)));
     },
     async seal(prefix, limit, seal, after) {
       return grouped(() => {

@@ -362,6 +362,50 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN filter TEXT;
   CREATE INDEX webhooks_filtered_by_client ON webhooks(client_id) WHERE deleted_at IS NULL AND filter IS NOT NULL;
   `,
+  // A portal link's branding (openapi.yaml, PortalBrandingSet): the look its portal takes, each
+  // field null where the server's setting, or the portal's own look, applies.
+  `
+  ALTER TABLE portal_links ADD COLUMN product_name TEXT;
+  ALTER TABLE portal_links ADD COLUMN logo_url TEXT;
+  ALTER TABLE portal_links ADD COLUMN accent_color TEXT;
+  `,
+  // The audit log (openapi.yaml, listAuditLog): one row per change made through the API or the
+  // command-line tool, written in the change's own transaction (../audit/sqlite.ts). No foreign
+  // keys: an entry outlives the webhook or the session key that retention deletes. AUTOINCREMENT:
+  // an id is never handed out again, so a reader's cursor never meets a newer entry below it.
+  // Read newest first, of one client or of all, and pruned by age.
+  `
+  CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    actor_kind TEXT NOT NULL,
+    actor_key_id INTEGER,
+    actor_prefix TEXT,
+    ip TEXT,
+    action TEXT NOT NULL,
+    client_id INTEGER,
+    target_id INTEGER,
+    changes TEXT NOT NULL
+  );
+  CREATE INDEX audit_log_by_client ON audit_log(client_id, id);
+  CREATE INDEX audit_log_by_age ON audit_log(at);
+  `,
+  // Operational events pushed (docs/api.md, "Hearing when a webhook fails"): a webhook's failed
+  // attempts in its run of failures, counted up to FAILING_AFTER (src/delivery-policy/failure.ts)
+  // and left as they are by a success, which reads them to tell a recovery; each operational
+  // event's event, whose deliveries carry it to the client's subscribed webhooks; a client's own
+  // events in feed order, for its poll; and how far the lead product's own address
+  // (OPERATIONAL_EVENTS_URL) has been sent, with the lease of the worker sending it.
+  `
+  ALTER TABLE webhooks ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE operational_events ADD COLUMN event_id TEXT;
+  CREATE INDEX operational_events_by_client ON operational_events(client_id, id);
+  CREATE TABLE platform_feed (
+    id INTEGER PRIMARY KEY,
+    sent_through INTEGER NOT NULL,
+    lease_until INTEGER NOT NULL DEFAULT 0
+  );
+  `,
   // A client's own retention period, in seconds (openapi.yaml, AccountUpdate's `retention`): null,
   // the server's RETENTION. Few clients have one; the pruner reads them all once per pass.
   `

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { audited, writeAudit } from '../audit/postgres.js';
 import { idempotently } from '../idempotency/postgres.js';
 import { NEW_WORK_CHANNEL } from '../postgres/notifier.js';
 import type { Queryable } from '../postgres/transaction.js';
@@ -26,15 +27,20 @@ async function createCapped(db: Queryable, input: NewWebhook, maxActive: number)
 
 export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
   return {
-    async create(input, maxActive) {
-      return createCapped(pool, input, maxActive);
+    async create(input, maxActive, note) {
+      const target = (made: Webhook | undefined) => made && { clientId: input.clientId, targetId: made.id };
+      return audited(pool, note, (db) => createCapped(db, input, maxActive), target);
     },
-    async createOnce(input, maxActive, key) {
-      return idempotently(pool, key, (db) => createCapped(db, input, maxActive));
+    async createOnce(input, maxActive, key, note) {
+      return idempotently(pool, key, async (db) => {
+        const made = await createCapped(db, input, maxActive);
+        if (made) await writeAudit(db, note, { clientId: input.clientId, targetId: made.id });
+        return made;
+      });
     },
-    async delete(clientId, id) {
+    async delete(clientId, id, note) {
       const now = new Date().toISOString();
-      const { rows } = await pool.query<{ deleted: number }>(
+      const detach = (db: Queryable) => db.query<{ deleted: number }>(
         `WITH detached AS (
            UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND client_id = $3 AND deleted_at IS NULL RETURNING id
          ), cancelled AS (
@@ -44,6 +50,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
          SELECT (SELECT count(*) FROM detached) AS deleted, (SELECT count(*) FROM cancelled) AS cancelled`,
         [now, id, clientId],
       );
+      const { rows } = await audited(pool, note, detach, ({ rows }) => (rows[0]!.deleted === 1 ? { clientId, targetId: id } : undefined));
       return rows[0]!.deleted === 1;
     },
     async list(clientId, { limit, after }): Promise<WebhookSummary[]> {
@@ -62,14 +69,14 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       );
       return rows[0] && toSummary(rows[0]);
     },
-    async update(clientId, id, changes) {
+    async update(clientId, id, changes, note) {
       // One statement. A null change keeps the column; the headers and the filter, which null
       // removes, change when $8 and $10 are true. A pause raises `held` (its deliveries may be
       // set aside from now on); only the claims that release them after a resume lower it. The
       // row lock this takes waits for a claim holding the webhook's row, so a claim that started
       // before the pause was acknowledged has finished leasing, and every later one sees it. A
       // resume with deliveries to release tells the listening workers when it commits.
-      const { rows } = await pool.query<SummaryRow>(
+      const change = (db: Queryable) => db.query<SummaryRow>(
         `WITH changed AS (
            UPDATE webhooks SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
              paused = coalesce($5::boolean, paused), held = held OR coalesce($5::boolean, paused),
@@ -104,6 +111,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
           changes.filter ?? null,
         ],
       );
+      const { rows } = await audited(pool, note, change, ({ rows }) => (rows[0] ? { clientId, targetId: id } : undefined));
       return rows[0] && toSummary(rows[0]);
     },
     async target(clientId, id) {
@@ -113,14 +121,17 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
       );
       return rows[0] && toTarget(rows[0]);
     },
-    async enable(clientId, id) {
-      // Only a disabled webhook changes: its run of failures starts over with the next failure.
-      // Then it is read as `get` reads it (a statement of its own, which sees the change).
-      await pool.query(
-        `UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
-         WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL AND disabled_at IS NOT NULL`,
-        [id, clientId],
-      );
+    async enable(clientId, id, note) {
+      // Only a disabled webhook changes: its run of failures starts over with the next failure,
+      // and only then is it recorded. Then it is read as `get` reads it (a statement of its own,
+      // which sees the change).
+      const enable = (db: Queryable) =>
+        db.query(
+          `UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+           WHERE id = $1 AND client_id = $2 AND deleted_at IS NULL AND disabled_at IS NOT NULL`,
+          [id, clientId],
+        );
+      await audited(pool, note, enable, ({ rowCount }) => (rowCount === 1 ? { clientId, targetId: id } : undefined));
       return this.get(clientId, id);
     },
     async prune(before, limit, cursor) {

@@ -1,8 +1,9 @@
+import { auditWriter } from '../audit/sqlite.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import type { EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
+import type { AuditNote, EventName, NewWebhook, DetachedCursor, DetachedPruneBatch, Webhook, WebhookChanges, WebhookFilter, WebhookRepository, WebhookSummary } from '../store.js';
 import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import { ERASE_SECRETS } from './detach-rules.js';
 
@@ -19,11 +20,12 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   );
   const settlePending = settleAllPending(db);
   const idempotent = idempotentRunner(db);
+  const audit = auditWriter(db);
   // The count the triggers of the schema keep (src/store/sqlite/migrations.ts): one row, not a scan.
   const activeCount = db.prepare<[number], { n: number }>('SELECT active_webhooks AS n FROM clients WHERE id = ?');
   // Run through the group commit: the count and the insert in one transaction, so concurrent
   // creations cannot pass the cap.
-  const createCapped = (input: NewWebhook, maxActive: number): Webhook | undefined => {
+  const createCapped = (input: NewWebhook, maxActive: number, note?: AuditNote): Webhook | undefined => {
     if ((activeCount.get(input.clientId)?.n ?? 0) >= maxActive) return undefined;
     const createdAt = new Date().toISOString();
     const { lastInsertRowid } = insert.run(
@@ -37,6 +39,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       input.headers ?? null,
       input.filter ?? null,
     );
+    audit(note, { clientId: input.clientId, targetId: Number(lastInsertRowid) });
     return { id: Number(lastInsertRowid), clientId: input.clientId, url: input.url, events: [...input.events], secret: input.secret, createdAt };
   };
   const summaries = db.prepare<[number, number, number], StoredSummary>(`
@@ -98,13 +101,14 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     const last = rows.at(-1);
     return { deleted, cursor: last ? { detachedAt: last.deleted_at, id: last.id } : cursor, more: rows.length === limit };
   };
-  const remove = (clientId: number, id: number): boolean => {
+  const remove = (clientId: number, id: number, note?: AuditNote): boolean => {
     const now = new Date().toISOString();
     if (softDelete.run(now, id, clientId).changes !== 1) return false;
     settlePending('cancelled', now, id);
+    audit(note, { clientId, targetId: id });
     return true;
   };
-  const update = (clientId: number, id: number, changes: WebhookChanges): WebhookSummary | undefined => {
+  const update = (clientId: number, id: number, changes: WebhookChanges, note?: AuditNote): WebhookSummary | undefined => {
     const { changes: updated } = change.run({
       id,
       client: clientId,
@@ -120,19 +124,20 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
     });
     if (updated !== 1) return undefined;
     if (changes.ordered === false) unorder.run(Date.now(), id);
+    audit(note, { clientId, targetId: id });
     const row = summary.get(id, clientId);
     return row && fromStored(row);
   };
 
   return {
-    async create(input, maxActive) {
-      return grouped(() => createCapped(input, maxActive));
+    async create(input, maxActive, note) {
+      return grouped(() => createCapped(input, maxActive, note));
     },
-    async createOnce(input, maxActive, key) {
-      return grouped(() => idempotent.run(key, () => createCapped(input, maxActive)));
+    async createOnce(input, maxActive, key, note) {
+      return grouped(() => idempotent.run(key, () => createCapped(input, maxActive, note)));
     },
-    async delete(clientId, id) {
-      return grouped(() => remove(clientId, id));
+    async delete(clientId, id, note) {
+      return grouped(() => remove(clientId, id, note));
     },
     async list(clientId, { limit, after }): Promise<WebhookSummary[]> {
       return summaries.all(clientId, after ?? 0, limit).map(fromStored);
@@ -141,16 +146,17 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
       const row = summary.get(id, clientId);
       return row && fromStored(row);
     },
-    async update(clientId, id, changes) {
-      return grouped(() => update(clientId, id, changes));
+    async update(clientId, id, changes, note) {
+      return grouped(() => update(clientId, id, changes, note));
     },
     async target(clientId, id) {
       const row = target.get(id, clientId);
       return row && toTarget(row);
     },
-    async enable(clientId, id) {
+    async enable(clientId, id, note) {
       return grouped(() => {
-        enableDisabled.run(id, clientId);
+        // Recorded only when it was disabled: enabling a webhook that is not changes nothing.
+        if (enableDisabled.run(id, clientId).changes === 1) audit(note, { clientId, targetId: id });
         const row = summary.get(id, clientId);
         return row && fromStored(row);
       });

@@ -26,7 +26,7 @@ function fakeKeys(owners: Map<string, Client>) {
       state.lookups++;
       const client = owners.get(hash);
       await state.gate;
-      return client && { id: 1, expiresAt: null, client };
+      return client && { id: 1, prefix: 'lh_cached00', expiresAt: null, client };
     },
   };
   return { keys, state };

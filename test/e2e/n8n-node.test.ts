@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { startServer } from '../../scripts/lib/server-process.js';
+import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { consoleSteps, sectionBlocks } from '../helpers/readme.js';
+import { testDatabase } from '../helpers/stores.js';
+
+// The n8n community-node package of examples/n8n against the real server. Its own tests (`npm
+// test` there) build it and drive its nodes through a hand-made n8n context; given the server's
+// publisher token and the client's id, they publish leads and hand the real deliveries to the
+// trigger. Here they run against a server started for them, with all of that, so that none of
+// them is skipped. The example has its own dependencies (n8n-workflow, TypeScript, n8n's
+// scanner), installed from its lock file by `npm ci` in its folder, as .ci/run does.
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/n8n/', import.meta.url));
+const TESTS = 17;
+const VERSION = JSON.parse(readFileSync(`${EXAMPLE}package.json`, 'utf8')).version as string;
+
+/** What docs/api.md shows the command (the step of its n8n section whose command matches) printing. */
+function shown(command: RegExp): string[] {
+  const steps = sectionBlocks('Integrations: the n8n example')
+    .filter((block) => block.lang === 'console')
+    .flatMap(consoleSteps);
+  const step = steps.find((each) => command.test(each.command));
+  if (!step) throw new Error(`docs/api.md's n8n section shows no ${command}`);
+  return step.output;
+}
+
+/** `npm run <script>` in the example, with `env` and nothing else of this process's environment. */
+async function npmRun(script: string, options: string[] = [], env: Record<string, string> = {}) {
+  const child = spawn('npm', ['run', ...options, script], {
+    cwd: EXAMPLE,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const [code] = await once(child, 'exit');
+  const count = (what: string) => Number(new RegExp(`^ℹ ${what} (\\d+)$`, 'm').exec(output)?.[1]);
+  return { code, output, pass: count('pass'), fail: count('fail') };
+}
+
+t.before(() => {
+  if (!existsSync(`${EXAMPLE}node_modules/n8n-workflow/package.json`)) {
+    throw new Error('examples/n8n has no dependencies installed: run `npm ci` in examples/n8n (.ci/run does)');
+  }
+});
+
+t.test("the example's own tests, `npm test` in examples/n8n, against a running leadhooks", async (t) => {
+  const db = await testDatabase(t);
+  const { clientId, apiKey } = await cliCreateClient(db.env);
+  const server = await startServer(t, { ...DELIVERY_ENV, ...db.env });
+  const env = (key: string) => ({
+    LEADHOOKS_URL: `${server.url}/`,
+    API_KEY: key,
+    PUBLISHER_TOKEN: TEST_PUBLISHER_TOKEN,
+    CLIENT_ID: String(clientId),
+  });
+
+  const run = await npmRun('test', [], env(apiKey));
+  t.equal(run.code, 0, 'npm test passes');
+  t.equal(run.pass, TESTS, `all its tests ran (${run.pass} passed)`);
+  t.equal(run.fail, 0, 'none failed', { output: run.output });
+  t.notMatch(run.output, /# set PUBLISHER_TOKEN/, 'the deliveries were not skipped');
+  const summary = run.output.split('\n').filter((line) => /^ℹ (tests|pass|fail|skipped) /.test(line));
+  t.strictSame(summary, shown(/npm test 2>&1 \| grep/), "its summary is the one docs/api.md shows");
+  const left = await fetch(`${server.url}/webhook`, { headers: { 'x-api-key': apiKey } });
+  t.strictSame(await left.json(), { webhooks: [], next: null }, 'activations were all deactivated: no webhook left behind');
+
+  const refused = await npmRun('test', [], env('lh_not-a-key'));
+  t.not(refused.code, 0, 'with a key the server refuses, they fail');
+  t.ok(refused.fail > 0, `${refused.fail} failed`);
+});
+
+t.test("the package passes the checks of n8n's scanner, @n8n/scan-community-package (npm run lint)", async (t) => {
+  const lint = await npmRun('lint', ['-s']);
+  t.equal(lint.code, 0, 'it passes', { output: lint.output });
+  t.strictSame(lint.output.split('\n').filter(Boolean), shown(/^npm run -s lint$/), 'what docs/api.md shows');
+  t.strictSame(shown(/^npm run -s lint$/), ['passed: the sources', `passed: the tarball n8n-nodes-leadhooks-${VERSION}.tgz`]);
+});
