@@ -164,7 +164,7 @@ t.test("the README's client steps, as written, give a client that compiles and g
     revokeAccountKey: [{ status: 204, body: undefined }],
     createPortalLink: [{ status: 201, body: { url: link?.url, expiresAt: link?.expiresAt } }],
     openPortalSession: [
-      { status: 201, body: { name: 'Cove Homes', apiKey: session?.apiKey, expiresAt: link?.expiresAt } },
+      { status: 201, body: { name: 'Cove Homes', apiKey: session?.apiKey, expiresAt: link?.expiresAt, branding: { productName: null, logoUrl: null, accentColor: null } } },
       { status: 401, body: { error: 'This portal link was already used' } },
     ],
     endPortalSession: [{ status: 204, body: undefined }],

@@ -75,5 +75,17 @@ t.test('formats are checked: a date-time that is not one is refused', async (t) 
     }
   };
   walk(loadSpec());
-  t.strictSame([...formats].sort(), ['date-time', 'http-url']);
+  t.strictSame([...formats].sort(), ['date-time', 'http-url', 'logo-url']);
+
+  // logo-url: a portal's logo, https, or http on loopback only (src/portal-branding.ts).
+  const session = (logoUrl: string): ObservedResponse => ({
+    method: 'POST',
+    url: '/portal-session',
+    status: 201,
+    contentType: JSON_TYPE,
+    headers: {},
+    body: JSON.stringify({ name: 'Cove Homes', apiKey: `lh_${'a'.repeat(43)}`, expiresAt: '2026-11-22T22:15:45.253Z', branding: { productName: null, logoUrl, accentColor: null } }),
+  });
+  t.doesNotThrow(() => assertMatchesSpec(session('https://cdn.example.com/logo.png')));
+  t.throws(() => assertMatchesSpec(session('javascript:alert(1)')), /\/logoUrl must match format "logo-url"/);
 });

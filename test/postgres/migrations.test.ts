@@ -51,6 +51,7 @@ t.test('the tables use PostgreSQL types: identities, timestamptz, text[] events'
     { table_name: 'idempotency_keys', column_name: 'created_at', data_type: 'timestamp with time zone', is_identity: 'NO' },
     { table_name: 'operational_events', column_name: 'created_at', data_type: 'timestamp with time zone', is_identity: 'NO' },
     { table_name: 'operational_events', column_name: 'id', data_type: 'bigint', is_identity: 'YES' },
+    { table_name: 'platform_feed', column_name: 'id', data_type: 'bigint', is_identity: 'NO' },
     { table_name: 'secret_sealing', column_name: 'id', data_type: 'integer', is_identity: 'NO' },
     { table_name: 'webhooks', column_name: 'created_at', data_type: 'timestamp with time zone', is_identity: 'NO' },
     { table_name: 'webhooks', column_name: 'events', data_type: 'ARRAY', is_identity: 'NO' },
