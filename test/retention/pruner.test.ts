@@ -169,6 +169,10 @@ t.test("a client's own retention: its history older than a day is pruned, anothe
   const DAY = 24 * HOUR;
   let clock = Date.parse('2026-01-01T00:00:00.000Z');
   const pruner = createPruner(store, { retention: 30 * DAY, pruneInterval: HOUR }, silent, () => clock);
+  // The event of one of Acme's operational events (as a webhook's failure writes it), which holds
+  // no lead: kept for RETENTION, as the feed is, whatever Acme's own period.
+  const createdAt = new Date(clock).toISOString();
+  await db.query(`INSERT INTO events (id, client_id, type, payload, created_at) VALUES ('evt_operational', ${acme}, 'webhook.failing', '{}', '${createdAt}')`);
   // 450 of each client's events, more than two batches, and one of Acme's still pending.
   await publishAt(store, acme, clock, 450, 'lead_create', 'acme');
   await publishAt(store, acme, clock, 1, 'lead_update', 'acme-pending');
@@ -181,7 +185,7 @@ t.test("a client's own retention: its history older than a day is pruned, anothe
   clock += 2_000;
   const pruned = await pruner.runOnce();
   t.same(pruned, { events: 450, deliveries: 450, attempts: 450, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, "Acme's settled history, past its day");
-  t.equal(await eventsOf(acme), 1, "only Acme's pending event is left");
+  t.equal(await eventsOf(acme), 2, "only Acme's pending event is left, and its operational event");
   t.equal(await eventsOf(bolt.id), 450, "Bolt's history stays: RETENTION is 30 days");
 
   // Back to the server's RETENTION: Acme's history is kept as long as Bolt's again.
@@ -192,7 +196,7 @@ t.test("a client's own retention: its history older than a day is pruned, anothe
   clock += 2 * DAY;
   t.equal((await pruner.runOnce()).events, 0, 'nothing is pruned before RETENTION');
   clock += 30 * DAY;
-  t.equal((await pruner.runOnce()).events, 460, "then both clients' settled history");
+  t.equal((await pruner.runOnce()).events, 461, "then both clients' settled history, and the operational event");
   t.equal(await eventsOf(acme), 1);
   t.equal(await eventsOf(bolt.id), 0);
 });
