@@ -25,6 +25,29 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How long leadhooks keeps the calling client's events
+         * @description The period after which the client's delivered and failed events are deleted, with their
+         *     deliveries and attempts: the one the lead product set for this client
+         *     (`PATCH /admin/clients/{clientId}`, `retention`), or else the server's `RETENTION`. The
+         *     client portal shows it.
+         */
+        get: operations["getRetention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook": {
         parameters: {
             query?: never;
@@ -583,10 +606,15 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Rename a client, or deactivate it and activate it again
+         * Rename a client, deactivate it and activate it again, or set its retention period
          * @description An inactive client's API keys are refused (`401 Client not found`) and its webhooks receive
          *     nothing: their deliveries wait, and go out once the client is active again. Its keys,
          *     webhooks and history are kept.
+         *
+         *     `retention` keeps this client's history for a shorter period than the server's
+         *     `RETENTION` (a customer's contract may ask for it): the next pass of retention deletes its
+         *     delivered and failed events older than that, with their deliveries and attempts. It is at
+         *     most `RETENTION`; `null` goes back to it.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -681,15 +709,17 @@ export type paths = {
         };
         /**
          * The audit log, newest first, a page at a time
-         * @description Every change made to accounts, keys, webhooks, portal links and portal sessions, one entry
-         *     each: who made it (`actor`: the admin token, a client's API key by its prefix, a portal
-         *     session by its key's prefix, or the command-line tool), when, what (`action`, the
-         *     `clientId` and `targetId` it touched, and the fields it set in `changes`), and the address
-         *     the request came from (`ip`, as the server reads it behind `trustProxy`; null for the
-         *     command-line tool). An entry never holds a secret: no API key, signing secret, portal
-         *     token or custom header value, only a key's prefix and a header's name. Each entry is written
-         *     in the same transaction as its change, so a change is never left unrecorded; reading,
-         *     publishing and delivering write none.
+         * @description Every change made to accounts, keys, webhooks, portal links and portal sessions, and every
+         *     erasure of a lead, one entry each: who made it (`actor`: the admin token, a client's API
+         *     key by its prefix, a portal session by its key's prefix, or the command-line tool), when,
+         *     what (`action`, the `clientId` and `targetId` it touched, and the fields it set in
+         *     `changes`), and the address the request came from (`ip`, as the server reads it behind
+         *     `trustProxy`; null for the command-line tool). An entry never holds a secret: no API key,
+         *     signing secret, portal token or custom header value, only a key's prefix and a header's
+         *     name; nor a lead's data, only the `leadId` an erasure was asked for. Each entry is written
+         *     in the same transaction as its change, so a change is never left unrecorded, but for an
+         *     erasure's, written once the erasure is done (it may take more than one transaction while
+         *     it waits for an attempt in flight); reading, publishing and delivering write none.
          *
          *     Narrow it to one client with `clientId`, and to a time range with `since` (included) and
          *     `until` (excluded). Pass the `next` of a page as `before` to get the following one, older;
@@ -699,6 +729,51 @@ export type paths = {
         get: operations["listAuditLog"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase everything leadhooks holds of one lead
+         * @description For a person's request to have their data erased: everything leadhooks keeps of the lead
+         *     published with this `leadId` (`981` and `"981"` name the same lead), within one client
+         *     (`clientId`) or in every client (without it). What goes:
+         *
+         *     - each event's payload (the body its deliveries carry: the lead's data). The event stays
+         *       as metadata that holds no personal data (its id, type, time and lead id), marked erased:
+         *       `GET /events` lists it with `erased: true` and no `data`, and the delivery logs mark its
+         *       attempts `erased: true`.
+         *     - its pending deliveries, cancelled: nothing more is sent for the lead, and a delivery of
+         *       it waiting its turn behind another of the lead (delivery in order per lead) is cancelled
+         *       too, never sent. A resend or recovery of an erased event's delivery is refused.
+         *     - the error text of its delivery attempts (it may quote a receiver's redirect address).
+         *       leadhooks keeps no request or response body of an attempt.
+         *     - the request fingerprint of the answer kept for the `Idempotency-Key` of each publication
+         *       that made one of its events: a retry of that publication under the key is then refused
+         *       (`422`) and publishes nothing again. The kept answer itself (`eventId`, `deliveries`)
+         *       holds none of the lead's data.
+         *
+         *     The answer comes once nothing is being sent for the lead: an attempt a worker had begun
+         *     before the erasure (its request may already be on its way) is waited for, at most the
+         *     attempt timeout (`DELIVERY_TIMEOUT`) and a few seconds, and is not followed by another.
+         *     From the answer on, no request carrying the lead leaves leadhooks. An event of the lead
+         *     published after the erasure is a new one: stop publishing the lead first.
+         *
+         *     The answer counts what this call erased; a second call for the same lead answers zeros.
+         *     Retention deletes the erased events' metadata in its time.
+         */
+        post: operations["eraseLead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1121,6 +1196,26 @@ export type components = {
             name?: components["schemas"]["AccountName"];
             /** @description False deactivates the client; true activates it again. */
             active?: boolean;
+            /**
+             * @description How long this client's delivered and failed events are kept, with their deliveries and
+             *     attempts, in seconds: at most the server's `RETENTION` (a longer one is refused with
+             *     400). `null` removes the client's own period: the server's `RETENTION` applies again.
+             */
+            retention?: components["schemas"]["RetentionSeconds"] | null;
+        };
+        /**
+         * @description A retention period in seconds (86400 is a day).
+         * @example 604800
+         */
+        RetentionSeconds: number;
+        Retention: {
+            /**
+             * @description Seconds after which the client's delivered and failed events are deleted, with their
+             *     deliveries and attempts (a pending delivery's event is kept until it is settled).
+             */
+            retention: number;
+            /** @description True when the lead product set this client's period; false when it is the server's `RETENTION`. */
+            own: boolean;
         };
         /**
          * @description The account's name, as `GET /about` answers it.
@@ -1143,6 +1238,34 @@ export type components = {
             activeKeys: number;
             /** @description Webhooks attached (not detached). */
             activeWebhooks: number;
+            /** @description The client's own retention period in seconds, as set; null when the server's `RETENTION` applies. */
+            retention: number | null;
+            /**
+             * @description The period retention prunes the client's history by, in seconds: its own, or the
+             *     server's `RETENTION` when it has none or when `RETENTION` has since been set shorter.
+             */
+            retentionApplied: number;
+        };
+        LeadErasureRequest: {
+            leadId: components["schemas"]["LeadId"];
+            /** @description Only this client's events of the lead; without it, every client's. */
+            clientId?: number;
+        };
+        LeadErasure: {
+            /** @description The lead's id, as text. */
+            leadId: string;
+            /** @description The client it was erased in; null for every client. */
+            clientId: number | null;
+            /** @description Events whose payload was erased. */
+            events: number;
+            /** @description The deliveries of those events (none of them carries the lead any more). */
+            deliveries: number;
+            /** @description Pending deliveries of the lead cancelled, those waiting their turn included. */
+            cancelled: number;
+            /** @description Delivery attempts whose error text was erased. */
+            attempts: number;
+            /** @description Kept Idempotency-Key answers of its publications whose request fingerprint was erased. */
+            idempotencyKeys: number;
         };
         AccountPage: {
             clients: components["schemas"]["Account"][];
@@ -1601,6 +1724,12 @@ export type components = {
              *     or `POST /webhook/{hookID}/recover`, false for the attempts of the delivery schedule.
              */
             replay: boolean;
+            /**
+             * @description Present, and true, when the event's lead was erased (`POST /admin/erasures`): its
+             *     payload is gone, and so is the attempt's `error`. Such a delivery cannot be resent.
+             * @constant
+             */
+            erased?: true;
         };
         DeliveryAttemptPage: {
             attempts: components["schemas"]["DeliveryAttempt"][];
@@ -1809,19 +1938,32 @@ export type components = {
         };
         /**
          * @description One event of `GET /events`: the body its deliveries carry (`type`, `timestamp`, `data`,
-         *     the same values) and the event's `id`.
+         *     the same values) and the event's `id`; or, once its lead was erased
+         *     (`POST /admin/erasures`), its `id`, `type` and `timestamp` alone, with `erased: true`.
          */
-        RecentEvent: {
-            /**
-             * @description The event's id, sent as the `webhook-id` header of its deliveries.
-             * @example evt_5dc4603c2658ea0b1e706b843bb8f7fc
-             */
-            id: string;
+        RecentEvent: components["schemas"]["LiveEvent"] | components["schemas"]["ErasedEvent"];
+        LiveEvent: {
+            id: components["schemas"]["EventId"];
             type: components["schemas"]["EventName"];
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Lead"];
             leadId?: components["schemas"]["LeadId"];
         };
+        /** @description An event whose lead was erased; its payload is gone. */
+        ErasedEvent: {
+            id: components["schemas"]["EventId"];
+            type: components["schemas"]["EventName"];
+            timestamp: components["schemas"]["EventTimestamp"];
+            /** @constant */
+            erased: true;
+            /** Format: date-time */
+            erasedAt: string;
+        };
+        /**
+         * @description The event's id, sent as the `webhook-id` header of its deliveries.
+         * @example evt_5dc4603c2658ea0b1e706b843bb8f7fc
+         */
+        EventId: string;
         EventPage: {
             events: components["schemas"]["RecentEvent"][];
             /** @description Pass as `before` for the next page; null on the last page. */
@@ -1903,21 +2045,24 @@ export type components = {
              */
             ip: string | null;
             action: components["schemas"]["AuditAction"];
-            /** @description The client (account) the change was made to. */
+            /** @description The client (account) the change was made to; null for a lead erased in every client. */
             clientId: number | null;
             /**
              * @description What the action names: the client's id for `account.*`, the key's `keyId` for `key.*`
              *     and `portal_session.*` (a session is a key), the webhook's `hookId` for `webhook.*`;
-             *     null for `portal_link.created` (a link has no id of its own).
+             *     null for `portal_link.created` (a link has no id of its own) and `lead.erased` (a lead's
+             *     id is the lead product's, in `changes`).
              */
             targetId: number | null;
             /**
              * @description The fields the change set, by name, with their new values as the API shows them,
              *     secrets left out: a key's or a session's `prefix` (never the key), a webhook's `url`,
              *     `events`, `paused`, `rateLimit`, `ordered`, `filter`, and its custom `headers` by name
-             *     only (`[]` when they were removed); an account's `name` and `active`; a portal link's
-             *     and a session's `expiresAt`; a rotated secret's `previousSecretExpiresAt` (never the
-             *     secret). `{}` when the action says it all.
+             *     only (`[]` when they were removed); an account's `name`, `active` and `retention`; a
+             *     portal link's and a session's `expiresAt`; a rotated secret's
+             *     `previousSecretExpiresAt` (never the secret); an erasure's `leadId` and what it counted
+             *     (`events`, `deliveries`, `cancelled`, `attempts`, `idempotencyKeys`), never the lead's
+             *     data. `{}` when the action says it all.
              */
             changes: {
                 [key: string]: unknown;
@@ -1941,14 +2086,15 @@ export type components = {
             prefix?: string;
         };
         /**
-         * @description What was done: `account.created`, `account.updated` (renamed, deactivated or reactivated:
-         *     see `changes`); `key.created`, `key.revoked`; `webhook.created`, `webhook.updated` (any
-         *     field of `PATCH /webhook/{hookID}`: its URL, events, pause, rate, order, filter or custom
-         *     headers), `webhook.enabled`, `webhook.detached`, `webhook.secret_rotated`;
-         *     `portal_link.created`, `portal_session.opened`, `portal_session.ended`.
+         * @description What was done: `account.created`, `account.updated` (renamed, deactivated or reactivated,
+         *     or its retention period set: see `changes`); `key.created`, `key.revoked`;
+         *     `webhook.created`, `webhook.updated` (any field of `PATCH /webhook/{hookID}`: its URL,
+         *     events, pause, rate, order, filter or custom headers), `webhook.enabled`,
+         *     `webhook.detached`, `webhook.secret_rotated`; `portal_link.created`,
+         *     `portal_session.opened`, `portal_session.ended`; `lead.erased` (`POST /admin/erasures`).
          * @enum {string}
          */
-        AuditAction: "account.created" | "account.updated" | "key.created" | "key.revoked" | "webhook.created" | "webhook.updated" | "webhook.enabled" | "webhook.detached" | "webhook.secret_rotated" | "portal_link.created" | "portal_session.opened" | "portal_session.ended";
+        AuditAction: "account.created" | "account.updated" | "key.created" | "key.revoked" | "webhook.created" | "webhook.updated" | "webhook.enabled" | "webhook.detached" | "webhook.secret_rotated" | "portal_link.created" | "portal_session.opened" | "portal_session.ended" | "lead.erased";
         OperationalEventPage: {
             events: components["schemas"]["OperationalEvent"][];
             /** @description The `id` of the page's last event, to pass as `after`; null for an empty page. */
@@ -2138,6 +2284,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["About"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's retention period. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                    "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                    "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2654,7 +2827,8 @@ export interface operations {
             };
             /**
              * @description The delivery is still pending: an attempt is already queued (or in flight). It is made
-             *     at its due time; resend it once it has settled.
+             *     at its due time; resend it once it has settled. Or `Delivery of an erased lead: there is
+             *     nothing left to send`: its lead was erased (`POST /admin/erasures`).
              */
             409: {
                 headers: {
@@ -3664,6 +3838,37 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            500: components["responses"]["AdminInternal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    eraseLead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadErasureRequest"];
+            };
+        };
+        responses: {
+            /** @description What was erased. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadErasure"];
+                };
+            };
+            400: components["responses"]["AdminInvalid"];
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AccountNotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };

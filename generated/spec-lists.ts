@@ -22,6 +22,7 @@ export type SecurityScheme = "apiKey" | "publisherToken" | "adminToken";
 /** Each operation's security scheme; null for a public operation. */
 export const OPERATION_SECURITY = {
   getAbout: "apiKey",
+  getRetention: "apiKey",
   listWebhooks: "apiKey",
   createWebhook: "apiKey",
   getWebhook: "apiKey",
@@ -50,6 +51,7 @@ export const OPERATION_SECURITY = {
   revokeAccountKey: "adminToken",
   createPortalLink: "adminToken",
   listAuditLog: "adminToken",
+  eraseLead: "adminToken",
   openPortalSession: null,
   endPortalSession: "apiKey",
 } as const satisfies Record<keyof operations, SecurityScheme | null>;

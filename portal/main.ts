@@ -39,12 +39,25 @@ async function refresh(): Promise<void> {
   }
 }
 
+/** `604800` → `7 days`: the largest whole unit, as the admin sets it. */
+function period(seconds: number): string {
+  const [size, unit] = ([[86_400, 'day'], [3_600, 'hour'], [60, 'minute'], [1, 'second']] as const).find(([size]) => seconds % size === 0)!;
+  const n = seconds / size;
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** How long the client's history is kept (GET /retention). */
+async function showRetention(): Promise<void> {
+  const { retention } = await call(api.GET('/retention'));
+  byId('retention').textContent = `Delivered and failed events, with their delivery logs, are kept for ${period(retention)}.`;
+}
+
 async function showDashboard(accountName: string): Promise<void> {
   byId('account-name').textContent = accountName;
   byId('account').hidden = false;
   byId('sign-in').hidden = true;
   byId('dashboard').hidden = false;
-  await refreshWebhooks(onError);
+  await Promise.all([refreshWebhooks(onError), showRetention().catch(onError)]);
   timer = setInterval(() => void refresh(), REFRESH_MS);
 }
 
@@ -55,6 +68,7 @@ function signOut(): void {
   closeDeliveries();
   clearWebhooks();
   byId('account-name').textContent = '';
+  byId('retention').textContent = '';
   byId('account').hidden = true;
   byId('dashboard').hidden = true;
   byId('sign-in').hidden = false;

@@ -59,6 +59,7 @@ export const MESSAGES = {
   webhookLimit: 'Webhook limit reached',
   deliveryNotFound: 'Delivery not found',
   deliveryPending: 'Delivery already queued: it is still pending',
+  deliveryErased: 'Delivery of an erased lead: there is nothing left to send',
   invalidSince: 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z',
   futureSince: 'Invalid data: since must not be in the future',
   invalidUntil: 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z',
@@ -87,6 +88,10 @@ export const MESSAGES = {
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
   idempotencyKeyInUse: 'Idempotency-Key in use: a request with this key is still running; retry later',
 } as const;
+
+/** A client's retention longer than the server's RETENTION (`retentionMs`), which bounds every client's. */
+export const retentionTooLong = (retentionMs: number) =>
+  `Invalid data: retention must be at most the server's RETENTION, ${Math.floor(retentionMs / 1000)} seconds (${durationInWords(retentionMs)})`;
 
 export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
   `Rate limit exceeded: ${max} requests per ${window}; retry in ${retryInSeconds} seconds`;
@@ -427,9 +432,11 @@ const auditQuery: InputMessageOf = (operationId) => {
 // The admin operations' input, in the same words as the client operations'.
 function accountFields({ properties }: SpecSchema): Describers {
   const lengths = range(properties?.name, 'minLength', 'maxLength');
+  const seconds = range(schemaAt('#/components/schemas/RetentionSeconds'), 'minimum', 'maximum');
   return {
     name: () => `name must be ${lengths} characters, not only spaces`,
     active: () => 'active must be true or false',
+    retention: () => `retention must be a whole number of seconds from ${seconds}, or null`,
   };
 }
 const accountBody = bodyOf(jsonBody, accountFields);
@@ -449,6 +456,7 @@ const portalLinkBody = bodyOf(jsonBody, ({ properties }) => {
     branding: (_issue, field) => brandingWords[field ?? ''] ?? 'branding must be an object of productName, logoUrl and accentColor',
   };
 });
+const erasureBody = bodyOf(jsonBody, () => ({ leadId: leadIdWords, clientId: () => 'clientId must be a positive integer' }));
 const portalSessionBody = bodyOf(jsonBody, ({ properties }) => {
   const lengths = range(properties?.token, 'minLength', 'maxLength');
   return { token: () => `token must be ${lengths} characters` };
@@ -467,6 +475,8 @@ const DEFAULT_INPUT_MESSAGES: Record<RequestPart, InputMessage> = {
 // Every operation of openapi.yaml, so that one added there without its words here fails the typecheck.
 const INPUT_MESSAGES: Record<OperationId, Partial<Record<RequestPart, InputMessageOf>>> = {
   getAbout: {},
+  getRetention: {},
+  eraseLead: { body: erasureBody },
   listWebhooks: { querystring: pageQuery },
   createWebhook: { body: webhookBody },
   getWebhook: { params: undefinedHookId },

@@ -58,7 +58,7 @@ const logoLike = fc.oneof(
 );
 const path = fc.oneof(
   fc.constantFrom('/about', '/webhook', '/events', '/events/types', '/events/operational', '/healthz', '/readyz', '/', '/webhook/', '/documentation/json', '/portal', '/portal/portal.js', '/operations/events'),
-  fc.constantFrom('/admin/clients', '/portal-session', '/admin/audit-log'),
+  fc.constantFrom('/admin/clients', '/portal-session', '/admin/audit-log', '/retention', '/admin/erasures'),
   segment.map((s) => `/admin/clients/${s}`),
   segment.map((s) => `/admin/clients/${s}/keys`),
   segment.map((s) => `/webhook/${s}`),
@@ -77,6 +77,7 @@ const method = fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS
 // Mostly the operations themselves, with their own methods; sometimes anything at all.
 const operation = fc.oneof(
   fc.constant(['GET', '/about']),
+  fc.constant(['GET', '/retention']),
   fc.constant(['POST', '/webhook']),
   fc.constant(['GET', '/webhook']),
   segment.map((s) => ['DELETE', `/webhook/${s}`]),
@@ -92,7 +93,7 @@ const operation = fc.oneof(
   query.map((q) => ['GET', `/events/operational${q}`]),
   fc.constantFrom(['GET', '/healthz'], ['GET', '/readyz']),
   // The admin operations, with whatever credential comes but the admin token: every one is 401.
-  fc.constantFrom(['POST', '/admin/clients'], ['GET', '/admin/clients'], ['POST', '/portal-session'], ['DELETE', '/portal-session']),
+  fc.constantFrom(['POST', '/admin/clients'], ['GET', '/admin/clients'], ['POST', '/portal-session'], ['DELETE', '/portal-session'], ['POST', '/admin/erasures']),
   segment.map((s) => ['PATCH', `/admin/clients/${s}`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/keys`]),
   segment.map((s) => ['POST', `/admin/clients/${s}/portal-sessions`]),
@@ -184,6 +185,7 @@ const webhookLike = fc.record(
     ttl: fc.oneof(fc.integer(), hostileText),
     branding: brandingLike,
     active: fc.oneof(fc.boolean(), hostileText),
+    retention: fc.oneof(fc.integer(), fc.double(), fc.constant(null), hostileText, fc.jsonValue()),
     leadId: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 140 }), hostileText, fc.jsonValue()),
     ordered: fc.oneof(fc.boolean(), fc.jsonValue()),
     // A webhook's custom headers: names and values of any text (reserved names, line breaks,
@@ -220,6 +222,8 @@ const validish = fc.oneof(
   fc.record({ filter: filterLike }),
   fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object() }),
   fc.record({ clientId: fc.constantFrom(1, 2, 3), type: fc.constantFrom('lead_create', 'lead_update'), data: fc.object(), leadId: fc.oneof(fc.nat(), fc.string({ minLength: 1, maxLength: 128 })) }),
+  // An erasure (POST /admin/erasures): of a lead in one client, or in all.
+  fc.record({ leadId: fc.oneof(fc.nat(), fc.string({ minLength: 1, maxLength: 128 })), clientId: fc.constantFrom(1, 2, 3, 99) }, { requiredKeys: ['leadId'] }),
 );
 
 export const NESTING_KINDS = ['arrays', 'objects', 'mixed'] as const;
@@ -312,6 +316,7 @@ function wellFormedRequests(ids: { clientId: number; hookId: number }): Operatio
     updateAccount: { name: 'Attacker' },
     createPortalLink: { ttl: 60, branding: { productName: 'Attacker CRM', logoUrl: 'https://cdn.a.example/l.svg', accentColor: '#0a7d5a' } },
     openPortalSession: { token: 'lhp_unknown' },
+    eraseLead: { leadId: 'lead-x', clientId: ids.clientId },
   };
   const queries: Record<string, string> = {
     listEvents: 'type=lead_create&limit=5',

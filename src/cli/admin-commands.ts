@@ -30,25 +30,26 @@ function checked<B extends Record<string, unknown>>(operationId: string, body: B
 
 async function updateAccount(
   store: Parameters<Command>[0],
+  retentionMs: number,
   id: string | undefined,
   body: { name?: string; active?: boolean },
   say: (account: Account) => string,
 ): Promise<Output> {
   const clientId = positiveInt(id, 'clientId');
-  const { body: account } = await createAccountHandlers(store).updateAccount(request<'updateAccount'>({ clientId }, checked('updateAccount', body), ''));
+  const { body: account } = await createAccountHandlers(store, retentionMs).updateAccount(request<'updateAccount'>({ clientId }, checked('updateAccount', body), ''));
   return { json: account, text: say(account) };
 }
 
 export const ADMIN_COMMANDS: Record<string, Command> = {
-  async 'client rename'(store, [id, name, ...rest]) {
+  async 'client rename'(store, [id, name, ...rest], { config }) {
     if (name === undefined || rest.length > 0) throw new UsageError('client rename needs a client id and one name (quote a name with spaces)');
-    return updateAccount(store, id, { name }, (a) => `Renamed client ${a.clientId} to "${a.name}".`);
+    return updateAccount(store, config.retention, id, { name }, (a) => `Renamed client ${a.clientId} to "${a.name}".`);
   },
-  async 'client deactivate'(store, [id]) {
-    return updateAccount(store, id, { active: false }, (a) => `Deactivated client ${a.clientId} "${a.name}": its keys are refused and its webhooks receive nothing until it is reactivated.`);
+  async 'client deactivate'(store, [id], { config }) {
+    return updateAccount(store, config.retention, id, { active: false }, (a) => `Deactivated client ${a.clientId} "${a.name}": its keys are refused and its webhooks receive nothing until it is reactivated.`);
   },
-  async 'client reactivate'(store, [id]) {
-    return updateAccount(store, id, { active: true }, (a) => `Client ${a.clientId} "${a.name}" is active again: its keys work, and its waiting deliveries go out.`);
+  async 'client reactivate'(store, [id], { config }) {
+    return updateAccount(store, config.retention, id, { active: true }, (a) => `Client ${a.clientId} "${a.name}" is active again: its keys work, and its waiting deliveries go out.`);
   },
   async 'portal-link create'(store, [id], { ttl, productName, logoUrl, accentColor, config }) {
     const clientId = positiveInt(id, 'clientId');

@@ -17,7 +17,7 @@ import { refusedBody } from './operation-input.js';
 /** Events per batch: POST /events/batch's most. */
 const BATCH = 1_000;
 
-type Lead = { clientId: number; type: 'lead_create' | 'lead_update'; data: Record<string, unknown> };
+type Lead = { clientId: number; type: 'lead_create' | 'lead_update'; data: Record<string, unknown>; leadId?: string | number };
 type Published = { eventId: string; deliveries: number } | undefined;
 
 /** The file's leads with their line numbers, each checked as POST /events checks a body; a usage error names the first bad line. */
@@ -41,8 +41,9 @@ function readLeads(path: string): { lead: Lead; line: number }[] {
     }
     const refused = refusedBody('publishEvent', lead as Record<string, unknown>);
     if (refused) throw new UsageError(`${where}: ${refused}`);
-    const { clientId, type, data } = lead as Lead;
-    leads.push({ lead: { clientId, type, data }, line: i + 1 });
+    // The lead's id too, as POST /events takes it: delivered in order, and erasable by it.
+    const { clientId, type, data, leadId } = lead as Lead;
+    leads.push({ lead: { clientId, type, data, ...(leadId === undefined ? {} : { leadId }) }, line: i + 1 });
   }
   if (leads.length === 0) throw new UsageError(`--file ${path} holds no event`);
   return leads;

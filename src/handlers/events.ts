@@ -54,8 +54,11 @@ export function createEventHandlers(
       return {
         status: 200,
         body: {
-          // The stored body is the one every delivery sends; the listing adds the event's id.
-          events: page.map(({ id, payload }) => ({ id, ...(JSON.parse(payload) as Delivered) })),
+          // The stored body is the one every delivery sends; the listing adds the event's id. An
+          // erased one has none left: its metadata alone, marked.
+          events: page.map(({ id, payload, type, createdAt, erasedAt }) =>
+            erasedAt === null ? { id, ...(JSON.parse(payload) as Delivered) } : { id, type, timestamp: createdAt, erased: true as const, erasedAt },
+          ),
           next: events.length > limit ? page[page.length - 1]!.seq : null,
         },
       };

@@ -4,6 +4,7 @@ import { eventCatalogue } from '../event-catalogue.js';
 import type { Store } from '../store/store.js';
 import { createAboutHandlers } from './about.js';
 import { createAccountHandlers } from './accounts.js';
+import { createErasureHandlers } from './erasure.js';
 import { createAuditLogHandlers } from './audit-log.js';
 import { createEventHandlers } from './events.js';
 import { createHealthHandlers } from './health.js';
@@ -26,6 +27,7 @@ export type HandlerConfig = Pick<
   | 'secretRotationGrace'
   | 'deliveryRateLimit'
   | 'publicUrl'
+  | 'retention'
   | 'portalProductName'
   | 'portalLogoUrl'
   | 'portalAccentColor'
@@ -58,7 +60,8 @@ export function createHandlers(
     ...createHealthHandlers(store),
     ...createReplayHandlers(store, onPublished),
     ...createOperationalEventHandlers(store),
-    ...createAccountHandlers(store),
+    ...createAccountHandlers(store, config.retention),
+    ...createErasureHandlers(store),
     ...createPortalSessionHandlers(store, config),
     ...createAuditLogHandlers(store),
   };

@@ -26,6 +26,8 @@ export function createReplayHandlers(
           throw new HttpError(404, MESSAGES.deliveryNotFound);
         case 'pending':
           throw new HttpError(409, MESSAGES.deliveryPending);
+        case 'erased':
+          throw new HttpError(409, MESSAGES.deliveryErased);
       }
       onQueued();
       return { status: 202, body: { deliveryId: params.deliveryId, eventId: result.eventId, dueAt: new Date(now).toISOString() } };

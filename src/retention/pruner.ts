@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
+import { appliedRetentionMs } from './client-retention.js';
 import { IDEMPOTENCY_KEY_LIFETIME_MS, type DetachedCursor, type Store } from '../store/store.js';
 
 /** Events visited per transaction: a batch holds the write lock for a few milliseconds at most. */
@@ -33,9 +34,10 @@ export interface Pruner {
 }
 
 /**
- * Retention: delivered and failed events older than `retention` are deleted with their
- * deliveries and attempts, operational events and audit log entries older than `retention`,
- * idempotency keys past their lifetime, portal links and session keys expired before `retention`, then the
+ * Retention: delivered and failed events older than `retention`, or than their client's own
+ * shorter period (`ClientRepository.withRetention`), are deleted with their deliveries and
+ * attempts, operational events and audit log entries older than `retention`, idempotency keys
+ * past their lifetime, portal links and session keys expired before `retention`, then the
  * webhooks detached before `retention` that nothing refers to any more, in small batches (README, "Retention"). A delivery still pending is never deleted. Runs in the server, and in a separate worker when one runs; two pruners on one
  * database only take turns.
  */
@@ -64,19 +66,38 @@ export function createPruner(
       }
       if (totals[kind] > 0) log.info({ [kind]: totals[kind], before }, message);
     };
-    let cursor = 0;
-    for (;;) {
-      const batch = await store.events.prune(before, PRUNE_BATCH, cursor);
-      totals.events += batch.events;
-      totals.deliveries += batch.deliveries;
-      totals.attempts += batch.attempts;
-      if (!batch.more || stopped) break;
-      cursor = batch.cursor;
-      await pause();
-    }
+    // Every client's history older than RETENTION, which bounds each client's own period; then
+    // each client with a shorter period of its own, walking its events alone, so that no pass
+    // reads the other clients' events younger than RETENTION.
+    const history = async (before: string, clientId?: number) => {
+      let cursor = 0;
+      for (;;) {
+        const batch = await store.events.prune(before, PRUNE_BATCH, cursor, clientId);
+        totals.events += batch.events;
+        totals.deliveries += batch.deliveries;
+        totals.attempts += batch.attempts;
+        if (!batch.more || stopped) break;
+        cursor = batch.cursor;
+        await pause();
+      }
+    };
+    await history(before);
     if (totals.events > 0) {
       const { events, deliveries, attempts } = totals;
       log.info({ events, deliveries, attempts, before }, 'pruned history older than the retention period');
+    }
+    for (let after = 0; !stopped; ) {
+      const clients = await store.clients.withRetention(after, PRUNE_BATCH);
+      for (const { id, retentionSeconds } of clients) {
+        const own = appliedRetentionMs(retentionSeconds, config.retention);
+        if (own >= config.retention || stopped) continue;
+        const events = totals.events;
+        const clientBefore = new Date(now() - own).toISOString();
+        await history(clientBefore, id);
+        if (totals.events > events) log.info({ clientId: id, events: totals.events - events, before: clientBefore }, "pruned a client's history older than its own retention period");
+      }
+      if (clients.length < PRUNE_BATCH) break;
+      after = clients.at(-1)!.id;
     }
     const expired = new Date(now() - IDEMPOTENCY_KEY_LIFETIME_MS).toISOString();
     await drain('idempotencyKeys', () => store.idempotency.prune(expired, PRUNE_BATCH), 'pruned expired idempotency keys', expired);

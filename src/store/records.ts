@@ -66,6 +66,16 @@ export interface ClientSummary extends Client {
   active: boolean;
   activeKeys: number;
   activeWebhooks: number;
+  /** Its own retention period in seconds; null: the server's RETENTION. */
+  retentionSeconds: number | null;
+}
+
+/** What `ClientRepository.update` changes: each field given. */
+export interface ClientChanges {
+  name?: string;
+  active?: boolean;
+  /** Seconds; null removes the client's own period. */
+  retentionSeconds?: number | null;
 }
 
 /** A key as the store sees it: never the key itself, only its hash and display prefix. */
@@ -194,6 +204,12 @@ export interface NewEvent {
   /** The lead it is about (leadKey of src/delivery-policy/lead-order.ts): delivered in order with the lead's others. */
   leadKey?: string;
   /**
+   * The Idempotency-Key it was published under, with its scope (the publisher's, or the
+   * command-line tool's), set by the store's keyed publish: erasing its lead finds the key's kept
+   * answer by it (ErasureRepository.erase).
+   */
+  idempotency?: { scope: string; key: string };
+  /**
    * The client's webhooks with a filter that the lead matches (WebhookRepository.filters, run
    * above the store): a webhook with a filter gets a delivery only when it is among them.
    */
@@ -205,8 +221,36 @@ export interface StoredEvent {
   /** The order events were written in: the listing's cursor. */
   seq: number;
   id: string;
-  /** The exact body every delivery of the event carries. */
+  /** The exact body every delivery of the event carries; empty once its lead was erased. */
   payload: string;
+  type: EventName;
+  createdAt: string;
+  /** When its lead was erased (ISO 8601); null while it was not. */
+  erasedAt: string | null;
+}
+
+/** What erasing a lead erased (ErasureRepository.erase), each a count. */
+export interface LeadErased {
+  /** Events whose payload was erased. */
+  events: number;
+  /** The deliveries of those events. */
+  deliveries: number;
+  /** Pending deliveries of the lead cancelled. */
+  cancelled: number;
+  /** Attempts whose error text was erased. */
+  attempts: number;
+  /** Kept Idempotency-Key answers whose request fingerprint was erased. */
+  idempotencyKeys: number;
+}
+
+/**
+ * An attempt of the lead a worker had begun when it was erased: its delivery, the attempts it had
+ * recorded then, and the end of its lease (epoch ms), by which the attempt is over.
+ */
+export interface AttemptInFlight {
+  deliveryId: number;
+  attempts: number;
+  leaseUntil: number;
 }
 
 /** A delivery a worker has claimed: everything needed to make one attempt. */
@@ -259,6 +303,8 @@ export interface DeliveryAttempt extends Omit<AttemptRecord, 'nextAttemptAt' | '
   eventId: string;
   type: WebhookEventName;
   outcome: LoggedOutcome;
+  /** Its event's lead was erased. */
+  erased?: true;
 }
 
 /** Something that happened to a webhook, that its client and the publisher should know of (GET /operations/events). */

@@ -12,9 +12,9 @@ export interface ClientRow {
 export const toClient = (row: ClientRow): Client => ({ id: row.id, name: row.name, createdAt: row.created_at });
 
 /** A client with its counts, as the admin API and `client list` show it; `active` 0/1 on SQLite. */
-export type ClientSummaryRow = ClientRow & { active: number | boolean; active_keys: number; active_webhooks: number };
+export type ClientSummaryRow = ClientRow & { active: number | boolean; active_keys: number; active_webhooks: number; retention_seconds: number | null };
 
-export const CLIENT_SUMMARY_SELECT = `SELECT c.id, c.name, c.created_at, c.active,
+export const CLIENT_SUMMARY_SELECT = `SELECT c.id, c.name, c.created_at, c.active, c.retention_seconds,
     (SELECT count(*) FROM api_keys k WHERE k.client_id = c.id AND k.revoked_at IS NULL) AS active_keys,
     c.active_webhooks
   FROM clients c`;
@@ -24,6 +24,7 @@ export const toClientSummary = (row: ClientSummaryRow): ClientSummary => ({
   active: Boolean(row.active),
   activeKeys: row.active_keys,
   activeWebhooks: row.active_webhooks,
+  retentionSeconds: row.retention_seconds,
 });
 
 export interface KeyRow {
@@ -169,6 +170,8 @@ export interface AttemptRow {
   outcome: AttemptOutcome;
   /** 1 or true on the attempt that disabled its webhook. */
   disabled_webhook: number | boolean;
+  /** 1 or true once its event's lead was erased. */
+  erased: number | boolean;
 }
 
 /** An attempt as the delivery log shows it. */
@@ -183,6 +186,7 @@ export const toAttempt = (row: AttemptRow): DeliveryAttempt => ({
   durationMs: row.duration_ms,
   outcome: row.disabled_webhook ? 'disabled' : row.outcome,
   replay: Boolean(row.replay),
+  ...(row.erased ? { erased: true as const } : {}),
 });
 
 export interface OperationalEventRow {

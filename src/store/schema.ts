@@ -68,6 +68,7 @@ export const TABLES: Record<string, Table> = {
       created_at: time,
       active_webhooks: { kind: 'integer', default: '0', notMoved: "each engine's triggers count a client's webhooks as they arrive" },
       active: flag(1),
+      retention_seconds: maybe({ kind: 'integer' }),
     },
     move: { orderBy: 'id' },
     indexes: {},
@@ -131,10 +132,10 @@ export const TABLES: Record<string, Table> = {
     indexes: { webhooks_to_release: ['id'], webhooks_filtered_by_client: ['client_id'] },
   },
   events: {
-    columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text), lead_id: maybe(text) },
+    columns: { id: text, client_id: ref, type: text, payload: text, created_at: time, trace_context: maybe(text), lead_id: maybe(text), erased_at: maybe(time), idempotency_scope: maybe(text), idempotency_key: maybe(text) },
     // In the order they were written, so that retention walks them in the same order.
     move: { orderBy: 'rowid' },
-    indexes: {},
+    indexes: { events_by_lead: ['lead_id', 'client_id'] },
   },
   deliveries: {
     columns: {

@@ -3,7 +3,7 @@
 // records it speaks of are in src/store/records.ts, exported from here too.
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, LeadErased, AttemptInFlight, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch } from './records.js';
 import type { PortalBranding } from '../portal-branding.js';
 
 export * from './records.js';
@@ -26,7 +26,12 @@ export interface ClientRepository {
    * Renames a client, or deactivates it (its keys are refused, on every process, from the commit
    * on, and its webhooks receive nothing) or activates it again. Undefined when there is none.
    */
-  update(id: number, changes: { name?: string; active?: boolean }, audit?: AuditNote): Promise<ClientSummary | undefined>;
+  update(id: number, changes: ClientChanges, audit?: AuditNote): Promise<ClientSummary | undefined>;
+  /**
+   * Retention: up to `limit` clients with a retention period of their own, with ids above
+   * `after`, by id.
+   */
+  withRetention(after: number, limit: number): Promise<{ id: number; retentionSeconds: number }[]>;
 }
 
 export interface KeyRepository {
@@ -144,9 +149,10 @@ export interface EventRepository {
    * Retention: visits up to `limit` events, oldest first, after `cursor` (0 to start), and
    * deletes those created before `before` (ISO 8601) whose deliveries are all settled, together
    * with their deliveries and attempts. An event with a delivery still pending is kept, whatever
-   * its age. One short transaction per call.
+   * its age. One short transaction per call. With `clientId`, only that client's events are
+   * visited, through its index (a client whose own retention is shorter than the server's).
    */
-  prune(before: string, limit: number, cursor: number): Promise<PruneBatch>;
+  prune(before: string, limit: number, cursor: number, clientId?: number): Promise<PruneBatch>;
 }
 
 /** Events created at or after `since` and, when it is given, before `until` (ISO 8601 both). */
@@ -199,17 +205,18 @@ export interface DeliveryRepository {
   /**
    * Replay: queues one more attempt of a settled delivery of one of the client's webhooks, due
    * at `now` (epoch ms) and marked as a replay. `no-webhook` when the client has no such active
-   * webhook, `no-delivery` when the webhook has no such delivery, `pending` when it is not settled.
+   * webhook, `no-delivery` when the webhook has no such delivery, `pending` when it is not settled,
+   * `erased` when its event's lead was erased (nothing is left to send).
    */
   requeue(
     clientId: number,
     webhookId: number,
     deliveryId: number,
     now: number,
-  ): Promise<{ outcome: 'queued'; eventId: string } | { outcome: 'no-webhook' | 'no-delivery' | 'pending' }>;
+  ): Promise<{ outcome: 'queued'; eventId: string } | { outcome: 'no-webhook' | 'no-delivery' | 'pending' | 'erased' }>;
   /**
    * Replay: queues, as `requeue` does, up to `limit` failed deliveries of one of the client's
-   * webhooks whose events were created in `range`, oldest first, through an index of failed
+   * webhooks whose events were created in `range` (and not erased), oldest first, through an index of failed
    * deliveries by webhook. `more`: some are left. Undefined when the client has no such active
    * webhook.
    */
@@ -222,7 +229,7 @@ export interface DeliveryRepository {
   ): Promise<{ queued: number; more: boolean } | undefined>;
   /**
    * What a disabled webhook missed: creates, for up to `limit` events of the client created in
-   * `range`, not before the webhook, of a type it is subscribed to, that have no delivery to it at
+   * `range` (and not erased), not before the webhook, of a type it is subscribed to, that have no delivery to it at
    * all, one pending delivery to it each, due at `now` (epoch ms), in the order the events were
    * written. They are ordinary deliveries (not replays: retried on the schedule), created at
    * their event's time like a publication's. `more`: some are left. A second call finds none of
@@ -376,6 +383,21 @@ export interface RateLimitRepository {
   prune(before: number): Promise<number>;
 }
 
+/** Erasing a lead (openapi.yaml, `eraseLead`). */
+export interface ErasureRepository {
+  /**
+   * In one transaction: erases the payload of each event of the lead (`leadKey`, in client
+   * `clientId`, or in all), marking it erased; cancels the lead's pending deliveries (those waiting
+   * behind another of the lead too, none made due); erases its attempts' error text and the
+   * request fingerprint of the Idempotency-Key answers kept for the publications of its events.
+   * Counts what it erased (events already erased are not counted again). No delivery of the lead
+   * is leased after it commits; `inFlight`: those leased before, whose worker holds the payload.
+   */
+  erase(leadKey: string, clientId: number | undefined, now: number): Promise<{ erased: LeadErased; inFlight: AttemptInFlight[] }>;
+  /** Those of `attempts` still in flight at `now` (epoch ms): not recorded since, their lease not over. */
+  stillInFlight(attempts: AttemptInFlight[], now: number): Promise<AttemptInFlight[]>;
+}
+
 export interface Store {
   clients: ClientRepository;
   keys: KeyRepository;
@@ -389,6 +411,7 @@ export interface Store {
   audit: AuditRepository;
   /** The per-key rate limit's shared count: present where several processes share the database (PostgreSQL). */
   rateLimits?: RateLimitRepository;
+  erasure: ErasureRepository;
   /**
    * Calls `listener` when deliveries may have been published by another process (PostgreSQL:
    * LISTEN/NOTIFY), so that an idle worker looks at once. A hint, never a guarantee: workers

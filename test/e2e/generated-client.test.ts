@@ -138,13 +138,13 @@ t.test("the README's client steps, as written, give a client that compiles and g
   const [ended, opened] = answers.listAuditLog?.[0]?.body.entries ?? [];
   t.match([ended?.at, opened?.at], [/^\d{4}-\d\d-\d\dT/, /^\d{4}-\d\d-\d\dT/]);
   const sessionPrefix = session?.apiKey.slice(0, 11);
-  const cove = { clientId: 2, active: true, createdAt: coveAccount?.createdAt, activeKeys: 1, activeWebhooks: 0 };
+  const cove = { clientId: 2, active: true, createdAt: coveAccount?.createdAt, activeKeys: 1, activeWebhooks: 0, retention: null, retentionApplied: 2_592_000 };
   t.strictSame(answers, {
     createAccount: [{ status: 201, body: { clientId: 2, name: 'Cove Estates', apiKey: signedUp?.apiKey } }],
     listAccounts: [
       {
         status: 200,
-        body: { clients: [{ clientId: 1, name: 'Acme Realty', active: true, createdAt: acmeAccount?.createdAt, activeKeys: 1, activeWebhooks: 0 }, { ...cove, name: 'Cove Estates' }], next: null },
+        body: { clients: [{ clientId: 1, name: 'Acme Realty', active: true, createdAt: acmeAccount?.createdAt, activeKeys: 1, activeWebhooks: 0, retention: null, retentionApplied: 2_592_000 }, { ...cove, name: 'Cove Estates' }], next: null },
       },
     ],
     getAccount: [{ status: 200, body: { ...cove, name: 'Cove Estates' } }],
@@ -180,9 +180,11 @@ t.test("the README's client steps, as written, give a client that compiles and g
         },
       },
     ],
+    eraseLead: [{ status: 200, body: { leadId: 'lead-never-published', clientId: 1, events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 } }],
     getHealth: [{ status: 200, body: { status: 'ok' } }],
     getReadiness: [{ status: 200, body: { status: 'ok' } }],
     getAbout: [{ status: 200, body: { name: 'Acme Realty' } }],
+    getRetention: [{ status: 200, body: { retention: 2_592_000, own: false } }],
     createWebhook: [{ status: 201, body: { hookId: 1, id: 1, secret } }],
     listWebhooks: [
       {

@@ -490,4 +490,30 @@ if (browserTestsRun(t)) {
     t.same(session.urls.filter((url) => url.includes(token) && !url.includes('#link=')), [], 'the token only ever in a fragment');
     await checkNothingLeaked(t, session, ['401 POST /portal-session', '401 POST /portal-session']);
   });
+
+  t.test("the dashboard says how long the client's history is kept: RETENTION, or its own period", async (t) => {
+    const session = await openPortal(t, { ADMIN_TOKEN, RETENTION: '30d' });
+    const { page, server, apiKey } = session;
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByLabel('API key').press('Enter');
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    const kept = (period: string) => `Delivered and failed events, with their delivery logs, are kept for ${period}.`;
+    await eventually(async () => ((await text(page, '#retention')) !== '' ? true : undefined), WAIT_MS);
+    t.equal(await text(page, '#retention'), kept('30 days'), "the server's RETENTION");
+
+    const set = await fetch(`${server.url}/admin/clients/1`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ retention: 86_400 }),
+    });
+    t.equal(set.status, 200);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    await eventually(async () => ((await text(page, '#retention')) === kept('1 day') ? true : undefined), WAIT_MS).catch(() => {});
+    t.equal(await text(page, '#retention'), kept('1 day'), 'its own, once the lead product set it');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    t.equal(await text(page, '#retention'), '', 'forgotten at sign-out');
+    await checkNothingLeaked(t, session, []);
+  });
 }

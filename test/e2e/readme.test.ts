@@ -61,6 +61,7 @@ const WALKTHROUGHS = [
   'Secrets at rest',
   'Audit log',
   'The portal inside your product',
+  'Erasing a lead',
   'Moving a deployment from SQLite to PostgreSQL',
 ];
 const MOVE_SECTION = WALKTHROUGHS.at(-1)!;

@@ -172,6 +172,46 @@ t.test('a replayed Idempotency-Key, publishing and delivering record nothing', a
   t.equal(await count(), 2, 'nothing more');
 });
 
+t.test("a client's retention period and a lead's erasure are on record, never the lead's data", async (t) => {
+  const { app, db, asAdmin, readAll } = await auditApp(t);
+  const account = await asAdmin('POST', '/admin/clients', { name: 'Acme Realty' });
+  const clientId: number = account.json.clientId;
+  const other = await asAdmin('POST', '/admin/clients', { name: 'Bolt Homes' });
+  t.equal((await asAdmin('PATCH', `/admin/clients/${clientId}`, { retention: 86_400 })).status, 200);
+  t.equal((await asAdmin('PATCH', `/admin/clients/${clientId}`, { name: 'Acme Homes', retention: null })).status, 200);
+  t.equal((await asAdmin('PATCH', `/admin/clients/${clientId}`, { retention: 999_999_999 })).status, 400, 'refused: longer than RETENTION');
+  const email = 'jane.erased-lead@example.net';
+  for (const client of [clientId, other.json.clientId]) {
+    t.equal((await publish(app, { clientId: client, type: 'lead_create', leadId: 'lead-77', data: { email } })).status, 202);
+  }
+  const here = await asAdmin('POST', '/admin/erasures', { leadId: 'lead-77', clientId });
+  const everywhere = await asAdmin('POST', '/admin/erasures', { leadId: 'lead-77' });
+  t.match([here.json.events, everywhere.json.events], [1, 1]);
+  t.equal((await asAdmin('POST', '/admin/erasures', { leadId: 'lead-77', clientId: 999_999 })).status, 404, 'an unknown client: nothing erased, nothing recorded');
+
+  const entries = (await readAll()).filter((e) => e.action !== 'account.created');
+  const counts = { deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 };
+  const by = { actor: { kind: 'admin' }, ip: ADMIN_IP };
+  t.match(entries, [
+    { ...by, action: 'lead.erased', clientId: null, targetId: null },
+    { ...by, action: 'lead.erased', clientId, targetId: null },
+    { ...by, action: 'account.updated', clientId, targetId: clientId },
+    { ...by, action: 'account.updated', clientId, targetId: clientId },
+  ]);
+  t.strictSame(
+    entries.map((e) => e.changes),
+    [
+      { leadId: 'lead-77', events: 1, ...counts },
+      { leadId: 'lead-77', events: 1, ...counts },
+      { name: 'Acme Homes', retention: null },
+      { retention: 86_400 },
+    ],
+    'the retention as the API names it; an erasure by its leadId and counts',
+  );
+  const rows = await db.query<{ changes: string }>('SELECT changes FROM audit_log');
+  t.notOk(rows.some((r) => r.changes.includes(email)), "no entry holds the lead's data");
+});
+
 t.test('the log is read by client and by time range, a page at a time', async (t) => {
   const { db, asAdmin, readAll } = await auditApp(t);
   const acme = (await asAdmin('POST', '/admin/clients', { name: 'Acme' })).json.clientId;

@@ -47,6 +47,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const health = await anonymous.GET('/healthz');
   const readiness = await anonymous.GET('/readyz');
   const about = await client.GET('/about');
+  const retention = await client.GET('/retention');
   const created = await client.POST('/webhook', {
     body: { url: 'https://hooks.example.com/leads', events: ['lead_create', 'lead_update'] },
   });
@@ -106,11 +107,13 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
   const signedOut = await portal.DELETE('/portal-session');
   // The new customer's two latest changes on record: the session opened, then ended.
   const audit = await admin.GET('/admin/audit-log', { params: { query: { clientId, limit: 2 } } });
+  const erasure = await admin.POST('/admin/erasures', { body: { leadId: 'lead-never-published', clientId: options.clientId } });
 
   return {
     getHealth: [answer(health)],
     getReadiness: [answer(readiness)],
     getAbout: [answer(about)],
+    getRetention: [answer(retention)],
     createWebhook: [answer(created)],
     listWebhooks: [answer(listed)],
     publishEvent: [answer(published), answer(unknownClient)],
@@ -139,6 +142,7 @@ export async function run(options: Options): Promise<Record<string, Answer[]>> {
     openPortalSession: [answer(session), answer(reused)],
     endPortalSession: [answer(signedOut)],
     listAuditLog: [answer(audit)],
+    eraseLead: [answer(erasure)],
   };
 }
 `;

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send, tempDir } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import { belongsTo, postgresDatabase, sqliteDatabase } from '../helpers/stores.js';
+import { whereFound } from '../helpers/where-found.js';
 
 belongsTo('postgres');
 
@@ -168,6 +169,49 @@ t.test('a paused webhook moves paused, its held deliveries with it; resumed on P
   t.equal(resumed.json.paused, false);
   await receiver.waitFor(3);
   t.same(receiver.received.map((r) => r.headers['webhook-id']).sort(), [...events].sort());
+});
+
+t.test('an erased lead moves erased: its events without payload, its deliveries cancelled, its email in no table', async (t) => {
+  const path = join(tempDir(t), 'leadhooks.db');
+  const email = 'erased-before-the-move@example.test';
+  const ok = await startReceiver(t);
+  const failing = await startReceiver(t, () => ({ status: 500 }));
+  const ADMIN_TOKEN = 'admin-token-for-the-tests-0123';
+  const before = await buildTestApp(t, { ...DELIVERY_ENV, ADMIN_TOKEN, DATABASE_PATH: path, DELIVERY_RETRY_SCHEDULE: '1h' });
+  const acme = await createClient(before.app);
+  await createWebhook(before.app, acme.apiKey, { url: ok.url, events: ['lead_create', 'lead_update'] });
+  await createWebhook(before.app, acme.apiKey, { url: failing.url, events: ['lead_create', 'lead_update'] });
+  const keyed = { authorization: `Bearer ${DELIVERY_ENV.PUBLISHER_TOKEN}`, 'idempotency-key': 'publish-44' };
+  await send(before.app, { method: 'POST', url: '/events', headers: keyed, payload: { clientId: acme.clientId, type: 'lead_create', leadId: 44, data: { email } } });
+  await publish(before.app, { clientId: acme.clientId, type: 'lead_update', leadId: 44, data: { email, stage: 'won' } });
+  await publish(before.app, { clientId: acme.clientId, type: 'lead_create', leadId: 45, data: { email: 'stays@example.test' } });
+  await ok.waitFor(3);
+  await failing.waitFor(2);
+  const source = sqliteDatabase(path);
+  await eventually(async () => ((await source.query<{ n: number }>('SELECT count(*) AS n FROM delivery_attempts'))[0]!.n === 5 ? true : undefined));
+  const erased = await send(before.app, { method: 'POST', url: '/admin/erasures', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { leadId: 44 } });
+  t.same(erased.json, { leadId: '44', clientId: null, events: 2, deliveries: 4, cancelled: 2, attempts: 0, idempotencyKeys: 1 });
+  await before.app.close();
+  t.same(await whereFound(source, email), [], 'erased on SQLite');
+
+  const target = await postgresDatabase(t, { empty: true });
+  const moved = await cli('migrate-to-postgres', '--from', path, '--to', target.env.DATABASE_URL!);
+  t.equal(moved.code, 0, moved.err);
+  t.same(await whereFound(target, email), [], 'the email is in no table of the PostgreSQL copy');
+  t.same(await whereFound(target, 'stays@example.test'), ['events: 1'], 'another lead moved as it was');
+  t.same(
+    await target.query("SELECT lead_id, payload, erased_at IS NOT NULL AS erased FROM events ORDER BY seq"),
+    [{ lead_id: '44', payload: '', erased: true }, { lead_id: '44', payload: '', erased: true }, { lead_id: '45', payload: JSON.stringify({ type: 'lead_create', timestamp: (await source.query<{ created_at: string }>("SELECT created_at FROM events WHERE lead_id = '45'"))[0]!.created_at, data: { email: 'stays@example.test' }, leadId: 45 }), erased: false }],
+    'the erased events moved erased',
+  );
+  t.same(await target.query("SELECT state, count(*) AS n FROM deliveries GROUP BY state ORDER BY state"), [{ state: 'cancelled', n: 2 }, { state: 'pending', n: 1 }, { state: 'succeeded', n: 3 }]);
+
+  // On PostgreSQL, the erased lead stays erased: listed so, and a second erasure finds nothing.
+  const after = await buildTestApp(t, { ...DELIVERY_ENV, ADMIN_TOKEN, ...target.env });
+  const listed = await send(after.app, { method: 'GET', url: '/events', headers: { 'x-api-key': acme.apiKey } });
+  t.match(listed.json.events, [{ data: { email: 'stays@example.test' } }, { type: 'lead_update', erased: true }, { type: 'lead_create', erased: true }]);
+  const again = await send(after.app, { method: 'POST', url: '/admin/erasures', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { leadId: 44 } });
+  t.same(again.json, { leadId: '44', clientId: null, events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 });
 });
 
 t.test('a rotated secret moves with its previous one and the end of its grace period; replayed attempts stay marked', async (t) => {

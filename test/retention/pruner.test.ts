@@ -159,6 +159,62 @@ t.test('pruning visits a bounded batch per transaction and steps over old pendin
   t.equal((await counts(db)).pending, 450);
 });
 
+t.test("a client's own retention: its history older than a day is pruned, another client's stays for RETENTION", async (t) => {
+  const { store, db, clientId: acme, stuck } = await storeWithTwoWebhooks(t);
+  const { client: bolt } = await store.clients.create('Bolt Homes', generateApiKey().stored);
+  await store.webhooks.create({ clientId: bolt.id, url: 'https://c.example/hook', events: ['lead_create'], secret: 'whsec_c' }, 10);
+  t.match(await store.clients.update(acme, { retentionSeconds: 86_400 }), { id: acme, retentionSeconds: 86_400 });
+  t.same(await store.clients.withRetention(0, 10), [{ id: acme, retentionSeconds: 86_400 }]);
+  const DAY = 24 * HOUR;
+  let clock = Date.parse('2026-01-01T00:00:00.000Z');
+  const pruner = createPruner(store, { retention: 30 * DAY, pruneInterval: HOUR }, silent, () => clock);
+  // The event of one of Acme's operational events (as a webhook's failure writes it), which holds
+  // no lead: kept for RETENTION, as the feed is, whatever Acme's own period.
+  const createdAt = new Date(clock).toISOString();
+  await db.query(`INSERT INTO events (id, client_id, type, payload, created_at) VALUES ('evt_operational', ${acme}, 'webhook.failing', '{}', '${createdAt}')`);
+  // 450 of each client's events, more than two batches, and one of Acme's still pending.
+  await publishAt(store, acme, clock, 450, 'lead_create', 'acme');
+  await publishAt(store, acme, clock, 1, 'lead_update', 'acme-pending');
+  await publishAt(store, bolt.id, clock, 450, 'lead_create', 'bolt');
+  t.equal(await settleDue(store, clock + 1, stuck), 900);
+  const eventsOf = async (client: number) => (await db.query<{ n: number }>(`SELECT count(*) AS n FROM events WHERE client_id = ${client}`))[0]!.n;
+
+  clock += DAY - 1_000;
+  t.same(await pruner.runOnce(), { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, 'less than a day old: nothing pruned');
+  clock += 2_000;
+  const pruned = await pruner.runOnce();
+  t.same(pruned, { events: 450, deliveries: 450, attempts: 450, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, "Acme's settled history, past its day");
+  t.equal(await eventsOf(acme), 2, "only Acme's pending event is left, and its operational event");
+  t.equal(await eventsOf(bolt.id), 450, "Bolt's history stays: RETENTION is 30 days");
+
+  // Back to the server's RETENTION: Acme's history is kept as long as Bolt's again.
+  await store.clients.update(acme, { retentionSeconds: null });
+  t.same(await store.clients.withRetention(0, 10), []);
+  await publishAt(store, acme, clock, 10, 'lead_create', 'acme-later');
+  await settleDue(store, clock + 1, stuck);
+  clock += 2 * DAY;
+  t.equal((await pruner.runOnce()).events, 0, 'nothing is pruned before RETENTION');
+  clock += 30 * DAY;
+  t.equal((await pruner.runOnce()).events, 461, "then both clients' settled history, and the operational event");
+  t.equal(await eventsOf(acme), 1);
+  t.equal(await eventsOf(bolt.id), 0);
+});
+
+t.test("a client's own walk reads its own events alone, a batch at a time", async (t) => {
+  const { store, clientId: acme, stuck } = await storeWithTwoWebhooks(t);
+  const { client: bolt } = await store.clients.create('Bolt Homes', generateApiKey().stored);
+  await store.webhooks.create({ clientId: bolt.id, url: 'https://c.example/hook', events: ['lead_create'], secret: 'whsec_c' }, 10);
+  const at = Date.parse('2026-01-01T00:00:00.000Z');
+  await publishAt(store, bolt.id, at, 300, 'lead_create', 'bolt');
+  await publishAt(store, acme, at + 1, 250, 'lead_create', 'acme');
+  await settleDue(store, at + 10, stuck);
+  const before = new Date(at + HOUR).toISOString();
+  const first = await store.events.prune(before, 200, 0, acme);
+  t.same([first.events, first.more], [200, true], "the first batch is 200 of Acme's, none of Bolt's before them");
+  const second = await store.events.prune(before, 200, first.cursor, acme);
+  t.same([second.events, second.more], [50, false], 'the second, the rest');
+});
+
 t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log, a pending delivery stays', async (t) => {
   const { app, db } = await buildTestApp(t, {
     ...DELIVERY_ENV,

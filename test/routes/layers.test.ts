@@ -64,7 +64,7 @@ t.test('no import runs back up the layers', async (t) => {
 // rules without SQL; each engine's plumbing; and the types both engines share.
 const STORE_LAYERS: string[][] = [
   ['open', 'move-to-postgres.ts'],
-  ['clients', 'keys', 'portal-links', 'webhooks', 'events', 'deliveries', 'idempotency', 'secrets', 'operational-events', 'audit', 'rate-limits'],
+  ['clients', 'keys', 'portal-links', 'webhooks', 'events', 'deliveries', 'idempotency', 'secrets', 'operational-events', 'audit', 'rate-limits', 'erasure'],
   ['sqlite', 'postgres'],
   ['store.ts', 'records.ts', 'rows.ts', 'schema.ts'],
 ];

@@ -21,7 +21,7 @@ const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
 
 t.test('every operation of openapi.yaml has an operationId and a handler', async (t) => {
   const { app } = await buildTestApp(t);
-  const config = { maxWebhooksPerClient: 100, deliveryTimeout: 1000, allowPrivateTargets: false, secretRotationGrace: 3_600_000, deliveryRateLimit: 30, publicUrl: null, httpProxy: null, httpsProxy: null, noProxy: '', portalProductName: null, portalLogoUrl: null, portalAccentColor: null };
+  const config = { maxWebhooksPerClient: 100, deliveryTimeout: 1000, allowPrivateTargets: false, secretRotationGrace: 3_600_000, deliveryRateLimit: 30, publicUrl: null, httpProxy: null, httpsProxy: null, noProxy: '', portalProductName: null, portalLogoUrl: null, portalAccentColor: null, retention: 30 * 86_400_000 };
   const handlers = createHandlers(app.store, spec, config, createSecretBox(null), () => {});
   t.ok(operations.length >= 3);
   for (const { operationId, method, path } of operations) {

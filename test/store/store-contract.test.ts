@@ -46,8 +46,8 @@ t.test('clients.create makes a client with its first key; clients.list counts ac
   await store.webhooks.create(hook(client.id), 10);
   await store.webhooks.create(hook(client.id), 10);
   t.same(await store.clients.list(), [
-    { id: 1, name: 'Acme Realty', createdAt: client.createdAt, active: true, activeKeys: 1, activeWebhooks: 2 },
-    { id: 2, name: 'Bolt Homes', createdAt: bolt.client.createdAt, active: true, activeKeys: 1, activeWebhooks: 0 },
+    { id: 1, name: 'Acme Realty', createdAt: client.createdAt, active: true, activeKeys: 1, activeWebhooks: 2, retentionSeconds: null },
+    { id: 2, name: 'Bolt Homes', createdAt: bolt.client.createdAt, active: true, activeKeys: 1, activeWebhooks: 0, retentionSeconds: null },
   ]);
 });
 

@@ -40,11 +40,12 @@ export function createClientRepository(pool: pg.Pool, keyChanges: PostgresKeyCha
       // clients_activity_changed having moved keys_version.
       if (changes.active !== undefined) await keyChanges.hear();
       const updated = await inTransaction(pool, async (db) => {
-        const { rows } = await db.query('UPDATE clients SET name = coalesce($2, name), active = coalesce($3, active) WHERE id = $1 RETURNING id', [
-          id,
-          changes.name ?? null,
-          changes.active ?? null,
-        ]);
+        const { rows } = await db.query(
+          `UPDATE clients SET name = coalesce($2, name), active = coalesce($3, active),
+             retention_seconds = CASE WHEN $4::boolean THEN $5::integer ELSE retention_seconds END
+           WHERE id = $1 RETURNING id`,
+          [id, changes.name ?? null, changes.active ?? null, changes.retentionSeconds !== undefined, changes.retentionSeconds ?? null],
+        );
         if (rows.length === 0) return undefined;
         // Suspended as a paused webhook is: claims hold its deliveries (`held` raised), and
         // release them once it is active again.
@@ -59,6 +60,13 @@ export function createClientRepository(pool: pg.Pool, keyChanges: PostgresKeyCha
       if (!updated) return undefined;
       if (changes.active !== undefined) await keyChanges.settle(updated.version);
       return updated.client;
+    },
+    async withRetention(after, limit) {
+      const { rows } = await pool.query<{ id: number; retentionSeconds: number }>(
+        'SELECT id, retention_seconds AS "retentionSeconds" FROM clients WHERE retention_seconds IS NOT NULL AND id > $1 ORDER BY id LIMIT $2',
+        [after, limit],
+      );
+      return rows;
     },
   };
 }

@@ -4,7 +4,7 @@ import { createKeyInserter } from '../keys/sqlite.js';
 import { CLIENT_SUMMARY_SELECT, toClient, toClientSummary, type ClientRow, type ClientSummaryRow } from '../rows.js';
 import type { GroupedWrite, SyncedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import type { ApiKeyRecord, AuditNote, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
+import type { ApiKeyRecord, AuditNote, ClientChanges, ClientRepository, ClientSummary, NewApiKey } from '../store.js';
 
 /** `keysChanged`: empties this process's key cache, once a client's activity changed (its keys with it). */
 export function createClientRepository(db: Db, synced: SyncedWrite, grouped: GroupedWrite, keysChanged: () => void): ClientRepository {
@@ -18,6 +18,10 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
   const one = db.prepare<[number], ClientSummaryRow>(`${CLIENT_SUMMARY_SELECT} WHERE c.id = ?`);
   const rename = db.prepare<[string, number]>('UPDATE clients SET name = ? WHERE id = ?');
   const activate = db.prepare<[number, number]>('UPDATE clients SET active = ? WHERE id = ?');
+  const setRetention = db.prepare<[number | null, number]>('UPDATE clients SET retention_seconds = ? WHERE id = ?');
+  const withRetention = db.prepare<[number, number], { id: number; retentionSeconds: number }>(
+    'SELECT id, retention_seconds AS retentionSeconds FROM clients WHERE retention_seconds IS NOT NULL AND id > ? ORDER BY id LIMIT ?',
+  );
   // Suspended as a paused webhook is: claims hold its deliveries (`held` raised), and release them
   // once it is active again.
   const suspend = db.prepare<{ suspended: number; client: number }>(
@@ -32,10 +36,11 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
     return { client, key: apiKey };
   };
   const createTx = db.transaction(createWithKey);
-  const update = db.transaction((id: number, changes: { name?: string; active?: boolean }, note?: AuditNote) => {
+  const update = db.transaction((id: number, changes: ClientChanges, note?: AuditNote) => {
     const before = one.get(id);
     if (!before) return undefined;
     if (changes.name !== undefined) rename.run(changes.name, id);
+    if (changes.retentionSeconds !== undefined) setRetention.run(changes.retentionSeconds, id);
     if (changes.active !== undefined && changes.active !== Boolean(before.active)) {
       activate.run(changes.active ? 1 : 0, id);
       suspend.run({ suspended: changes.active ? 0 : 1, client: id });
@@ -67,6 +72,9 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
       const updated = synced(() => update.immediate(id, changes, note));
       if (changes.active !== undefined) keysChanged();
       return updated;
+    },
+    async withRetention(after, limit) {
+      return withRetention.all(after, limit);
     },
   };
 }

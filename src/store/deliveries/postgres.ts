@@ -38,7 +38,7 @@ const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL,
 const MISSED_EVENTS = `SELECT e.id FROM events e JOIN webhooks w ON w.id = $1 AND w.client_id = e.client_id
   WHERE e.client_id = $2 AND e.type = ANY (w.events) AND e.type NOT LIKE 'webhook.%'
     AND e.created_at >= greatest($3::timestamptz, w.created_at)
-    AND ($4::timestamptz IS NULL OR e.created_at < $4::timestamptz)
+    AND ($4::timestamptz IS NULL OR e.created_at < $4::timestamptz) AND e.erased_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
   ORDER BY e.seq LIMIT $5`;
 
@@ -275,7 +275,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     async listAttempts(clientId, webhookId, { limit, before }) {
       const { rows } = await pool.query<AttemptRow & { owned: boolean }>(
         `SELECT true AS owned, a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay,
-           a.disabled_webhook
+           a.disabled_webhook, e.erased_at IS NOT NULL AS erased
          FROM webhooks w
          LEFT JOIN LATERAL (
            SELECT * FROM delivery_attempts a WHERE a.webhook_id = w.id AND a.id < $3 ORDER BY a.id DESC LIMIT $4
@@ -294,13 +294,14 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
     async requeue(clientId, webhookId, deliveryId, now) {
       return inTransaction(pool, async (db) => {
         if (!(await lockOwnWebhook(db, clientId, webhookId))) return { outcome: 'no-webhook' as const };
-        const { rows } = await db.query<{ state: string; event_id: string }>(
-          `SELECT d.state, d.event_id FROM deliveries d JOIN events e ON e.id = d.event_id
+        const { rows } = await db.query<{ state: string; event_id: string; erased: boolean }>(
+          `SELECT d.state, d.event_id, e.erased_at IS NOT NULL AS erased FROM deliveries d JOIN events e ON e.id = d.event_id
            WHERE d.id = $1 AND d.webhook_id = $2 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
           [deliveryId, webhookId],
         );
         const delivery = rows[0];
         if (!delivery) return { outcome: 'no-delivery' as const };
+        if (delivery.erased) return { outcome: 'erased' as const };
         if (delivery.state === 'pending') return { outcome: 'pending' as const };
         await db.query(REQUEUE, [[deliveryId], new Date(now).toISOString()]);
         return { outcome: 'queued' as const, eventId: delivery.event_id };
@@ -315,7 +316,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         const { rows } = await db.query<{ id: number }>(
           `SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
            WHERE d.webhook_id = $1 AND d.state = 'failed' AND d.created_at >= $2::timestamptz
-             AND ($3::timestamptz IS NULL OR d.created_at < $3::timestamptz)
+             AND ($3::timestamptz IS NULL OR d.created_at < $3::timestamptz) AND e.erased_at IS NULL
            ORDER BY d.created_at, d.id LIMIT $4 FOR NO KEY UPDATE OF d FOR KEY SHARE OF e`,
           [webhookId, since, until ?? null, limit + 1],
         );

@@ -88,15 +88,16 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     'SELECT id FROM webhooks WHERE id = ? AND client_id = ? AND deleted_at IS NULL',
   );
   const attemptsPage = db.prepare<[number, number, number], AttemptRow>(`
-    SELECT a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay, a.disabled_webhook
+    SELECT a.id, a.delivery_id, d.event_id, e.type, a.attempted_at, a.status_code, a.error, a.duration_ms, a.outcome, a.replay, a.disabled_webhook,
+      e.erased_at IS NOT NULL AS erased
     FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
     WHERE a.webhook_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?`);
 
   // Replay: a settled delivery made pending again, due now, its attempt marked as a replay. Its
   // event stays: retention only deletes events whose deliveries are all settled, in the same
   // serialized transactions.
-  const deliveryOf = db.prepare<[number, number], { state: string; event_id: string }>(
-    'SELECT state, event_id FROM deliveries WHERE id = ? AND webhook_id = ?',
+  const deliveryOf = db.prepare<[number, number], { state: string; event_id: string; erased: number }>(
+    'SELECT d.state, d.event_id, e.erased_at IS NOT NULL AS erased FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ? AND d.webhook_id = ?',
   );
   // A lead's delivery waits behind one of its lead still pending (lead-order.ts).
   const requeueOne = db.prepare<[number, number]>(`
@@ -108,6 +109,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   const failedInRange = db.prepare<{ webhook: number; since: string; until: string | null; limit: number }, { id: number }>(`
     SELECT id FROM deliveries WHERE webhook_id = :webhook AND state = 'failed' AND created_at >= :since
       AND (:until IS NULL OR created_at < :until)
+      AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id AND e.erased_at IS NOT NULL)
     ORDER BY created_at, id LIMIT :limit`);
   // What a webhook missed (DeliveryRepository.recoverMissed): its client's events created in the
   // range and not before the webhook, of a type it is subscribed to, with no delivery to it at
@@ -120,7 +122,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     SELECT e.id FROM webhooks w JOIN events e ON e.client_id = w.client_id
     WHERE w.id = :webhook AND e.type IN (SELECT value FROM json_each(w.events)) AND e.type NOT LIKE 'webhook.%'
       AND e.created_at >= :since AND e.created_at >= w.created_at
-      AND (:until IS NULL OR e.created_at < :until)
+      AND (:until IS NULL OR e.created_at < :until) AND e.erased_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
     ORDER BY e.rowid LIMIT :limit`);
   // The one place that makes deliveries for missed events, one per call, in the order to send
@@ -226,6 +228,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
         if (!ownWebhook.get(webhookId, clientId)) return { outcome: 'no-webhook' as const };
         const delivery = deliveryOf.get(deliveryId, webhookId);
         if (!delivery) return { outcome: 'no-delivery' as const };
+        if (delivery.erased) return { outcome: 'erased' as const };
         if (delivery.state === 'pending') return { outcome: 'pending' as const };
         requeueOne.run(now, deliveryId);
         return { outcome: 'queued' as const, eventId: delivery.event_id };

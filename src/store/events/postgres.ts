@@ -11,8 +11,8 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 // (test/store/events/event-list-plan.test.ts checks the plans). Lead events only: a client's
 // operational events, kept here for their deliveries, are listed by GET /events/operational.
 export const EVENT_LIST_SQL = {
-  all: "SELECT seq, id, payload FROM events WHERE client_id = $1 AND seq < $2 AND type NOT LIKE 'webhook.%' ORDER BY seq DESC LIMIT $3",
-  ofType: 'SELECT seq, id, payload FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
+  all: `SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND seq < $2 AND type NOT LIKE 'webhook.%' ORDER BY seq DESC LIMIT $3`,
+  ofType: 'SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
 };
 
 /**
@@ -25,8 +25,8 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
   const { rows } = await db.query<{ events: number; deliveries: number }>(
     `WITH client AS (SELECT id FROM clients WHERE id = $2::bigint),
      event AS (
-       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id)
-       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text, $7::text FROM client RETURNING id
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_scope, idempotency_key)
+       SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text, $7::text, $9::text, $10::text FROM client RETURNING id
      ), delivery AS (
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
        SELECT event.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN $7::text END', '$5::timestamptz')}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
@@ -35,7 +35,7 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delivery) AS deliveries`,
-    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.leadKey ?? null, event.matched ?? []],
+    [event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, event.leadKey ?? null, event.matched ?? [], event.idempotency?.scope ?? null, event.idempotency?.key ?? null],
   );
   const row = rows[0]!;
   return row.events === 0 ? undefined : { deliveries: row.deliveries };
@@ -53,7 +53,7 @@ const EARLIER_IN_BATCH = `EXISTS (SELECT 1 FROM input j WHERE j.client_id = e.cl
  * are written in their order (WITH ORDINALITY), so their seq follows it. The webhooks with a
  * filter that each lead matched arrive as `event id:webhook id` pairs.
  */
-async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliveries: number } | undefined)[]> {
+async function publishBatch(db: Queryable, events: NewEvent[], idempotency?: { scope: string; key: string }): Promise<({ deliveries: number } | undefined)[]> {
   if (events.length === 0) return [];
   const column = <K extends keyof NewEvent>(key: K) => events.map((event) => event[key] ?? null);
   const { rows } = await db.query<{ stored: boolean; deliveries: number }>(
@@ -61,8 +61,8 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
        SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
          WITH ORDINALITY AS i(id, client_id, type, payload, created_at, trace_context, lead_id, n)
      ), event AS (
-       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id)
-       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context, i.lead_id FROM input i
+       INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_scope, idempotency_key)
+       SELECT i.id, i.client_id, i.type, i.payload, i.created_at, i.trace_context, i.lead_id, $9::text, $10::text FROM input i
        WHERE EXISTS (SELECT 1 FROM clients c WHERE c.id = i.client_id) ORDER BY i.n
        RETURNING id, client_id, type, created_at, lead_id
      ), delivery AS (
@@ -88,6 +88,8 @@ async function publishBatch(db: Queryable, events: NewEvent[]): Promise<({ deliv
       column('traceContext'),
       column('leadKey'),
       events.flatMap((event) => (event.matched ?? []).map((webhookId) => `${event.id}:${webhookId}`)),
+      idempotency?.scope ?? null,
+      idempotency?.key ?? null,
     ],
   );
   return rows.map((row) => (row.stored ? { deliveries: row.deliveries } : undefined));
@@ -104,7 +106,7 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       return published;
     },
     async publishOnce(event, key) {
-      const keyed = await idempotently(pool, key, (db) => publish(db, event));
+      const keyed = await idempotently(pool, key, (db) => publish(db, { ...event, idempotency: { scope: key.scope, key: key.key } }));
       if (keyed.kind === 'done' && keyed.value?.deliveries) newWork();
       return keyed;
     },
@@ -114,7 +116,7 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       return published;
     },
     async publishBatchOnce(events, key) {
-      const keyed = await idempotently(pool, key, (db) => publishBatch(db, events));
+      const keyed = await idempotently(pool, key, (db) => publishBatch(db, events, { scope: key.scope, key: key.key }));
       if (keyed.kind === 'done' && anyDeliveries(keyed.value)) newWork();
       return keyed;
     },
@@ -127,15 +129,20 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       return rows;
     },
 
-    async prune(before, limit, cursor): Promise<PruneBatch> {
+    async prune(before, limit, cursor, clientId): Promise<PruneBatch> {
       // Events are visited in the order they were written (seq), from the cursor on: each batch
       // reads only what it visits, so its cost does not grow with the table. The walk stops at
-      // the first event younger than the cut-off.
-      const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
-        `SELECT e.seq, e.id, e.created_at < $2::timestamptz AS old,
+      // the first event younger than the cut-off. One client's are walked through
+      // events_by_client (client_id, seq), in the same order, its lead events alone: a client's
+      // own period is for its leads, and the events that carried its operational events hold
+      // none; they are kept for RETENTION, as the feed's rows are.
+      const visit = (where: string) => `SELECT e.seq, e.id, e.created_at < $2::timestamptz AS old,
            EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.state = 'pending') AS pending
-         FROM events e WHERE e.seq > $1 ORDER BY e.seq LIMIT $3`,
-        [cursor, before, limit],
+         FROM events e WHERE ${where} ORDER BY e.seq LIMIT $3`;
+      const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
+        clientId === undefined
+          ? { name: 'prune-visit', text: visit('e.seq > $1'), values: [cursor, before, limit] }
+          : { name: 'prune-visit-client', text: visit("e.client_id = $4 AND e.seq > $1 AND e.type NOT LIKE 'webhook.%'"), values: [cursor, before, limit, clientId] },
       );
       const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
       const doomed: string[] = [];

@@ -11,15 +11,15 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 // plans). Lead events only: a client's operational events, kept here for their deliveries, are
 // listed by GET /events/operational.
 export const EVENT_LIST_SQL = {
-  all: "SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND rowid < ? AND type NOT LIKE 'webhook.%' ORDER BY rowid DESC LIMIT ?",
-  ofType: 'SELECT rowid AS seq, id, payload FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
+  all: "SELECT rowid AS seq, id, payload, type, created_at AS createdAt, erased_at AS erasedAt FROM events WHERE client_id = ? AND rowid < ? AND type NOT LIKE 'webhook.%' ORDER BY rowid DESC LIMIT ?",
+  ofType: 'SELECT rowid AS seq, id, payload, type, created_at AS createdAt, erased_at AS erasedAt FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
 };
 
 export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepository {
   const idempotent = idempotentRunner(db);
   const clientExists = db.prepare<[number], { id: number }>('SELECT id FROM clients WHERE id = ?');
-  const insertEvent = db.prepare<[string, number, string, string, string, string | null, string | null]>(
-    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  const insertEvent = db.prepare<[string, number, string, string, string, string | null, string | null, string | null, string | null]>(
+    'INSERT INTO events (id, client_id, type, payload, created_at, trace_context, lead_id, idempotency_scope, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   // One delivery per active webhook of the client whose events include the type; a disabled one
   // gets none, so a dead receiver does not grow the outbox. An ordered webhook's delivery of a
@@ -41,7 +41,7 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
     if (!clientExists.get(event.clientId)) return undefined;
     const lead = event.leadKey ?? null;
     const matched = event.matched ? JSON.stringify(event.matched) : '[]';
-    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead);
+    insertEvent.run(event.id, event.clientId, event.type, event.payload, event.createdAt, event.traceContext ?? null, lead, event.idempotency?.scope ?? null, event.idempotency?.key ?? null);
     const { changes } = insertDeliveries.run({ event: event.id, due: Date.parse(event.createdAt), created: event.createdAt, client: event.clientId, type: event.type, lead, matched });
     return { deliveries: changes };
   };
@@ -55,6 +55,12 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   const oldest = db.prepare<[number, number], { seq: number; id: string; created_at: string }>(
     'SELECT rowid AS seq, id, created_at FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?',
   );
+  // One client's, through events_by_client (which ends with the rowid): the same walk, over its
+  // lead events alone. A client's own period is for its leads: the events that carried its
+  // operational events hold none, and are kept for RETENTION, as the feed's rows are.
+  const oldestOfClient = db.prepare<[number, number, number], { seq: number; id: string; created_at: string }>(
+    "SELECT rowid AS seq, id, created_at FROM events WHERE client_id = ? AND rowid > ? AND type NOT LIKE 'webhook.%' ORDER BY rowid LIMIT ?",
+  );
   const hasPending = db.prepare<[string], { one: number }>(
     "SELECT 1 AS one FROM deliveries WHERE event_id = ? AND state = 'pending' LIMIT 1",
   );
@@ -64,9 +70,9 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   const deleteDeliveries = db.prepare<[string]>('DELETE FROM deliveries WHERE event_id = ?');
   const deleteEvent = db.prepare<[string]>('DELETE FROM events WHERE id = ?');
 
-  const prune = (before: string, limit: number, cursor: number): PruneBatch => {
+  const prune = (before: string, limit: number, cursor: number, clientId?: number): PruneBatch => {
     const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
-    const rows = oldest.all(cursor, limit);
+    const rows = clientId === undefined ? oldest.all(cursor, limit) : oldestOfClient.all(clientId, cursor, limit);
     for (const row of rows) {
       if (row.created_at >= before) return batch;
       batch.cursor = row.seq;
@@ -84,19 +90,19 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
       return grouped(() => publish(event));
     },
     async publishOnce(event, key) {
-      return grouped(() => idempotent.run(key, () => publish(event)));
+      return grouped(() => idempotent.run(key, () => publish({ ...event, idempotency: { scope: key.scope, key: key.key } })));
     },
     async publishBatch(events) {
       return grouped(() => events.map(publish));
     },
     async publishBatchOnce(events, key) {
-      return grouped(() => idempotent.run(key, () => events.map(publish)));
+      return grouped(() => idempotent.run(key, () => events.map((event) => publish({ ...event, idempotency: { scope: key.scope, key: key.key } }))));
     },
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);
     },
-    async prune(before, limit, cursor) {
-      return grouped(() => prune(before, limit, cursor));
+    async prune(before, limit, cursor, clientId) {
+      return grouped(() => prune(before, limit, cursor, clientId));
     },
   };
 }

@@ -1,6 +1,7 @@
 import { createAuditRepository } from '../audit/sqlite.js';
 import { createClientRepository } from '../clients/sqlite.js';
 import { createDeliveryRepository } from '../deliveries/sqlite.js';
+import { createErasureRepository } from '../erasure/sqlite.js';
 import { createEventRepository } from '../events/sqlite.js';
 import { createIdempotencyRepository } from '../idempotency/sqlite.js';
 import { withKeyCache } from '../keys/key-cache.js';
@@ -33,6 +34,7 @@ export function createSqliteStore(path: string): Store {
     secrets: createSecretRepository(db, writer.grouped),
     operationalEvents: createOperationalEventRepository(db, writer.grouped),
     audit: createAuditRepository(db, writer.grouped),
+    erasure: createErasureRepository(db, writer.grouped),
     onNewWork() {
       return () => {};
     },

@@ -359,4 +359,15 @@ export const MIGRATIONS: readonly string[] = [
   ) WITH (fillfactor = 70);
   CREATE INDEX rate_limit_windows_by_start ON rate_limit_windows(window_start);
   `,
+  // A client's own retention period, as on SQLite.
+  `
+  ALTER TABLE clients ADD COLUMN retention_seconds integer;
+  `,
+  // Erasing a lead, as on SQLite.
+  `
+  ALTER TABLE events ADD COLUMN erased_at timestamptz;
+  ALTER TABLE events ADD COLUMN idempotency_scope text;
+  ALTER TABLE events ADD COLUMN idempotency_key text;
+  CREATE INDEX events_by_lead ON events(lead_id, client_id) WHERE lead_id IS NOT NULL;
+  `,
 ];

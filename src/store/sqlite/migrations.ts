@@ -406,4 +406,19 @@ export const MIGRATIONS: readonly string[] = [
     lease_until INTEGER NOT NULL DEFAULT 0
   );
   `,
+  // A client's own retention period, in seconds (openapi.yaml, AccountUpdate's `retention`): null,
+  // the server's RETENTION. Few clients have one; the pruner reads them all once per pass.
+  `
+  ALTER TABLE clients ADD COLUMN retention_seconds INTEGER;
+  `,
+  // Erasing a lead (openapi.yaml, eraseLead): an event whose lead was erased keeps its metadata,
+  // its payload emptied, and says when. events_by_lead finds a lead's events, in one client or in
+  // all, without reading the others. An event published under an Idempotency-Key keeps the key,
+  // so that erasing its lead finds the answer kept for it (sealed or not).
+  `
+  ALTER TABLE events ADD COLUMN erased_at TEXT;
+  ALTER TABLE events ADD COLUMN idempotency_scope TEXT;
+  ALTER TABLE events ADD COLUMN idempotency_key TEXT;
+  CREATE INDEX events_by_lead ON events(lead_id, client_id) WHERE lead_id IS NOT NULL;
+  `,
 ];

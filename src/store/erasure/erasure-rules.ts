@@ -1,0 +1,18 @@
+// Erasing a lead (openapi.yaml, `eraseLead`): what both stores share without SQL.
+
+/** A kept answer's request fingerprint once its lead was erased: no request hashes to it, so a retry under the key is refused (422) and publishes nothing again. */
+export const ERASED_FINGERPRINT = 'erased';
+
+/**
+ * How far from its event's time the Idempotency-Key row of the publication that made it may have
+ * been written: the row is written in the publication's transaction, a moment after the event's
+ * time was taken, by the same process. A row of the same key written outside it is a later
+ * publication's, once the key had expired and was used again: not the erased lead's.
+ */
+export const KEY_WINDOW_MS = { before: 60_000, after: 10 * 60_000 };
+
+/** The window of key ages, as ISO 8601 times, around an event's time. */
+export function keyWindow(createdAt: string): { from: string; to: string } {
+  const at = Date.parse(createdAt);
+  return { from: new Date(at - KEY_WINDOW_MS.before).toISOString(), to: new Date(at + KEY_WINDOW_MS.after).toISOString() };
+}
