@@ -29,7 +29,8 @@ export function browserTestsRun(t: Test): boolean {
     t.plan(0, `browser test skipped: no Chromium at ${CHROMIUM}; ${HOW_TO_RUN}`);
     return false;
   }
-  t.before(() => {
+  // Async, so that tap reports the failure as the file's first test rather than as a crash.
+  t.before(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`REQUIRE_BROWSER=1 and no Chromium at ${CHROMIUM}: ${HOW_TO_RUN}`);
   });
   return true;

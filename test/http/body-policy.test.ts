@@ -195,6 +195,7 @@ async function everyOperationApp(t: Parameters<typeof buildTestApp>[0]) {
     updateAccount: { name: 'Acme Homes' },
     createPortalLink: { ttl: 60 },
     openPortalSession: { token: 'lhp_unknown' },
+    eraseLead: { leadId: 'lead-981' },
   };
   const state = async () =>
     JSON.stringify([
