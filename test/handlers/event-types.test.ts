@@ -16,12 +16,8 @@ const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit
 function expectedCatalogue() {
   const { Lead, EventTimestamp, LeadId, OperationalEventData } = spec.components.schemas;
   const examplesOf = (type: string) => Object.values(spec.webhooks[type].post.requestBody.content['application/json'].examples).map((e: any) => e.value);
-  const operational: Json[] = [
-    ['webhook.failing', 'Another webhook of the client keeps failing'],
-    ['webhook.disabled', 'Another webhook of the client was disabled'],
-    ['webhook.recovered', 'Another webhook of the client works again'],
-    ['webhook.detached', 'Another webhook of the client was detached by its receiver'],
-  ].map(([type, summary]) => ({
+  /** One type's entry: its delivery body has `type`, `timestamp` and `data`, and `more` properties besides. */
+  const entry = ([type, summary]: string[], data: Json, more: Json = {}): Json => ({
     type,
     summary,
     schema: {
@@ -31,29 +27,21 @@ function expectedCatalogue() {
       type: 'object',
       required: ['type', 'timestamp', 'data'],
       additionalProperties: false,
-      properties: { type: { type: 'string', const: type }, timestamp: EventTimestamp, data: OperationalEventData },
+      properties: { type: { type: 'string', const: type }, timestamp: EventTimestamp, data, ...more },
     },
     examples: examplesOf(type!),
-  }));
-  return {
-    types: ([
-      ['lead_create', 'A lead was created'],
-      ['lead_update', 'A lead was updated'],
-    ].map(([type, summary]) => ({
-      type,
-      summary,
-      schema: {
-        $schema: 'https://json-schema.org/draft/2020-12/schema',
-        title: type,
-        description: `The body of a \`${type}\` delivery.`,
-        type: 'object',
-        required: ['type', 'timestamp', 'data'],
-        additionalProperties: false,
-        properties: { type: { type: 'string', const: type }, timestamp: EventTimestamp, data: Lead, leadId: LeadId },
-      },
-      examples: examplesOf(type!),
-    })) as Json[]).concat(operational),
-  };
+  });
+  const lead = [
+    ['lead_create', 'A lead was created'],
+    ['lead_update', 'A lead was updated'],
+  ].map((names) => entry(names, Lead, { leadId: LeadId }));
+  const operational = [
+    ['webhook.failing', 'Another webhook of the client keeps failing'],
+    ['webhook.disabled', 'Another webhook of the client was disabled'],
+    ['webhook.recovered', 'Another webhook of the client works again'],
+    ['webhook.detached', 'Another webhook of the client was detached by its receiver'],
+  ].map((names) => entry(names, OperationalEventData));
+  return { types: [...lead, ...operational] };
 }
 
 /** A strict JSON Schema 2020-12 validator, as a client would use one. */
