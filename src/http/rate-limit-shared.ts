@@ -35,12 +35,23 @@ const SHARE_OF_LEFT = 8;
 export const LEASE_WAIT_MS = 500;
 /** After the database failed to answer, requests stop waiting for it this long (a share is still asked for). */
 const RETRY_MS = 1_000;
+/**
+ * A lease statement not answered in this long is given up (it may still be granted, and lapses
+ * with its window): one lost on the network would otherwise stop every later lease.
+ */
+const LEASE_GIVE_UP_MS = 5_000;
+/**
+ * Requests admitted on credit in a window before the database has said anything of it: it may
+ * have been spent by the other processes already, and the credit is what this one overshoots by.
+ */
+const FIRST_CREDIT = 8;
 /** A key whose window is all handed out asks again at most this often, for shares given back. */
 const RECHECK_MS = 250;
 /**
  * A share unspent this long goes back (at most a quarter of the window), when other processes
- * may miss it: when it is more than an eighth of what the window has left. A smaller one is kept,
- * so that a key seen now and then does not lease and give back a share for each request.
+ * may miss it: when the window has little left to hand out (less than an eighth of the limit).
+ * While it has plenty, the share is kept, so that a key seen now and then does not lease and give
+ * back a share for each request.
  */
 const IDLE_MS = 2_000;
 
@@ -129,8 +140,10 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
     asking = later;
     // Sized as the statement leaves: what was admitted on credit meanwhile is asked for too.
     const wants = batch.map(({ keyHash, share }) => ({ keyHash, windowStart: share.windowStart, want: shareSize(share.left - share.owed) + share.owed }));
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const answers = await repository.lease(wants, max);
+      const givenUp = new Promise<never>((_, reject) => (timer = setTimeout(reject, LEASE_GIVE_UP_MS, new Error(`no answer in ${LEASE_GIVE_UP_MS} ms`))));
+      const answers = await Promise.race([repository.lease(wants, max), givenUp]);
       if (downUntil !== 0) log?.info('the rate limit is counted with the other processes again');
       downUntil = 0;
       for (const [i, { share }] of batch.entries()) {
@@ -146,6 +159,7 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
       if (downUntil === 0) log?.warn({ err: error }, 'the rate limit cannot be shared, the database does not answer: each process counts on its own');
       downUntil = Date.now() + RETRY_MS;
     } finally {
+      clearTimeout(timer);
       for (const { share, done } of batch) {
         share.leasing = undefined;
         done();
@@ -182,7 +196,8 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
     // worth: a request waits for the database only near the end of a window, when shares are single
     // requests. Should the window run out meanwhile, a process overshoots by what it has on credit.
     if (share.leasing === undefined) void lease(keyHash, share);
-    if (share.left - share.owed > SHARE_OF_LEFT && share.owed < shareSize(share.left - share.owed)) {
+    const credit = share.lastGrant === 0 ? FIRST_CREDIT : shareSize(share.left - share.owed);
+    if (share.left - share.owed > SHARE_OF_LEFT && share.owed < credit) {
       share.owed++;
       return admitted(share);
     }
@@ -215,7 +230,7 @@ export function createSharedCounter({ max, windowMs }: RateLimit, repository: Ra
     const unused: UnusedShare[] = [];
     for (const [keyHash, share] of shares) {
       if (share.resetAt <= now) shares.delete(keyHash);
-      else if (share.tokens > 0 && share.leasing === undefined && now - share.usedAt >= idleMs && share.tokens * SHARE_OF_LEFT > share.left) unused.push(takeBack(keyHash, share));
+      else if (share.tokens > 0 && share.leasing === undefined && now - share.usedAt >= idleMs && share.left - share.owed < max / SHARE_OF_LEFT) unused.push(takeBack(keyHash, share));
     }
     try {
       await repository.giveBack(unused);

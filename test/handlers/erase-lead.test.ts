@@ -163,6 +163,22 @@ t.test('an attempt in flight when the erasure comes is waited for, and no other 
   t.same(await whereFound(db, EMAIL), []);
 });
 
+t.test('an attempt in flight to a webhook detached meanwhile is waited for too', async (t) => {
+  const { app, db, erase } = await erasureApp(t, { DELIVERY_TIMEOUT: '1s' });
+  const acme = await createClient(app);
+  const slow = await startReceiver(t, () => 'hang');
+  const hook = (await createWebhook(app, acme.apiKey, { url: slow.url, events: ['lead_create'] })).json.hookId;
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', leadId: 'lead-7f3a', data: { email: EMAIL } });
+  await slow.waitFor(1);
+  // Detached while its request is open: the delivery is cancelled, not pending, and still sending.
+  t.equal((await send(app, { method: 'DELETE', url: `/webhook/${hook}`, headers: { 'x-api-key': acme.apiKey } })).status, 204);
+  const res = await erase({ leadId: 'lead-7f3a' });
+  const answeredAt = Date.now();
+  t.match([res.status, res.json], [200, { events: 1, deliveries: 1, cancelled: 0 }]);
+  t.ok(answeredAt - slow.received[0]!.at >= 800, `the answer waited for the attempt's timer (${answeredAt - slow.received[0]!.at} ms)`);
+  t.same(await whereFound(db, EMAIL), []);
+});
+
 t.test('a lead whose deliveries are all in order behind one another: none is made due by the erasure', async (t) => {
   const { app, db, erase } = await erasureApp(t);
   const acme = await createClient(app);

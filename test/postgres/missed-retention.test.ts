@@ -8,7 +8,9 @@ import { beforeFirstQuery, belongsTo, openTestStore, type TestDatabase } from '.
 // be deleting at that moment: the recovery locks the events it sends (FOR KEY SHARE), the pruner
 // locks those it deletes (FOR UPDATE) and looks again for pending deliveries after. Whichever
 // locks first, the other waits: the event is kept with its new pending delivery, or it is gone
-// and nothing is made for it (no foreign-key error). And two recoveries at once send each event once.
+// and nothing is made for it (no foreign-key error). An erasure of the event's lead, committed
+// between the recovery's reading and its lock, leaves nothing to send. And two recoveries at once
+// send each event once.
 
 belongsTo('postgres');
 
@@ -20,7 +22,7 @@ async function missedOne(store: Store, db: TestDatabase) {
   const { client } = await store.clients.create('Acme Realty', generateApiKey().stored);
   const webhook = (await store.webhooks.create({ clientId: client.id, url: 'https://h.example/', events: ['lead_create'], secret: 'whsec_missed' }, 10))!;
   await db.query('UPDATE webhooks SET created_at = ?, disabled_at = ? WHERE id = ?', [at(0), at(1), webhook.id]);
-  await store.events.publish({ id: 'evt_old', clientId: client.id, type: 'lead_create', payload: '{}', createdAt: at(10) });
+  await store.events.publish({ id: 'evt_old', clientId: client.id, type: 'lead_create', payload: '{"email":"erase-me@example.test"}', createdAt: at(10), leadKey: 'lead-1' });
   await store.webhooks.enable(client.id, webhook.id);
   return { clientId: client.id, webhookId: webhook.id };
 }
@@ -59,6 +61,17 @@ t.test('a recovery of missed events that waits for retention to delete the event
   t.same(await recovered!, { queued: 0, more: false }, 'the event was gone once it had the lock');
   t.same(await db.query('SELECT count(*) AS n FROM events'), [{ n: 0 }]);
   t.same(await db.query('SELECT count(*) AS n FROM deliveries'), [{ n: 0 }]);
+});
+
+t.test('a recovery of missed events that an erasure of the lead overtakes makes nothing for the erased event', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const { clientId, webhookId } = await missedOne(store, db);
+  // The erasure runs, whole, after the recovery has found the event and before it locks it.
+  beforeFirstQuery(t, (query) => query.text.startsWith('SELECT id FROM events WHERE id = ANY'), async () => {
+    t.match(await store.erasure.erase('lead-1', undefined, Date.now()), { erased: { events: 1 }, inFlight: [] });
+  });
+  t.same(await store.deliveries.recoverMissed(clientId, webhookId, { since: at(0) }, 10, Date.now()), { queued: 0, more: false }, 'the event was erased once it had the lock');
+  t.same(await db.query('SELECT count(*) AS n FROM deliveries'), [{ n: 0 }], 'no delivery of the erased event, to be sent without its payload');
 });
 
 t.test('two recoveries of missed events at once send each event once', async (t) => {

@@ -10,8 +10,11 @@ import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } f
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
 import { CLAIM_SETTINGS, createClaimer } from './postgres-claim-due.js';
 
-/** Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it. */
-const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
+/**
+ * Nothing more is delivered to a detached webhook: its pending deliveries are cancelled with it.
+ * Their leases stay: one in flight is still sending, which an erasure of its lead waits for.
+ */
+const CANCEL_PENDING = `UPDATE deliveries SET state = 'cancelled', completed_at = $1
   WHERE webhook_id = $2 AND state = 'pending'`;
 
 /** Among deliveries made pending again together, an earlier one of the same lead: the statement does not see its own rows. */
@@ -233,9 +236,9 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         await record(db, 'failed', true);
         // Its other pending deliveries fail (a recovery sends them again). Those locked by a claim
         // or an attempt being recorded right now are stepped over, not waited for: their attempt
-        // is made or recorded, and a retry of it fails as above.
+        // is made or recorded, and a retry of it fails as above. Leases stay, as CANCEL_PENDING says.
         await db.query(
-          `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz, leased_until = NULL
+          `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz
            WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)`,
           [now, job.webhookId, job.deliveryId],
         );
@@ -348,7 +351,9 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         // events FOR UPDATE and then looks again for pending deliveries, either waits for this
         // transaction and then finds the new ones, or has deleted the event first, and it is not
         // among those locked (nor sent).
-        const { rows: kept } = await db.query<{ id: string }>('SELECT id FROM events WHERE id = ANY ($1::text[]) ORDER BY id FOR KEY SHARE', [page]);
+        // An erasure of their lead, which locks them FOR UPDATE, is waited for too, and the event
+        // it erased meanwhile is not among those locked: the check is made again on the row it left.
+        const { rows: kept } = await db.query<{ id: string }>('SELECT id FROM events WHERE id = ANY ($1::text[]) AND erased_at IS NULL ORDER BY id FOR KEY SHARE', [page]);
         const alive = new Set(kept.map((row) => row.id));
         const ids = page.filter((id) => alive.has(id));
         if (ids.length > 0) await db.query({ name: 'insert-missed', text: INSERT_MISSED, values: [ids, webhookId, new Date(now).toISOString()] });

@@ -9,14 +9,30 @@ import { ERASED_FINGERPRINT, keyWindow } from './erasure-rules.js';
  * order, as retention does), so a replay, which holds a share lock on its delivery's event, waits
  * for it and then finds the event erased; then the lead's pending deliveries (FOR UPDATE): a claim
  * leasing one of them waits, and then finds it cancelled, for a lease re-reads the delivery's
- * state. A delivery leased before the lock is in flight (its worker holds the payload): reported,
- * for the caller to wait for.
+ * state. A delivery leased before the lock is in flight (its worker holds the payload), pending
+ * or already settled by another path (its webhook disabled or detached meanwhile): reported, for
+ * the caller to wait for. The deliveries are locked in the order a publication of the lead locks
+ * them (by webhook, then as deliveries_by_lead holds them), so the two never wait in a circle;
+ * a deadlock with a worker's statement is retried, as the erasure may be run again.
  */
+/** PostgreSQL's code for a transaction it rolled back to break a deadlock. */
+const DEADLOCK_DETECTED = '40P01';
+
+async function retriedOnDeadlock<T>(run: () => Promise<T>, tries = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if ((error as { code?: string }).code !== DEADLOCK_DETECTED || attempt >= tries) throw error;
+    }
+  }
+}
+
 export function createErasureRepository(pool: pg.Pool): ErasureRepository {
   return {
     async erase(lead, clientId, now) {
       const at = new Date(now).toISOString();
-      return inTransaction(pool, async (db) => {
+      return retriedOnDeadlock(() => inTransaction(pool, async (db) => {
         // Through events_by_lead: the lead's events, in one client or in all.
         const { rows: events } = await db.query<{ id: string; created_at: string; erased: boolean; idempotency_scope: string | null; idempotency_key: string | null }>(
           `SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_scope, idempotency_key FROM events
@@ -30,12 +46,15 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
         const { rows: open } = await db.query<{ id: number; leased: number | null; attempts: number }>(
           `SELECT d.id, (extract(epoch FROM d.leased_until) * 1000)::float8 AS leased,
              (SELECT count(*) FROM delivery_attempts a WHERE a.delivery_id = d.id)::int AS attempts
-           FROM deliveries d WHERE d.event_id = ANY ($1::text[]) AND d.state = 'pending' ORDER BY d.id FOR UPDATE`,
-          [all],
+           FROM deliveries d WHERE d.event_id = ANY ($1::text[]) AND (d.state = 'pending' OR d.leased_until > $2::timestamptz)
+           ORDER BY d.webhook_id, d.next_attempt_at, d.id FOR UPDATE`,
+          [all, at],
         );
         const inFlight: AttemptInFlight[] = open
           .filter((delivery) => delivery.leased !== null && delivery.leased > now)
           .map((delivery) => ({ deliveryId: delivery.id, attempts: delivery.attempts, leaseUntil: delivery.leased! }));
+        // Reported once: the pass after the wait does not find them in flight again.
+        if (inFlight.length > 0) await db.query('UPDATE deliveries SET leased_until = NULL WHERE id = ANY ($1::bigint[])', [inFlight.map((attempt) => attempt.deliveryId)]);
         // Those waiting behind another of the lead first: cancelling one that waits makes nothing
         // due (deliveries_lead_next fires only for one that was not waiting), and when the others
         // are cancelled none of the lead is left waiting for the trigger to make due.
@@ -77,7 +96,7 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
         );
         erased.attempts = attempts.rowCount ?? 0;
         return { erased, inFlight };
-      });
+      }));
     },
 
     async stillInFlight(attempts, now) {

@@ -7,18 +7,19 @@ import { ERASED_FINGERPRINT, keyWindow } from './erasure-rules.js';
 /**
  * Erasing a lead on SQLite: one transaction of the group commit, which no claim, attempt record,
  * publication or replay of any process runs beside (one writer at a time). A claim that leased one
- * of the lead's deliveries before it committed is in flight (its worker holds the payload):
- * reported, for the caller to wait for; none can lease one after it.
+ * of the lead's deliveries before it committed is in flight (its worker holds the payload), pending
+ * or already settled by another path (its webhook disabled or detached meanwhile): reported, for
+ * the caller to wait for; none can lease one after it.
  */
 export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureRepository {
   // Through events_by_lead: the lead's events, in one client or in all.
   const events = db.prepare<{ lead: string; client: number | null }, { id: string; created_at: string; erased: number; idempotency_scope: string | null; idempotency_key: string | null }>(`
     SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_scope, idempotency_key FROM events
     WHERE lead_id = :lead AND (:client IS NULL OR client_id = :client)`);
-  const pending = db.prepare<[string], { id: number; webhook_id: number; due_at: number; lease_until: number; attempts: number }>(`
+  const pending = db.prepare<[string, number], { id: number; webhook_id: number; due_at: number; lease_until: number; attempts: number }>(`
     SELECT d.id, d.webhook_id, d.next_attempt_at AS due_at, d.lease_until,
       (SELECT count(*) FROM delivery_attempts a WHERE a.delivery_id = d.id) AS attempts
-    FROM deliveries d WHERE d.event_id = ? AND d.state = 'pending' ORDER BY d.id`);
+    FROM deliveries d WHERE d.event_id = ? AND (d.state = 'pending' OR d.lease_until > ?) ORDER BY d.id`);
   // Those waiting behind another of the lead first: cancelling one that waits makes nothing due
   // (deliveries_lead_next fires only for one that was not waiting), and when the others are
   // cancelled none of the lead is left waiting for the trigger to make due.
@@ -26,6 +27,7 @@ export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureR
     `UPDATE deliveries SET state = 'cancelled', completed_at = ?, lease_until = 0 WHERE event_id = ? AND state = 'pending' AND next_attempt_at = ${WAITING_AT}`,
   );
   const cancelRest = db.prepare<[string, string]>("UPDATE deliveries SET state = 'cancelled', completed_at = ?, lease_until = 0 WHERE event_id = ? AND state = 'pending'");
+  const unlease = db.prepare<[number]>('UPDATE deliveries SET lease_until = 0 WHERE id = ?');
   const unqueue = db.prepare<[number, number, number]>('DELETE FROM webhook_queue WHERE webhook_id = ? AND due_at = ? AND delivery_id = ?');
   const deliveries = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM deliveries WHERE event_id = ?');
   const erasePayload = db.prepare<[string, string]>("UPDATE events SET payload = '', erased_at = ? WHERE id = ? AND erased_at IS NULL");
@@ -46,9 +48,12 @@ export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureR
     const erased: LeadErased = { events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 };
     const inFlight: AttemptInFlight[] = [];
     for (const event of events.all({ lead, client: clientId ?? null })) {
-      const open = pending.all(event.id);
+      const open = pending.all(event.id, now);
       for (const delivery of open) {
-        if (delivery.lease_until > now) inFlight.push({ deliveryId: delivery.id, attempts: delivery.attempts, leaseUntil: delivery.lease_until });
+        if (delivery.lease_until <= now) continue;
+        inFlight.push({ deliveryId: delivery.id, attempts: delivery.attempts, leaseUntil: delivery.lease_until });
+        // Reported once: the pass after the wait does not find it in flight again.
+        unlease.run(delivery.id);
       }
       erased.cancelled += cancelWaiting.run(at, event.id).changes + cancelRest.run(at, event.id).changes;
       for (const delivery of open) unqueue.run(delivery.webhook_id, delivery.due_at, delivery.id);

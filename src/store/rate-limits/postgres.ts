@@ -32,10 +32,16 @@ export function createRateLimitRepository(pool: pg.Pool): RateLimitRepository {
     },
     async giveBack(shares) {
       if (shares.length === 0) return;
+      // Locked in key order first, as a lease locks them: two processes never wait in a circle.
       await pool.query(
-        `UPDATE rate_limit_windows AS w SET taken = greatest(0, w.taken - r.count)
-         FROM unnest($1::text[], $2::bigint[], $3::integer[]) AS r(key_hash, window_start, count)
-         WHERE w.key_hash = r.key_hash AND w.window_start = to_timestamp(r.window_start / 1000.0)`,
+        `WITH r AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[]) AS u(key_hash, window_start, count)),
+         locked AS (
+           SELECT w.key_hash, w.window_start, r.count FROM rate_limit_windows w
+           JOIN r ON w.key_hash = r.key_hash AND w.window_start = to_timestamp(r.window_start / 1000.0)
+           ORDER BY w.key_hash COLLATE "C", w.window_start FOR UPDATE OF w
+         )
+         UPDATE rate_limit_windows AS w SET taken = greatest(0, w.taken - l.count)
+         FROM locked l WHERE w.key_hash = l.key_hash AND w.window_start = l.window_start`,
         [shares.map((s) => s.keyHash), shares.map((s) => s.windowStart), shares.map((s) => s.count)],
       );
     },
@@ -49,3 +55,4 @@ export function createRateLimitRepository(pool: pg.Pool): RateLimitRepository {
 
 /** Text compared by code points, as the keys' hex digests sort alike in any collation. */
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+

@@ -44,7 +44,7 @@ export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
         `WITH detached AS (
            UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND client_id = $3 AND deleted_at IS NULL RETURNING id
          ), cancelled AS (
-           UPDATE deliveries SET state = 'cancelled', completed_at = $1, leased_until = NULL
+           UPDATE deliveries SET state = 'cancelled', completed_at = $1
            WHERE webhook_id IN (SELECT id FROM detached) AND state = 'pending' RETURNING 1
          )
          SELECT (SELECT count(*) FROM detached) AS deleted, (SELECT count(*) FROM cancelled) AS cancelled`,
