@@ -346,6 +346,11 @@ export const SETTINGS = {
   noProxy: { env: 'NO_PROXY', lowerCase: true, default: '', parse: (value: string) => value.trim(), expected: 'host names, comma-separated' },
   /** Requests per API key and window; null: no limit. */
   rateLimit: { env: 'RATE_LIMIT_PER_KEY', default: '600/1m', parse: parseRateLimit, expected: 'requests per window, such as 600/1m, or off' },
+  /**
+   * Whether the processes on one PostgreSQL database count each key together (src/http/rate-limit-shared.ts);
+   * off: each counts on its own, and N replicas allow N times the limit. SQLite's one process counts alone either way.
+   */
+  rateLimitShared: { env: 'RATE_LIMIT_SHARED', default: 'on', parse: parseBoolean, expected: 'on or off' },
   /** Active webhooks one client may have. */
   maxWebhooksPerClient: { env: 'MAX_WEBHOOKS_PER_CLIENT', default: '100', parse: parseCount, expected: 'a whole number from 1' },
   /** How long delivered and failed events are kept, with their deliveries and attempts, in milliseconds. */

@@ -23,7 +23,7 @@ import type { Store } from '../store/store.js';
 //      turn any failure, a database error included, into a 401;
 //   2. the per-key rate limit (src/http/rate-limit.ts), for operations secured by an API key, run
 //      by authentication in the same hook once the key is accepted (shared by the processes on a
-//      PostgreSQL database, which the store offers: store.rateLimits);
+//      PostgreSQL database, which the store offers: store.rateLimits, unless RATE_LIMIT_SHARED=off);
 //   3. the body policy (src/http/body-policy.ts): JSON only, the operation's schemas, nothing
 //      coerced, the operation's body limit;
 //   4. the handler (src/handlers/), given who makes the request's changes for the audit log
@@ -36,7 +36,7 @@ import type { Store } from '../store/store.js';
 
 export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config; secrets: SecretBox }>(
   async (app, { spec, store, config, secrets }) => {
-    const rateLimiter = createRateLimiter(config.rateLimit, store.rateLimits, app.log);
+    const rateLimiter = createRateLimiter(config.rateLimit, config.rateLimitShared ? store.rateLimits : undefined, app.log);
     app.addHook('onClose', async () => rateLimiter?.close());
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
     const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config, rateLimiter?.limit);

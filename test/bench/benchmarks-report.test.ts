@@ -80,7 +80,11 @@ const write = (r: Results) => {
 };
 
 const pgSmall = api('10 webhooks per client, PostgreSQL', 10, [16_636, 5_302, 3_070, 2_764]);
-const sharedLimit = { shared: m('GET /about, PostgreSQL, the rate limit shared', 16_020), off: m('GET /about, PostgreSQL, RATE_LIMIT_PER_KEY=off', 16_950) };
+const sharedLimit = {
+  shared: m('GET /about, PostgreSQL, the rate limit shared', 16_020),
+  own: m('GET /about, PostgreSQL, RATE_LIMIT_SHARED=off', 16_400),
+  off: m('GET /about, PostgreSQL, RATE_LIMIT_PER_KEY=off', 16_950),
+};
 const drains = [onPostgres(1, 1_826, 0.412, 0.32, 0.58), onPostgres(2, 2_291, 0.398, 0.52)];
 const graphile = [onPostgres(1, 1_105, 0.655, 0.61, 1.2), onPostgres(2, 1_530, 0.568, 0.98)];
 const deep = onPostgres(1, 1_700, 0.43, 0.33, 1.6, 1_000_000);
@@ -118,7 +122,10 @@ t.test('a full run’s report: what the figures mean, every table, within 150 li
   t.match(text, '| PostgreSQL CPU per delivery, 1 worker process ≤ 0.2 ms | 0.412 ms | **no** |');
   t.match(text, '| WAL per delivery, 1 worker process ≤ 0.6 KiB | 0.58 KiB | yes |');
   t.match(text, '| GET /about on PostgreSQL / on SQLite ≥ 0.8 | 0.35 (16,636 req/s / 46,864 req/s) | **no** |');
-  t.match(text, '| GET /about on PostgreSQL, the rate limit shared / RATE_LIMIT_PER_KEY=off, in turn ≥ 0.9 | 0.95 (16,020 req/s / 16,950 req/s) | yes |');
+  t.match(
+    text,
+    '| GET /about on PostgreSQL, the rate limit shared / counted by each process (RATE_LIMIT_SHARED=off), in turn ≥ 0.9 | 0.98 (16,020 req/s / 16,400 req/s; shared / no limit (RATE_LIMIT_PER_KEY=off) 0.95, 16,950 req/s) | yes |',
+  );
   t.match(text, "| POST /webhook on PostgreSQL / pgbench's commits/s at 10 clients ≥ 0.5 | 0.87 (3,070 req/s / 3,512/s) | yes |");
   t.match(text, '| deliveries/s on PostgreSQL, 1 worker process, 1,000,000 pending | 1,826/s | 1,700/s | 0.93 | ≥ 0.9 (within 10% of 20,000 pending) | yes |');
   t.match(text, '| deliveries/s, 20,000 pending, SQLite, the server\'s own worker, 2 drains of 10,846 to 11,896/s | 11,425 |');

@@ -161,3 +161,19 @@ t.test('a database too slow to lease a share does not refuse a request the repli
   // What was admitted on the replica's own is paid from its next leases: the database counts all five.
   t.equal(await eventually(async () => ((await about(origin, acme.apiKey)).status === 429 && (await taken()) === 5 ? 5 : undefined)), 5);
 });
+
+t.test('RATE_LIMIT_SHARED=off: each replica counts the key on its own, and the database holds no count', async (t) => {
+  const env = { RATE_LIMIT_PER_KEY: '10/1h', RATE_LIMIT_SHARED: 'off' };
+  const one = await buildTestApp(t, env);
+  const two = await buildTestApp(t, { ...env, ...one.db.env });
+  const origins = [await one.app.listen({ host: '127.0.0.1', port: 0 }), await two.app.listen({ host: '127.0.0.1', port: 0 })];
+  const acme = await createClient(one.app);
+  // All in one window: not in its last minute.
+  await eventually(() => (Date.now() % 3_600_000 < 3_540_000 ? true : undefined), 70_000);
+  const [first, second] = await Promise.all(origins.map((origin) => hammer(origin, acme.apiKey, 12, 2)));
+  for (const [name, answers] of [['one', first!], ['two', second!]] as const) {
+    t.same(answers.map((a) => a.status).sort(), [...Array<number>(10).fill(200), 429, 429], `replica ${name} served the limit itself`);
+    t.same(answers.filter((a) => a.status === 200).map((a) => a.remaining).sort((a, b) => b - a), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0], `replica ${name} counted only its own`);
+  }
+  t.same(await one.db.query('SELECT count(*) AS n FROM rate_limit_windows'), [{ n: 0 }], 'no lease was taken');
+});

@@ -1,23 +1,26 @@
 // GET /about on PostgreSQL with the per-key rate limit shared through the database (leases of each
 // key's window, src/http/rate-limit-shared.ts), at the bench's limit, high enough never to refuse,
-// in turn with the same server with no rate limit at all (RATE_LIMIT_PER_KEY=off): what counting a
-// key together with other replicas costs a request. Keys go round the small case's clients, as in
-// the other API measures, so that every key leases shares of its own.
+// in turn with the same server counting each key on its own (RATE_LIMIT_SHARED=off, as a replica
+// did before the count was shared: what sharing costs a request) and with no rate limit at all
+// (RATE_LIMIT_PER_KEY=off: what the limit costs in all, its headers too). Keys go round the small
+// case's clients, as in the other API measures, so that every key leases shares of its own.
 import type { BenchOptions } from '../bench-options.js';
 import type { Measured } from '../load.js';
 import type { BenchDatabase, ClientGroup } from '../seed-database.js';
-import { aboutStep, inTurn } from './api.js';
+import { aboutStep, inTurn, type ApiCase } from './api.js';
 
 export interface SharedLimit {
   shared: Measured;
+  own: Measured;
   off: Measured;
 }
 
 export async function measureSharedLimit(options: BenchOptions, database: BenchDatabase, group: ClientGroup): Promise<SharedLimit> {
-  const cases = [
+  const cases: ApiCase[] = [
     { label: 'PostgreSQL, the rate limit shared', database, group },
+    { label: 'PostgreSQL, RATE_LIMIT_SHARED=off', database, env: { RATE_LIMIT_SHARED: 'off' }, group },
     { label: 'PostgreSQL, RATE_LIMIT_PER_KEY=off', database, env: { RATE_LIMIT_PER_KEY: 'off' }, group },
   ];
-  const [shared, off] = await inTurn(options, cases, (alternate) => alternate(aboutStep));
-  return { shared: shared!, off: off! };
+  const [shared, own, off] = await inTurn(options, cases, (alternate) => alternate(aboutStep));
+  return { shared: shared!, own: own!, off: off! };
 }
