@@ -4,17 +4,6 @@ import { inTransaction } from '../postgres/transaction.js';
 import type { AttemptInFlight, ErasureRepository, LeadErased } from '../store.js';
 import { ERASED_FINGERPRINT, keyWindow } from './erasure-rules.js';
 
-/**
- * Erasing a lead on PostgreSQL, in one transaction. It locks the lead's events (FOR UPDATE, in id
- * order, as retention does), so a replay, which holds a share lock on its delivery's event, waits
- * for it and then finds the event erased; then the lead's pending deliveries (FOR UPDATE): a claim
- * leasing one of them waits, and then finds it cancelled, for a lease re-reads the delivery's
- * state. A delivery leased before the lock is in flight (its worker holds the payload), pending
- * or already settled by another path (its webhook disabled or detached meanwhile): reported, for
- * the caller to wait for. The deliveries are locked in the order a publication of the lead locks
- * them (by webhook, then as deliveries_by_lead holds them), so the two never wait in a circle;
- * a deadlock with a worker's statement is retried, as the erasure may be run again.
- */
 /** PostgreSQL's code for a transaction it rolled back to break a deadlock. */
 const DEADLOCK_DETECTED = '40P01';
 
@@ -28,6 +17,17 @@ async function retriedOnDeadlock<T>(run: () => Promise<T>, tries = 5): Promise<T
   }
 }
 
+/**
+ * Erasing a lead on PostgreSQL, in one transaction. It locks the lead's events (FOR UPDATE, in id
+ * order, as retention does), so a replay, which holds a share lock on its delivery's event, waits
+ * for it and then finds the event erased; then the lead's pending deliveries (FOR UPDATE): a claim
+ * leasing one of them waits, and then finds it cancelled, for a lease re-reads the delivery's
+ * state. A delivery leased before the lock is in flight (its worker holds the payload), pending
+ * or already settled by another path (its webhook disabled or detached meanwhile): reported, for
+ * the caller to wait for. The deliveries are locked in the order a publication of the lead locks
+ * them (by webhook, then as deliveries_by_lead holds them), so the two never wait in a circle;
+ * a deadlock with a worker's statement is retried, as the erasure may be run again.
+ */
 export function createErasureRepository(pool: pg.Pool): ErasureRepository {
   return {
     async erase(lead, clientId, now) {
