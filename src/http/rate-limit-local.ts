@@ -5,8 +5,8 @@ import type { KeyCount, KeyCounter } from './rate-limit-counter.js';
 const MAX_SWEEP_INTERVAL_MS = 60_000;
 
 /**
- * The per-key count of a process alone (SQLite, where one process serves the API): a fixed window
- * per API key in memory, opened by the key's first request.
+ * The per-key count of a process alone (SQLite, where one process serves the API, or any store with
+ * RATE_LIMIT_SHARED=off): a fixed window per API key in memory, opened by the key's first request.
  */
 export function createLocalCounter({ max, windowMs }: RateLimit): KeyCounter {
   // By the key's hash, from authentication: the table never holds a usable key.

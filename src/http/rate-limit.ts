@@ -24,8 +24,8 @@ export interface RateLimiter {
  * Where the store is shared by several processes (`shared`, PostgreSQL), they count each key
  * together: each leases shares of the key's window from the database and spends them from memory
  * (./rate-limit-shared.ts), so that N replicas allow the limit, not N times it. Otherwise (SQLite,
- * one process) the count is this process's own (./rate-limit-local.ts). Undefined when the limit
- * is off.
+ * one process, or RATE_LIMIT_SHARED=off) the count is this process's own (./rate-limit-local.ts).
+ * Undefined when the limit is off.
  */
 export function createRateLimiter(limit: RateLimit | null, shared?: RateLimitRepository, log?: FastifyBaseLogger): RateLimiter | undefined {
   if (limit === null) return undefined;
