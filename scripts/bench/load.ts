@@ -70,6 +70,18 @@ export function quantile(values: number[], q: number): number {
 }
 
 /**
+ * The cases of round `round` (from 0) in the order they run, each with its index: as given in even
+ * rounds, reversed in odd ones. Whichever case runs first in a round runs on a machine the one
+ * before left busy (a checkpoint, autovacuum, a cold cache) or idle; taking turns at going first
+ * gives each case as many of both, where a fixed order moved a comparison of identical builds by
+ * a tenth.
+ */
+export function inRoundOrder<T>(cases: readonly T[], round: number): [number, T][] {
+  const entries = [...cases.entries()];
+  return round % 2 === 0 ? entries : entries.reverse();
+}
+
+/**
  * One figure from a measure's rounds: the rate over all their requests; as p99 the worst round's
  * (no round had more than 1% of its requests slower, so neither had all of them together: it
  * never flatters), as p50 the median round's; CPU weighted by each round's time.

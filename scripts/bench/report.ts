@@ -289,8 +289,8 @@ in ${facts.minutes.toFixed(1)} minutes; load average ${facts.loadBefore} before 
 ## What the figures mean
 
 leadhooks runs as \`npm start\` runs it (\`${scriptCommand('start').join(' ')}\`, \`LOG_LEVEL=${logLevel}\`). Requests go over
-${options.connections} connections: ${options.warmupSeconds} s of warm-up, then ${options.seconds} s measured in ${options.rounds} rounds that take the compared cases in turn.
-req/s is over all the rounds, p50 the median round's, p99 the worst round's; CPU is what the
+${options.connections} connections: ${options.warmupSeconds} s of warm-up, then ${options.seconds} s measured in ${options.rounds} rounds that take the compared cases in turn
+(reversed every other round). req/s is over all the rounds, p50 the median round's, p99 the worst round's; CPU is what the
 server (or the workers) and the load generator used, 100% being one core (a "saturated" generator
 set the rate itself); peak RSS is the server's highest so far.
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseOptions } from '../../scripts/bench/bench-options.js';
+import { parseOptions, twiceAsLong } from '../../scripts/bench/bench-options.js';
 
 // What the bench's command line asks for: the seconds per measure, a smoke run, and the git ref
 // whose build the run compares this one with (--before).
@@ -28,4 +28,16 @@ t.test('--before without a ref is refused with the usage', async (t) => {
     t.throws(() => parseOptions(argv), { message: /^--before wants a git ref \(a commit, a branch, a tag\)\nusage: npm run bench -- \[seconds per measure\] \[--smoke\] \[--before <git ref>\]$/ }, argv.join(' '));
   }
   t.throws(() => parseOptions(['--after', 'x']), { message: /^unknown argument "--after"\nusage: / });
+});
+
+t.test('a measure run twice as long takes twice the rounds and seconds, an even number of rounds; a smoke run stays short', async (t) => {
+  const full = parseOptions([]);
+  t.equal(full.rounds % 2, 0, 'each case goes first in as many rounds as the others (load.ts, inRoundOrder)');
+  t.equal(full.leadOrder.rounds % 2, 0);
+  t.equal(full.drainRounds % 2, 0);
+  const longer = twiceAsLong(full);
+  t.equal(longer.rounds, 2 * full.rounds);
+  t.equal(longer.seconds, 2 * full.seconds);
+  const smoke = parseOptions(['--smoke']);
+  t.equal(twiceAsLong(smoke), smoke);
 });

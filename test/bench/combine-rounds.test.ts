@@ -1,5 +1,5 @@
 import t from 'tap';
-import { combineRounds, type Measured } from '../../scripts/bench/load.js';
+import { combineRounds, inRoundOrder, type Measured } from '../../scripts/bench/load.js';
 import { combineDrains, type Drain } from '../../scripts/bench/measures/delivery.js';
 
 
@@ -43,4 +43,14 @@ t.test('drains of one outbox: the rate over all their windows (the same deliveri
   t.equal(combined.receiverCores, 0.2);
   t.equal(combined.pending, 1_000_000);
   t.same(combined.rounds, [10_000, 5_000], "each drain's rate kept beside the figure");
+});
+
+t.test('the cases take turns at going first: in order in even rounds, reversed in odd ones, each with its index', async (t) => {
+  const cases = ['before', 'now'];
+  t.same(inRoundOrder(cases, 0), [[0, 'before'], [1, 'now']]);
+  t.same(inRoundOrder(cases, 1), [[1, 'now'], [0, 'before']]);
+  t.same(inRoundOrder(cases, 2), [[0, 'before'], [1, 'now']]);
+  t.same(cases, ['before', 'now'], 'the cases themselves are left as they were');
+  const firsts = [0, 1, 2, 3].map((round) => inRoundOrder(['a', 'b', 'c'], round)[0]![1]);
+  t.same(firsts, ['a', 'c', 'a', 'c']);
 });

@@ -1,12 +1,13 @@
 // The API operations: GET /about, GET /webhook (a page), durable POST /webhook and DELETE
 // /webhook/{id}; bare Fastify, as a case of its own, answers the same requests (GET /, and POST
 // /echo parsing the same bodies). Each operation is measured in rounds that take the cases in
-// turn, each case on a server and a database of its own, up for the whole measure (a case sharing
-// a server with another paid for the writes of the run before it). Keys go round a group of
-// clients so that the rate limit and the key cache see many keys.
+// turn (the order reversed every other round), each case on a server and a database of its own,
+// up for the whole measure (a case sharing a server with another paid for the writes of the run
+// before it). Keys go round a group of clients so that the rate limit and the key cache see many
+// keys.
 import { startLeadhooks, type RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
-import { combineRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
+import { combineRounds, inRoundOrder, measureLoad, type Measured, type PreparedRequest } from '../load.js';
 import { startBareFastify } from '../peer-processes.js';
 import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
 
@@ -42,7 +43,7 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
       const steps = cases.map(stepOf);
       const runs = steps.map((): Measured[] => []);
       for (let round = 0; round < rounds; round++) {
-        for (const [i, step] of steps.entries()) {
+        for (const [i, step] of inRoundOrder(steps, round)) {
           if (!step) continue;
           const name = `${step.name}, ${cases[i]!.label}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
           // The first round warms each server up as a whole run does; later ones only refill the connections.

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { leadhooksEnv, PUBLISHER_TOKEN, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
-import { quantile } from '../load.js';
+import { inRoundOrder, quantile } from '../load.js';
 import { startBareSender } from '../peer-processes.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
 import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
@@ -51,8 +51,8 @@ async function startReceiver() {
 }
 
 /**
- * The bare sender, the shallow and the deep outbox in turn, each drained `drainRounds` times from a
- * fresh copy; and the publish latency, on the first shallow drain's server once all is delivered.
+ * The bare sender, the shallow and the deep outbox in turn (the order reversed every other round),
+ * each drained `drainRounds` times from a fresh copy; and the publish latency, on the first shallow drain's server once all is delivered.
  */
 export async function measureDelivery(options: BenchOptions, dir: string, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
@@ -60,9 +60,12 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
   const [shallow, deep, bareSender]: [Drain[], Drain[], Drain[]] = [[], [], []];
   for (let round = 1; round <= options.drainRounds; round++) {
     const of = `round ${round} of ${options.drainRounds}`;
-    bareSender.push(await measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox));
-    shallow.push(await measureDrain(options, `shallow outbox, ${of}`, copyDatabase(seeded.shallow, dir, `shallow-${round}`), options.shallowOutbox, 0, round === 1 ? publish : undefined));
-    deep.push(await measureDrain(options, `deep outbox, ${of}`, copyDatabase(seeded.deep, dir, `deep-${round}`), options.deepOutbox));
+    const drains: [Drain[], () => Promise<Drain>][] = [
+      [bareSender, () => measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox)],
+      [shallow, () => measureDrain(options, `shallow outbox, ${of}`, copyDatabase(seeded.shallow, dir, `shallow-${round}`), options.shallowOutbox, 0, round === 1 ? publish : undefined)],
+      [deep, () => measureDrain(options, `deep outbox, ${of}`, copyDatabase(seeded.deep, dir, `deep-${round}`), options.deepOutbox)],
+    ];
+    for (const [, [runs, drain]] of inRoundOrder(drains, round - 1)) runs.push(await drain());
   }
   return { shallow: combineDrains(shallow), deep: combineDrains(deep), bareSender: combineDrains(bareSender), latency: latency! };
 }

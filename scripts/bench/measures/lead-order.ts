@@ -8,6 +8,7 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WAITING_AT } from '../../../src/delivery-policy/lead-order.js';
 import type { BenchOptions } from '../bench-options.js';
+import { inRoundOrder } from '../load.js';
 import { say } from '../progress.js';
 import { copyDatabase, seed } from '../seed-database.js';
 import { combineDrains, measureDrain, type Drain } from './delivery.js';
@@ -40,7 +41,7 @@ export async function measureLeadOrder(options: BenchOptions, dir: string, postg
   for (const [store, serverUrl] of stores) {
     const drains: Record<'withLeads' | 'without', Drain[]> = { withLeads: [], without: [] };
     for (let round = 1; round <= rounds; round++) {
-      for (const [variant, file] of [['without', without], ['withLeads', withLeads]] as const) {
+      for (const [, [variant, file]] of inRoundOrder([['without', without], ['withLeads', withLeads]] as const, round - 1)) {
         const label = `${layout.name}, ${variant === 'withLeads' ? `${leads} leads in order` : 'no leadId'}, ${store}, round ${round} of ${rounds}`;
         if (serverUrl === undefined) {
           drains[variant].push(await measureDrain(options, label, copyDatabase(file, dir, `leads-${variant}-${round}`), layout));

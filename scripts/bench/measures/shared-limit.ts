@@ -4,7 +4,7 @@
 // did before the count was shared: what sharing costs a request) and with no rate limit at all
 // (RATE_LIMIT_PER_KEY=off: what the limit costs in all, its headers too). Keys go round the small
 // case's clients, as in the other API measures, so that every key leases shares of its own.
-import type { BenchOptions } from '../bench-options.js';
+import { twiceAsLong, type BenchOptions } from '../bench-options.js';
 import type { Measured } from '../load.js';
 import type { BenchDatabase, ClientGroup } from '../seed-database.js';
 import { aboutStep, inTurn, type ApiCase } from './api.js';
@@ -23,7 +23,6 @@ export async function measureSharedLimit(options: BenchOptions, database: BenchD
   ];
   // Twice the rounds and the time of the other measures: a round here went from 4,000 to 10,000
   // requests a second as the servers warmed, and a 10% target wants a steadier figure.
-  const longer = options.smoke ? options : { ...options, rounds: 2 * options.rounds, seconds: 2 * options.seconds };
-  const [shared, own, off] = await inTurn(longer, cases, (alternate) => alternate(aboutStep));
+  const [shared, own, off] = await inTurn(twiceAsLong(options), cases, (alternate) => alternate(aboutStep));
   return { shared: shared!, own: own!, off: off! };
 }
