@@ -212,8 +212,9 @@ t.test('with the guard on, the proxy is asked for the address the name was judge
   // The names resolve here, through a stand-in for DNS: the test machine resolves none of them.
   const guard = await import('../../src/delivery/address-guard.js');
   const answers: Record<string, string> = { 'hooks.example.test': PUBLIC_ADDRESS, 'internal.example.test': '10.1.2.3' };
+  // The mocked module is named by the file the loader (tsx) resolves proxy.ts's import to.
   const { proxyDispatcher } = await t.mockImport<typeof import('../../src/delivery/proxy.js')>('../../src/delivery/proxy.js', {
-    '../../src/delivery/address-guard.js': {
+    '../../src/delivery/address-guard.ts': {
       ...guard,
       publicOnlyLookup: (hostname: string, _options: unknown, callback: (error: Error | null, address: string, family?: number) => void) => {
         const address = answers[hostname] ?? '';
