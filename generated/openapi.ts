@@ -1764,7 +1764,8 @@ export type components = {
             /**
              * @description False, or absent: failed deliveries of events published in the range are sent
              *     again. True: events of the range that the webhook has no delivery of (published while
-             *     it was disabled) are sent to it, each as a new delivery.
+             *     it was disabled), about leads its filter (if any) wants, are sent to it, each as a
+             *     new delivery.
              */
             missed?: boolean;
         };

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { WEBHOOK_EVENT_NAMES as EVENT_NAMES } from '../generated/spec-lists.js';
+import { EVENT_NAMES as LEAD_EVENT_NAMES, OPERATIONAL_EVENT_NAMES, WEBHOOK_EVENT_NAMES as EVENT_NAMES } from '../generated/spec-lists.js';
 import { FAILING_AFTER } from '../src/delivery-policy/failure.js';
 import { eventCatalogue } from '../src/event-catalogue.js';
 import { loadSpec } from '../src/spec.js';
@@ -90,4 +90,9 @@ t.test('a description the catalogue cannot be read from is refused', async (t) =
   });
   t.throws(() => eventCatalogue(specWith(() => ({ $ref: '#/components/schemas/Nowhere' }))), { message: 'openapi.yaml: #/components/schemas/Nowhere points at nothing' });
   t.throws(() => eventCatalogue(specWith(() => ({ $ref: 'other.yaml#/Lead' }))), { message: 'openapi.yaml: only local references are supported, not other.yaml#/Lead' });
+});
+
+t.test('operational event types are webhook.*, and no lead event type is: the stores tell them apart so (LEAD_EVENTS_ONLY)', async (t) => {
+  t.ok(OPERATIONAL_EVENT_NAMES.every((name) => name.startsWith('webhook.')), OPERATIONAL_EVENT_NAMES.join(', '));
+  t.notOk(LEAD_EVENT_NAMES.some((name) => name.startsWith('webhook.')), LEAD_EVENT_NAMES.join(', '));
 });

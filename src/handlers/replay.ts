@@ -1,9 +1,17 @@
+import { leadFilterOf, type LeadTest } from '../delivery/lead-filter.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
+import { storedTime } from './stored-time.js';
 import type { Handlers } from './types.js';
 
 /** Deliveries one recovery request queues at most (failed ones, or missed events' new ones); `more` says when some are left. */
 export const RECOVER_LIMIT = 1000;
+
+/** The webhook's filter, which a missed event's lead must match as a publication's does; none when it takes every lead. */
+async function filterOf(store: Store, clientId: number, webhookId: number): Promise<LeadTest | undefined> {
+  const own = (await store.webhooks.filters(clientId)).find((webhook) => webhook.id === webhookId);
+  return own && leadFilterOf(own.filter);
+}
 
 /**
  * Replay (docs/api.md, "Replaying deliveries"): a client resends one delivery, or every failed one
@@ -41,10 +49,10 @@ export function createReplayHandlers(
       if (since > now) throw new HttpError(400, MESSAGES.futureSince);
       // Since is in the range and until is not: a range that ends where it starts holds nothing.
       if (until !== undefined && until <= since) throw new HttpError(400, MESSAGES.emptyRange);
-      const range = { since: new Date(since).toISOString(), until: until === undefined ? undefined : new Date(until).toISOString() };
+      const range = { since: storedTime(since), until: until === undefined ? undefined : storedTime(until) };
       const result =
         body.missed === true
-          ? await store.deliveries.recoverMissed(client.id, params.hookID, range, RECOVER_LIMIT, now)
+          ? await store.deliveries.recoverMissed(client.id, params.hookID, range, RECOVER_LIMIT, now, await filterOf(store, client.id, params.hookID))
           : await store.deliveries.recoverFailed(client.id, params.hookID, range, RECOVER_LIMIT, now);
       if (!result) throw new HttpError(404, MESSAGES.webhookNotFound);
       if (result.queued > 0) onQueued();

@@ -3,6 +3,12 @@
 // stores decide from rows is in the *-rules.ts files beside this one.
 import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, FoundKey, DeliveryAttempt, DeliveryJob, WebhookEventName, OperationalEvent, WebhookSummary, WebhookTarget } from './store.js';
 
+/**
+ * Lead events only, of `events` (its type column named `type`): every operational event's type is
+ * `webhook.*` and no lead event's is (openapi.yaml; test/e2e/spec-lists.test.ts).
+ */
+export const LEAD_EVENTS_ONLY = (type = 'type') => `${type} NOT LIKE 'webhook.%'`;
+
 export interface ClientRow {
   id: number;
   name: string;

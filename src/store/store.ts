@@ -5,13 +5,15 @@
 import type { ClaimRequest } from '../delivery-policy/claim.js';
 import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, LeadErased, AttemptInFlight, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch } from './records.js';
 import type { PortalBranding } from '../portal-branding.js';
+import type { WantsLead } from './deliveries/missed-rules.js';
 
 export * from './records.js';
 
 // Audit: each write below that a management operation makes (clients, keys, webhooks, secrets,
 // portal links) takes an optional AuditNote, its entry of the audit log, and writes it in the same
 // transaction as the change, with the ids the write made or touched (AuditTarget); a write that
-// changes nothing records nothing. Publication and delivery write none.
+// finds nothing to change (no such client or webhook) records nothing, one that finds it records
+// the request, whether or not a value differed. Publication and delivery write none.
 
 export interface ClientRepository {
   /** Creates a client together with its first API key, atomically. */
@@ -233,7 +235,8 @@ export interface DeliveryRepository {
    * all, one pending delivery to it each, due at `now` (epoch ms), in the order the events were
    * written. They are ordinary deliveries (not replays: retried on the schedule), created at
    * their event's time like a publication's. `more`: some are left. A second call finds none of
-   * those again. Undefined when the client has no such active webhook.
+   * those again. Undefined when the client has no such active webhook. With `wants` (the
+   * webhook's filter), only the events whose lead it wants count, as at publication.
    */
   recoverMissed(
     clientId: number,
@@ -241,6 +244,7 @@ export interface DeliveryRepository {
     range: RecoverRange,
     limit: number,
     now: number,
+    wants?: WantsLead,
   ): Promise<{ queued: number; more: boolean } | undefined>;
   /** Attempts to one of the client's webhooks, newest first; undefined when it has no such webhook. */
   listAttempts(

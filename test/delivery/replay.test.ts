@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import t, { type Test } from 'tap';
+import { leadFilterOf } from '../../src/delivery/lead-filter.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
@@ -263,6 +264,38 @@ t.test('the store recovers at most the limit per call, oldest first, and says th
   t.equal(await app.store.deliveries.nextDueAt(), now, 'due now');
 });
 
+t.test("what a filtered webhook missed: only the leads its filter wants, past any number it does not want", async (t) => {
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_WORKER: 'off' });
+  const acme = await createClient(app);
+  const filter = { state: { $in: ['CA'] } };
+  const hook = await createWebhook(app, acme.apiKey, { url: 'http://127.0.0.1:9/hook', events: ['lead_create'], filter });
+  const hookId: number = hook.json.hookId;
+  // Four leads it does not want first: more than a page of the store's walk at a limit of 2.
+  const states = ['NY', 'NY', 'NY', 'NY', 'CA', 'NY', 'CA', 'CA'];
+  const events: string[] = [];
+  for (const [i, state] of states.entries()) events.push((await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: i + 1, state } })).json.eventId);
+  const wanted = [events[4], events[6], events[7]];
+  const delivered = async () => (await db.query<{ event_id: string }>('SELECT event_id FROM deliveries WHERE webhook_id = ? ORDER BY id', [hookId])).map((r) => r.event_id);
+  t.same(await delivered(), wanted, 'published: a delivery for the leads it wants');
+  // As if it had been disabled meanwhile: none of the events has a delivery to it.
+  const missAll = () => db.query('DELETE FROM deliveries WHERE webhook_id = ?', [hookId]);
+  await missAll();
+  const since = new Date(Date.now() - 60_000).toISOString();
+
+  const res = await recover(app, acme.apiKey, hookId, { since, missed: true });
+  t.same([res.status, res.json], [202, { queued: 3, more: false }], 'recovered: the same three, as a publication would have made them');
+  t.same(await delivered(), wanted);
+
+  await missAll();
+  const wants = leadFilterOf(JSON.stringify(filter));
+  const now = Date.now();
+  t.same(await app.store.deliveries.recoverMissed(acme.clientId, hookId, { since }, 2, now, wants), { queued: 2, more: true }, 'the limit, and one more it wants is left');
+  t.same(await delivered(), wanted.slice(0, 2));
+  t.same(await app.store.deliveries.recoverMissed(acme.clientId, hookId, { since }, 2, now, wants), { queued: 1, more: false }, 'past the four it does not want again');
+  t.same(await app.store.deliveries.recoverMissed(acme.clientId, hookId, { since }, 2, now, wants), { queued: 0, more: false });
+  t.same(await delivered(), wanted, 'each once, in the order published');
+});
+
 /** When each of the client's events was published, by its id, from the database (ISO 8601). */
 const publishedAt = async (db: TestDatabase) =>
   new Map(
@@ -298,11 +331,12 @@ t.test('recover with until resends only the failed deliveries of the range: sinc
     ['failed', 'succeeded', 'succeeded', 'failed', 'failed'],
   );
 
-  const rest = await recover(app, acme.apiKey, hookId, { since: at(4), until: new Date(Date.now() + 3_600_000).toISOString() });
-  t.same([rest.status, rest.json], [202, { queued: 2, more: false }], 'an until in the future: up to now');
+  // An instant of the year 10000 (RFC 3339 allows it through an offset), which PostgreSQL has no date for.
+  const rest = await recover(app, acme.apiKey, hookId, { since: at(4), until: '9999-12-31T23:59:59-23:59' });
+  t.same([rest.status, rest.json], [202, { queued: 2, more: false }], 'an until in the future, past the year 9999: up to now');
   await receiver.waitFor(sentBefore + 4);
-  const first = await recover(app, acme.apiKey, hookId, { since: at(1).replace('Z', '+00:00'), until: at(2) });
-  t.same([first.status, first.json], [202, { queued: 1, more: false }]);
+  const first = await recover(app, acme.apiKey, hookId, { since: '0000-01-01T00:00:00+00:00', until: at(2) });
+  t.same([first.status, first.json], [202, { queued: 1, more: false }], 'since the year 0000 (RFC 3339 allows it): from the first');
   await receiver.waitFor(sentBefore + 5);
   await settled(db, 5);
   t.same(leads(sentBefore), [1, 2, 3, 4, 5], 'each once');

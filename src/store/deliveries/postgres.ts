@@ -5,9 +5,10 @@ import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
 import { leadDue } from '../postgres/lead-order.js';
 import { inTransaction } from '../postgres/transaction.js';
-import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { LEAD_EVENTS_ONLY, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository } from '../store.js';
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
+import { missedWalk, type MissedRow } from './missed-rules.js';
 import { CLAIM_SETTINGS, createClaimer } from './postgres-claim-due.js';
 
 /**
@@ -31,17 +32,16 @@ const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL,
 /**
  * What a webhook missed (DeliveryRepository.recoverMissed): its client's ($2) events created in
  * the range ($3 included, $4 excluded when given) and not before the webhook, of a type it is
- * subscribed to, with no delivery to it at all, in the order they were written. The client is
- * given, not only joined, so that the walk is a range of events_by_client in that order, stopped
- * at the limit.
+ * subscribed to, with no delivery to it at all, in the order they were written, a page ($5 rows)
+ * after the place $6 (missed-rules.ts walks them and runs the webhook's filter). The client is
+ * given, not only joined, so that the walk is a range of events_by_client in that order.
+ * Operational events are left out: one about this very webhook has no delivery to it on purpose,
+ * and the moment they tell of has passed.
  */
-// When webhooks get a filter, a missed event must match it too: add it to this WHERE, as
-// publishing has it. Operational events are left out: one about this very webhook has no
-// delivery to it on purpose, and the moment they tell of has passed.
-const MISSED_EVENTS = `SELECT e.id FROM events e JOIN webhooks w ON w.id = $1 AND w.client_id = e.client_id
-  WHERE e.client_id = $2 AND e.type = ANY (w.events) AND e.type NOT LIKE 'webhook.%'
+const MISSED_EVENTS = `SELECT e.id, e.seq, e.payload FROM events e JOIN webhooks w ON w.id = $1 AND w.client_id = e.client_id
+  WHERE e.client_id = $2 AND e.type = ANY (w.events) AND ${LEAD_EVENTS_ONLY('e.type')}
     AND e.created_at >= greatest($3::timestamptz, w.created_at)
-    AND ($4::timestamptz IS NULL OR e.created_at < $4::timestamptz) AND e.erased_at IS NULL
+    AND ($4::timestamptz IS NULL OR e.created_at < $4::timestamptz) AND e.erased_at IS NULL AND e.seq > $6
     AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
   ORDER BY e.seq LIMIT $5`;
 
@@ -329,7 +329,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       });
     },
 
-    async recoverMissed(clientId, webhookId, { since, until }, limit, now) {
+    async recoverMissed(clientId, webhookId, { since, until }, limit, now, wants) {
       return inTransaction(pool, async (db) => {
         // The webhook's row, locked against another recovery of what it missed (FOR NO KEY
         // UPDATE): two at once would both find the same events without a delivery and send each
@@ -343,8 +343,9 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         // The events it missed, in the order they were written. A publication makes its event and
         // its deliveries in one statement, so an event is never seen here without the delivery
         // it got.
-        const { rows: found } = await db.query<{ id: string }>({ name: 'missed-events', text: MISSED_EVENTS, values: [webhookId, clientId, since, until ?? null, limit + 1] });
-        const page = found.slice(0, limit).map((row) => row.id);
+        const walk = missedWalk(limit, wants);
+        while (!walk.done) walk.offer((await db.query<MissedRow>({ name: 'missed-events', text: MISSED_EVENTS, values: [webhookId, clientId, since, until ?? null, walk.pageSize, walk.after] })).rows);
+        const page = walk.ids;
         if (page.length === 0) return { queued: 0, more: false };
         // Retention may be deleting some of them right now: lock them (FOR KEY SHARE, in id order as
         // the pruner does, so neither waits on the other in a circle). The pruner, which locks its
@@ -357,7 +358,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         const alive = new Set(kept.map((row) => row.id));
         const ids = page.filter((id) => alive.has(id));
         if (ids.length > 0) await db.query({ name: 'insert-missed', text: INSERT_MISSED, values: [ids, webhookId, new Date(now).toISOString()] });
-        return { queued: ids.length, more: found.length > limit };
+        return { queued: ids.length, more: walk.more };
       });
     },
   };

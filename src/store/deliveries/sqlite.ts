@@ -1,13 +1,14 @@
 import { FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type RecoveredRow } from '../../delivery-policy/failure.js';
 import { WEBHOOK_GONE_REASON } from '../../messages.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
-import { toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
+import { LEAD_EVENTS_ONLY, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
 import type { CommittedWrite, GroupedWrite } from '../sqlite/durable-writer.js';
 import { leadDue } from '../sqlite/lead-order.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryJob, DeliveryRepository, OperationalEvent } from '../store.js';
 import { ERASE_SECRETS } from '../webhooks/detach-rules.js';
 import { settleAllPending } from '../webhooks/sqlite.js';
+import { missedWalk, type MissedRow } from './missed-rules.js';
 import { createClaimer, DUE_AT } from './sqlite-claim-due.js';
 
 /**
@@ -115,14 +116,14 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
   // range and not before the webhook, of a type it is subscribed to, with no delivery to it at
   // all, in the order they were written (events_by_client ends with the rowid). A publication
   // writes its event and its deliveries in one transaction, and this runs in another.
-  // When webhooks get a filter, a missed event must match it too: add it to this WHERE, as
-  // publishing has it. Operational events are left out: one about this very webhook has no
-  // delivery to it on purpose, and the moment they tell of has passed.
-  const missedEvents = db.prepare<{ webhook: number; since: string; until: string | null; limit: number }, { id: string }>(`
-    SELECT e.id FROM webhooks w JOIN events e ON e.client_id = w.client_id
-    WHERE w.id = :webhook AND e.type IN (SELECT value FROM json_each(w.events)) AND e.type NOT LIKE 'webhook.%'
+  // A page of them after the place :after (missed-rules.ts walks them and runs the webhook's
+  // filter). Operational events are left out: one about this very webhook has no delivery to it
+  // on purpose, and the moment they tell of has passed.
+  const missedEvents = db.prepare<{ webhook: number; since: string; until: string | null; after: number | string; limit: number }, MissedRow>(`
+    SELECT e.id, e.rowid AS seq, e.payload FROM webhooks w JOIN events e ON e.client_id = w.client_id
+    WHERE w.id = :webhook AND e.type IN (SELECT value FROM json_each(w.events)) AND ${LEAD_EVENTS_ONLY('e.type')}
       AND e.created_at >= :since AND e.created_at >= w.created_at
-      AND (:until IS NULL OR e.created_at < :until) AND e.erased_at IS NULL
+      AND (:until IS NULL OR e.created_at < :until) AND e.erased_at IS NULL AND e.rowid > :after
       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
     ORDER BY e.rowid LIMIT :limit`);
   // The one place that makes deliveries for missed events, one per call, in the order to send
@@ -242,13 +243,14 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
         return { queued: Math.min(failed.length, limit), more: failed.length > limit };
       });
     },
-    async recoverMissed(clientId, webhookId, { since, until }, limit, now) {
+    async recoverMissed(clientId, webhookId, { since, until }, limit, now, wants) {
       // In one write transaction, which no publication, recovery or retention runs beside.
       return grouped(() => {
         if (!ownWebhook.get(webhookId, clientId)) return undefined;
-        const missed = missedEvents.all({ webhook: webhookId, since, until: until ?? null, limit: limit + 1 });
-        for (const { id } of missed.slice(0, limit)) insertMissed.run({ event: id, webhook: webhookId, now });
-        return { queued: Math.min(missed.length, limit), more: missed.length > limit };
+        const walk = missedWalk(limit, wants);
+        while (!walk.done) walk.offer(missedEvents.all({ webhook: webhookId, since, until: until ?? null, after: walk.after, limit: walk.pageSize }));
+        for (const id of walk.ids) insertMissed.run({ event: id, webhook: webhookId, now });
+        return { queued: walk.ids.length, more: walk.more };
       });
     },
   };

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { idempotently } from '../idempotency/postgres.js';
 import { leadDue } from '../postgres/lead-order.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
+import { LEAD_EVENTS_ONLY } from '../rows.js';
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 
 // The client's listing, newest first by seq (the order of writing): events_by_client and
@@ -9,9 +10,11 @@ import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../stor
 // type for the second, so a page is one backward range of an index and nothing is sorted. Two
 // statements rather than one with an optional type, so that each is planned for its own index
 // (test/store/events/event-list-plan.test.ts checks the plans). Lead events only: a client's
-// operational events, kept here for their deliveries, are listed by GET /events/operational.
+// operational events, kept here for their deliveries, are listed by GET /events/operational; the
+// listing of every type reads past those within its range (a few, written only when a webhook's
+// health changes).
 export const EVENT_LIST_SQL = {
-  all: `SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND seq < $2 AND type NOT LIKE 'webhook.%' ORDER BY seq DESC LIMIT $3`,
+  all: `SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND seq < $2 AND ${LEAD_EVENTS_ONLY()} ORDER BY seq DESC LIMIT $3`,
   ofType: 'SELECT seq, id, payload, type, created_at AS "createdAt", erased_at AS "erasedAt" FROM events WHERE client_id = $1 AND type = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4',
 };
 
@@ -142,7 +145,7 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       const { rows } = await pool.query<{ seq: number; id: string; old: boolean; pending: boolean }>(
         clientId === undefined
           ? { name: 'prune-visit', text: visit('e.seq > $1'), values: [cursor, before, limit] }
-          : { name: 'prune-visit-client', text: visit("e.client_id = $4 AND e.seq > $1 AND e.type NOT LIKE 'webhook.%'"), values: [cursor, before, limit, clientId] },
+          : { name: 'prune-visit-client', text: visit(`e.client_id = $4 AND e.seq > $1 AND ${LEAD_EVENTS_ONLY('e.type')}`), values: [cursor, before, limit, clientId] },
       );
       const batch: PruneBatch = { events: 0, deliveries: 0, attempts: 0, cursor, more: false };
       const doomed: string[] = [];

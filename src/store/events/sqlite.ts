@@ -2,16 +2,18 @@ import { idempotentRunner } from '../idempotency/sqlite.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import { leadDue } from '../sqlite/lead-order.js';
 import type { Db } from '../sqlite/open-database.js';
+import { LEAD_EVENTS_ONLY } from '../rows.js';
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 
 // The client's listing, newest first, in rowid order (the order of writing; every index of a rowid
 // table ends with the rowid): events_by_client and events_by_client_type each hold one client's
-// events, of one type for the second, in that order, so a page reads its rows and no others, and
-// nothing is sorted (../sqlite/migrations.ts; test/store/events/event-list-plan.test.ts checks the
-// plans). Lead events only: a client's operational events, kept here for their deliveries, are
-// listed by GET /events/operational.
+// events, of one type for the second, in that order, so a page reads the client's rows from where
+// it starts and nothing is sorted (../sqlite/migrations.ts; test/store/events/event-list-plan.test.ts
+// checks the plans). Lead events only: a client's operational events, kept here for their
+// deliveries, are listed by GET /events/operational; the listing of every type reads past those
+// among its rows (a few, written only when a webhook's health changes).
 export const EVENT_LIST_SQL = {
-  all: "SELECT rowid AS seq, id, payload, type, created_at AS createdAt, erased_at AS erasedAt FROM events WHERE client_id = ? AND rowid < ? AND type NOT LIKE 'webhook.%' ORDER BY rowid DESC LIMIT ?",
+  all: `SELECT rowid AS seq, id, payload, type, created_at AS createdAt, erased_at AS erasedAt FROM events WHERE client_id = ? AND rowid < ? AND ${LEAD_EVENTS_ONLY()} ORDER BY rowid DESC LIMIT ?`,
   ofType: 'SELECT rowid AS seq, id, payload, type, created_at AS createdAt, erased_at AS erasedAt FROM events WHERE client_id = ? AND type = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?',
 };
 
@@ -59,7 +61,7 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   // lead events alone. A client's own period is for its leads: the events that carried its
   // operational events hold none, and are kept for RETENTION, as the feed's rows are.
   const oldestOfClient = db.prepare<[number, number, number], { seq: number; id: string; created_at: string }>(
-    "SELECT rowid AS seq, id, created_at FROM events WHERE client_id = ? AND rowid > ? AND type NOT LIKE 'webhook.%' ORDER BY rowid LIMIT ?",
+    `SELECT rowid AS seq, id, created_at FROM events WHERE client_id = ? AND rowid > ? AND ${LEAD_EVENTS_ONLY()} ORDER BY rowid LIMIT ?`,
   );
   const hasPending = db.prepare<[string], { one: number }>(
     "SELECT 1 AS one FROM deliveries WHERE event_id = ? AND state = 'pending' LIMIT 1",
