@@ -1,3 +1,4 @@
+import { isHttpUrl } from './http-url.js';
 import { isAccentColor, isLogoSetting, isProductName, MAX_FRAME_ANCESTORS, parseFrameAncestors } from './portal-branding.js';
 
 // Configuration comes from environment variables, is read once at start and validated there:
@@ -187,19 +188,14 @@ export function parseProxyUrl(value: string): string | null | undefined {
  * An http or https URL with a host and no user name or password, kept as written; unset or
  * empty: null. A password in a URL would be written to every log line that names it.
  */
-export function parseTargetUrl(value: string): string | null | undefined {
-  if (value.trim() === '') return null;
-  try {
-    const url = new URL(value.trim());
-    const ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
-    return ok ? value.trim() : undefined;
-  } catch {
-    return undefined;
-  }
+function parseTargetUrl(value: string): string | null | undefined {
+  const url = value.trim();
+  if (url === '') return null;
+  return isHttpUrl(url) ? url : undefined;
 }
 
 /** A Standard Webhooks signing secret: `whsec_` and base64 of 24 to 64 bytes; unset or empty: null. */
-export function parseSigningSecret(value: string): string | null | undefined {
+function parseSigningSecret(value: string): string | null | undefined {
   if (value.trim() === '') return null;
   const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value.trim());
   const bytes = match ? Buffer.from(match[1]!, 'base64').length : 0;

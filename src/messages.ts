@@ -1,6 +1,7 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import type { operations } from '../generated/openapi.js';
 import { EVENT_NAMES, WEBHOOK_EVENT_NAMES } from '../generated/spec-lists.js';
+import { hasCredentials } from './http-url.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { bodySchemaOf, limitOf, parameterSchemaOf, schemaAt, type SpecSchema } from './spec.js';
 
@@ -270,13 +271,6 @@ function headerWords(schema: SpecSchema | undefined): Describers[string] {
     if (issue?.keyword === 'maxProperties') return `headers must hold at most ${maxHeaders} headers`;
     return 'headers must be an object of header names and values, or null';
   };
-}
-
-/** Whether a URL carries user information (`http://user:password@host/`), which a webhook's URL may not. */
-export function hasCredentials(url: unknown): boolean {
-  if (typeof url !== 'string' || !URL.canParse(url)) return false;
-  const { username, password } = new URL(url);
-  return username !== '' || password !== '';
 }
 
 /**

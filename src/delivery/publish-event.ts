@@ -9,9 +9,6 @@ type Lead = { clientId: number; type: EventName; data: Record<string, unknown>; 
 type Published = { eventId: string; deliveries: number } | undefined;
 type Stored = { deliveries: number } | undefined;
 
-// The id every delivery of an event carries as its `webhook-id`.
-export { newEventId };
-
 /**
  * Runs the filters of the leads' clients' webhooks (src/delivery/lead-filter.ts): for each lead,
  * the webhooks with a filter it matches, or undefined when its client has none with a filter (the

@@ -1,5 +1,5 @@
 import type { WebhookTarget } from '../store/store.js';
-import { newEventId } from './publish-event.js';
+import { newEventId } from '../event-id.js';
 import { sendWebhook, type SendOptions } from './send-webhook.js';
 
 /** The lead a test send carries: recognisable as a sample (`test: true`), shaped like a real one. */

@@ -10,6 +10,7 @@ import type { Handlers } from './types.js';
 /** How often an attempt in flight is looked at again while the erasure waits for it. */
 const IN_FLIGHT_POLL_MS = 25;
 
+/** The counts of two passes of one erasure, added up. */
 const add = (a: LeadErased, b: LeadErased): LeadErased => ({
   events: a.events + b.events,
   deliveries: a.deliveries + b.deliveries,
@@ -17,21 +18,20 @@ const add = (a: LeadErased, b: LeadErased): LeadErased => ({
   attempts: a.attempts + b.attempts,
   idempotencyKeys: a.idempotencyKeys + b.idempotencyKeys,
 });
-
 export function createErasureHandlers(store: Store): Pick<Handlers, 'eraseLead'> {
   return {
     async eraseLead({ body, audit }) {
       const lead = leadKey(body.leadId)!;
       const { clientId } = body;
       if (clientId !== undefined && (await store.clients.get(clientId)) === undefined) throw new HttpError(404, MESSAGES.clientNotFound);
-      let total: LeadErased = { events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 };
+      let total: LeadErased | undefined;
       // The store cancels every pending delivery of the lead: none is leased from then on. An
       // attempt leased before may still be sending the payload its worker loaded: the answer waits
       // until each is recorded or its lease is over (the attempt's timer ends it before), then
       // erases again what such an attempt recorded. No request of the lead leaves after the answer.
       for (;;) {
         const { erased, inFlight } = await store.erasure.erase(lead, clientId, Date.now());
-        total = add(total, erased);
+        total = total ? add(total, erased) : erased;
         if (inFlight.length === 0) break;
         for (let waiting = inFlight; waiting.length > 0; waiting = await store.erasure.stillInFlight(waiting, Date.now())) {
           await sleep(IN_FLIGHT_POLL_MS);

@@ -7,7 +7,8 @@ import type { Config } from '../config.js';
 import { nestsTooDeep } from '../json-depth.js';
 import { HEADER_NAME_KEYWORDS } from './header-names.js';
 import { checkLeadFilter, type LeadFilterLimits } from '../delivery/lead-filter.js';
-import { hasCredentials, HttpError, LEAD_FILTER_KEYWORD, MESSAGES } from '../messages.js';
+import { isHttpUrl } from '../http-url.js';
+import { HttpError, LEAD_FILTER_KEYWORD, MESSAGES } from '../messages.js';
 import { isLogoUrl } from '../portal-branding.js';
 import { withStorableText, type Schema } from './storable-text.js';
 
@@ -93,20 +94,7 @@ const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: 
 // A webhook's custom headers: the names openapi.yaml reserves, in any case (./header-names.ts).
 for (const keyword of HEADER_NAME_KEYWORDS) ajv.addKeyword(keyword);
 
-/**
- * `format: http-url` (a webhook's URL): the schema's pattern checks the shape; the WHATWG URL
- * parser, which delivery uses too, decides whether there is a host, and whether there is user
- * information (`user:password@`), which is refused: a URL is stored, listed and logged as it is,
- * so it is no place for a credential.
- */
-function isHttpUrl(url: string): boolean {
-  try {
-    const parsed = new URL(url);
-    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '' && !hasCredentials(url);
-  } catch {
-    return false;
-  }
-}
+/** `format: http-url` (a webhook's URL): the schema's pattern checks the shape, src/http-url.ts the rest. */
 ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
 
 /** `format: logo-url` (a portal's logo, PortalLogoUrl): https, or http on loopback (src/portal-branding.ts). */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { newEventId } from '../../src/delivery/publish-event.js';
+import { newEventId } from '../../src/event-id.js';
 
 // The stores index events by id, and deliveries by their event's id: ids made one after another
 // must sort in the order they were made, so that those indexes grow at their end.

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { inTransaction } from '../postgres/transaction.js';
 import type { AttemptInFlight, ErasureRepository, LeadErased } from '../store.js';
-import { ERASED_FINGERPRINT, keyWindow } from './erasure-rules.js';
+import { ERASED_FINGERPRINT, keyWindow, NOTHING_ERASED, stillSending } from './erasure-rules.js';
 
 /** PostgreSQL's code for a transaction it rolled back to break a deadlock. */
 const DEADLOCK_DETECTED = '40P01';
@@ -39,7 +39,7 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
            WHERE lead_id = $1 AND ($2::bigint IS NULL OR client_id = $2) ORDER BY id FOR UPDATE`,
           [lead, clientId ?? null],
         );
-        const erased: LeadErased = { events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 };
+        const erased: LeadErased = { ...NOTHING_ERASED };
         if (events.length === 0) return { erased, inFlight: [] };
         const all = events.map((event) => event.id);
         const fresh = events.filter((event) => !event.erased);
@@ -107,7 +107,7 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
         [waiting.map((attempt) => attempt.deliveryId)],
       );
       const recorded = new Map(rows.map((row) => [row.id, row.n]));
-      return waiting.filter((attempt) => (recorded.get(attempt.deliveryId) ?? 0) === attempt.attempts);
+      return waiting.filter((attempt) => stillSending(attempt, recorded.get(attempt.deliveryId) ?? 0, now));
     },
   };
 }

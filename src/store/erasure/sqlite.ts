@@ -2,7 +2,7 @@ import { WAITING_AT } from '../../delivery-policy/lead-order.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
 import type { AttemptInFlight, ErasureRepository, LeadErased } from '../store.js';
-import { ERASED_FINGERPRINT, keyWindow } from './erasure-rules.js';
+import { ERASED_FINGERPRINT, keyWindow, NOTHING_ERASED, stillSending } from './erasure-rules.js';
 
 /**
  * Erasing a lead on SQLite: one transaction of the group commit, which no claim, attempt record,
@@ -45,7 +45,7 @@ export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureR
 
   const erase = (lead: string, clientId: number | undefined, now: number) => {
     const at = new Date(now).toISOString();
-    const erased: LeadErased = { events: 0, deliveries: 0, cancelled: 0, attempts: 0, idempotencyKeys: 0 };
+    const erased: LeadErased = { ...NOTHING_ERASED };
     const inFlight: AttemptInFlight[] = [];
     for (const event of events.all({ lead, client: clientId ?? null })) {
       const open = pending.all(event.id, now);
@@ -75,7 +75,7 @@ export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureR
       return grouped(() => erase(lead, clientId, now));
     },
     async stillInFlight(attempts, now) {
-      return attempts.filter((attempt) => attempt.leaseUntil > now && attemptsOf.get(attempt.deliveryId)!.n === attempt.attempts);
+      return attempts.filter((attempt) => stillSending(attempt, attemptsOf.get(attempt.deliveryId)!.n, now));
     },
   };
 }
