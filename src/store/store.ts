@@ -3,9 +3,8 @@
 // records it speaks of are in src/store/records.ts, exported from here too.
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, LeadErased, AttemptInFlight, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, LeadErased, AttemptInFlight, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch, WantsLead } from './records.js';
 import type { PortalBranding } from '../portal-branding.js';
-import type { WantsLead } from './deliveries/missed-rules.js';
 
 export * from './records.js';
 

@@ -2,6 +2,7 @@
 // its missed events a page at a time in the order they were written, kept when the webhook's
 // filter wants the lead, as a publication keeps them. A page that holds none it wants does not
 // end the walk: the next request would find the same page again, and never get past it.
+import type { WantsLead } from '../records.js';
 
 /** A missed event as the stores' walks read it: its id, its place in the order written, its stored body. */
 export interface MissedRow {
@@ -9,9 +10,6 @@ export interface MissedRow {
   seq: number | string;
   payload: string;
 }
-
-/** Whether the webhook wants the event's lead (its filter); without one, every lead. */
-export type WantsLead = (lead: unknown) => boolean;
 
 /** The walk of one recovery: `offer` each page read after `after`, `pageSize` rows at most, until `done`. */
 export function missedWalk(limit: number, wants: WantsLead | undefined) {
