@@ -18,6 +18,7 @@ const add = (a: LeadErased, b: LeadErased): LeadErased => ({
   attempts: a.attempts + b.attempts,
   idempotencyKeys: a.idempotencyKeys + b.idempotencyKeys,
 });
+
 export function createErasureHandlers(store: Store): Pick<Handlers, 'eraseLead'> {
   return {
     async eraseLead({ body, audit }) {

@@ -52,7 +52,8 @@ async function startReceiver() {
 
 /**
  * The bare sender, the shallow and the deep outbox in turn (the order reversed every other round),
- * each drained `drainRounds` times from a fresh copy; and the publish latency, on the first shallow drain's server once all is delivered.
+ * each drained `drainRounds` times from a fresh copy; and the publish latency, on the first
+ * shallow drain's server once all is delivered.
  */
 export async function measureDelivery(options: BenchOptions, dir: string, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
