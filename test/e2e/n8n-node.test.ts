@@ -6,7 +6,7 @@ import t from 'tap';
 import { startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { consoleSteps, sectionBlocks } from '../helpers/readme.js';
-import { testDatabase } from '../helpers/stores.js';
+import { onlyOn, testDatabase } from '../helpers/stores.js';
 
 // The n8n community-node package of examples/n8n against the real server. Its own tests (`npm
 // test` there) build it and drive its nodes through a hand-made n8n context; given the server's
@@ -76,7 +76,8 @@ t.test("the example's own tests, `npm test` in examples/n8n, against a running l
   t.ok(refused.fail > 0, `${refused.fail} failed`);
 });
 
-t.test("the package passes the checks of n8n's scanner, @n8n/scan-community-package (npm run lint)", async (t) => {
+// The scanner reads the package alone, with no server nor store: once, in the SQLite turn.
+t.test("the package passes the checks of n8n's scanner, @n8n/scan-community-package (npm run lint)", onlyOn('sqlite'), async (t) => {
   const lint = await npmRun('lint', ['-s']);
   t.equal(lint.code, 0, 'it passes', { output: lint.output });
   t.strictSame(lint.output.split('\n').filter(Boolean), shown(/^npm run -s lint$/), 'what docs/api.md shows');
