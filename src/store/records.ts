@@ -181,6 +181,9 @@ export interface WebhookFilter {
   filter: string;
 }
 
+/** Whether a webhook wants an event's lead (its filter, run on the lead's data); without one, every lead. */
+export type WantsLead = (lead: unknown) => boolean;
+
 /** Where a webhook's requests go and what signs them. */
 export interface WebhookTarget {
   id: number;
@@ -247,9 +250,6 @@ export interface LeadErased {
  * An attempt of the lead a worker had begun when it was erased: its delivery, the attempts it had
  * recorded then, and the end of its lease (epoch ms), by which the attempt is over.
  */
-/** Whether a webhook wants an event's lead (its filter, run on the lead's data); without one, every lead. */
-export type WantsLead = (lead: unknown) => boolean;
-
 export interface AttemptInFlight {
   deliveryId: number;
   attempts: number;
