@@ -60,10 +60,10 @@ export type paths = {
          * @description The calling client's attached webhooks, oldest first, a page at a time (100 by default,
          *     which is the default webhook cap: one page holds them all unless the cap was raised).
          *     Detached webhooks are not listed. `status` is `failing` when the most recent delivery
-         *     attempt to the webhook failed, and `disabled` when every attempt failed for so long that
-         *     deliveries to it were stopped (`disabledAt` and `disabledReason` say when and why;
-         *     `POST /webhook/{hookID}/enable` resumes them); `paused` is true while the webhook is
-         *     paused (`PATCH /webhook/{hookID}`).
+         *     attempt of a lead event to the webhook failed, and `disabled` when every such attempt
+         *     failed for so long that deliveries to it were stopped (`disabledAt` and `disabledReason`
+         *     say when and why; `POST /webhook/{hookID}/enable` resumes them); `paused` is true while
+         *     the webhook is paused (`PATCH /webhook/{hookID}`).
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -942,10 +942,11 @@ export type webhooks = {
         put?: never;
         /**
          * Another webhook of the client keeps failing
-         * @description Written when 5 delivery attempts in a row to one of the client's webhooks have failed
-         *     (any failure: an error status, a redirect, a timeout, no connection), once per run of
-         *     failures: the next is written only after a success (`webhook.recovered`) and 5 more
-         *     failures. Deliveries to it go on, with retries, until `webhook.disabled`.
+         * @description Written when 5 delivery attempts of lead events in a row to one of the client's webhooks
+         *     have failed (any failure: an error status, a redirect, a timeout, no connection), once per
+         *     run of failures (attempts of operational events, this one's included, do not count): the
+         *     next is written only after a success (`webhook.recovered`) and 5 more failures.
+         *     Deliveries to it go on, with retries, until `webhook.disabled`.
          *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
          *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
          *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
@@ -1006,9 +1007,9 @@ export type webhooks = {
         put?: never;
         /**
          * Another webhook of the client was disabled
-         * @description Written when every delivery attempt to one of the client's webhooks had failed for
-         *     `WEBHOOK_DISABLE_AFTER` (5 days by default) and deliveries to it stopped; `reason` is its
-         *     `disabledReason`. `POST /webhook/{hookID}/enable` resumes it.
+         * @description Written when every delivery attempt of lead events to one of the client's webhooks had
+         *     failed for `WEBHOOK_DISABLE_AFTER` (5 days by default) and deliveries to it stopped;
+         *     `reason` is its `disabledReason`. `POST /webhook/{hookID}/enable` resumes it.
          *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
          *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
          *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
@@ -1069,9 +1070,10 @@ export type webhooks = {
         put?: never;
         /**
          * Another webhook of the client works again
-         * @description Written at the first successful delivery attempt to a webhook after its
-         *     `webhook.failing`. A webhook enabled again after `webhook.disabled` starts afresh: its
-         *     client enabled it, and no `webhook.recovered` follows.
+         * @description Written at the first successful delivery attempt of a lead event to a webhook after its
+         *     `webhook.failing` (a delivered operational event does not count). A webhook enabled
+         *     again after `webhook.disabled` starts afresh: its client enabled it, and no
+         *     `webhook.recovered` follows.
          *     Sent to the client's other webhooks subscribed to it (never to the webhook it is about),
          *     signed and retried as lead events are, and to `OPERATIONAL_EVENTS_URL` when the server
          *     has one, signed with `OPERATIONAL_EVENTS_SECRET`.
@@ -1421,11 +1423,12 @@ export type components = {
         /**
          * @description What happened to one of the client's webhooks, that another of its webhooks can subscribe
          *     to (see "Operational events" above). Each is written once, when the webhook's state
-         *     changes, never for every attempt: `webhook.failing` when 5 delivery attempts to it in a
-         *     row have failed; `webhook.disabled` when deliveries to it stopped
-         *     (`WEBHOOK_DISABLE_AFTER`); `webhook.recovered` at the first successful attempt after
-         *     `webhook.failing`; `webhook.detached` when its receiver answered `410 Gone` and it was
-         *     detached.
+         *     changes, never for every attempt: `webhook.failing` when 5 delivery attempts of lead
+         *     events to it in a row have failed; `webhook.disabled` when deliveries to it stopped
+         *     (`WEBHOOK_DISABLE_AFTER`); `webhook.recovered` at the first successful attempt of a lead
+         *     event after `webhook.failing`; `webhook.detached` when its receiver answered `410 Gone`
+         *     and it was detached. Attempts of deliveries that carry operational events count toward
+         *     none of them but the last, so one never leads to another.
          * @enum {string}
          */
         OperationalEventName: "webhook.failing" | "webhook.disabled" | "webhook.recovered" | "webhook.detached";
@@ -1625,11 +1628,13 @@ export type components = {
              */
             created: string;
             /**
-             * @description `disabled` when deliveries to it were stopped because every attempt failed for
-             *     `WEBHOOK_DISABLE_AFTER` (see `disabledReason`; `POST /webhook/{hookID}/enable` resumes
-             *     them); otherwise `failing` when the most recent delivery attempt to it failed, and
-             *     `active` when it succeeded or none was made. Enabling a disabled webhook makes it
-             *     `active` until an attempt fails.
+             * @description `disabled` when deliveries to it were stopped because every attempt of a lead event
+             *     failed for `WEBHOOK_DISABLE_AFTER` (see `disabledReason`;
+             *     `POST /webhook/{hookID}/enable` resumes them); otherwise `failing` when the most
+             *     recent delivery attempt of a lead event to it failed, and `active` when it succeeded
+             *     or none was made (attempts of operational events do not count: see "Operational
+             *     events" above). Enabling a disabled webhook
+             *     makes it `active` until an attempt fails.
              * @enum {string}
              */
             status: "active" | "failing" | "disabled";

@@ -56,6 +56,24 @@ export interface FailureEffect {
   disables?: { clientId: number; url: string; reason: string };
 }
 
+/** What the health rules need of a delivery (a DeliveryJob of src/store/records.ts). */
+export interface HealthDelivery {
+  /** It carries an operational event (`webhook.*`). */
+  operational?: true;
+}
+
+/**
+ * Whether a delivery's attempts count toward its webhook's health: its run of failures, hence
+ * `webhook.failing`, `webhook.recovered`, auto-disable and its `failing` status (openapi.yaml,
+ * "Operational events"). Those of lead events do; those of operational events do not, so that an
+ * operational event never leads to another: two webhooks that hear of each other's failures, on
+ * receivers that fail, would otherwise tell each other of every delivery that told them, without
+ * end. What an operational-only webhook costs stays bounded without auto-disable: each of its
+ * deliveries is given up after the retry schedule, and operational events come only from lead
+ * deliveries' runs (two a run at most), a disabling or a detaching (once a webhook).
+ */
+export const countsTowardHealth = (delivery: HealthDelivery): boolean => delivery.operational !== true;
+
 /** The state a delivery moves to after an attempt with this outcome; null: it stays pending. */
 export const FINAL_STATE: Record<AttemptOutcome, string | null> = {
   succeeded: 'succeeded',
@@ -68,12 +86,15 @@ export const FINAL_STATE: Record<AttemptOutcome, string | null> = {
  * What a failed attempt (retrying or failed) does to its webhook, in both stores: whether it
  * starts the webhook's run of failures, the outcome to record (a retry of a disabled webhook's
  * delivery fails instead), and whether it disables the webhook (its run is at least
- * WEBHOOK_DISABLE_AFTER old: DeliveryRepository.recordAttempt). A deleted webhook is left alone.
+ * WEBHOOK_DISABLE_AFTER old: DeliveryRepository.recordAttempt). A deleted webhook is left alone;
+ * a delivery of an operational event touches no run (countsTowardHealth).
  */
-export function followFailure(webhook: WebhookHealthRow | undefined, attempt: FailedAttempt): FailureEffect {
+export function followFailure(webhook: WebhookHealthRow | undefined, attempt: FailedAttempt, delivery: HealthDelivery): FailureEffect {
   if (!webhook || webhook.deleted_at !== null) return { startsRun: false, outcome: attempt.outcome };
-  const startsRun = webhook.failing_since === null;
+  const counts = countsTowardHealth(delivery);
+  const startsRun = counts && webhook.failing_since === null;
   if (webhook.disabled_at !== null) return { startsRun, outcome: 'failed' };
+  if (!counts) return { startsRun, outcome: attempt.outcome };
   // The run's count, written only up to FAILING_AFTER: a webhook failing for days writes its row
   // no more than that, and crosses the threshold once per run.
   const failures = startsRun ? 1 : Math.min(webhook.failures + 1, FAILING_AFTER);

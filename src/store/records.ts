@@ -4,6 +4,7 @@
 import type { components } from '../../generated/openapi.js';
 import type { EventName, OperationalEventName, WebhookEventName } from '../../generated/spec-lists.js';
 import type { AttemptDecision } from '../delivery-policy/attempt.js';
+import type { HealthDelivery } from '../delivery-policy/failure.js';
 import type { AttemptOutcome } from '../delivery-policy/retry.js';
 import type { PortalBranding } from '../portal-branding.js';
 
@@ -256,8 +257,8 @@ export interface AttemptInFlight {
   leaseUntil: number;
 }
 
-/** A delivery a worker has claimed: everything needed to make one attempt. */
-export interface DeliveryJob {
+/** A delivery a worker has claimed: everything needed to make one attempt, and whether it carries an operational event (HealthDelivery). */
+export interface DeliveryJob extends HealthDelivery {
   deliveryId: number;
   eventId: string;
   webhookId: number;

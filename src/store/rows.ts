@@ -9,6 +9,13 @@ import type { ApiKeyRecord, AttemptOutcome, Client, ClientSummary, FoundKey, Del
  */
 export const LEAD_EVENTS_ONLY = (type = 'type') => `${type} NOT LIKE 'webhook.%'`;
 
+/**
+ * Whether a delivery's body is an operational event's: operationalPayload
+ * (operational-events/payload.ts) writes its `type` first, and only those types start with
+ * `webhook.`. Read from the body a claim loads anyway, so no claim statement needs the type.
+ */
+const carriesOperationalEvent = (payload: string): boolean => payload.startsWith('{"type":"webhook.');
+
 export interface ClientRow {
   id: number;
   name: string;
@@ -159,6 +166,7 @@ export const toJob = (row: JobRow): DeliveryJob => ({
   attempts: row.attempts,
   ...(row.trace_context ? { traceContext: row.trace_context } : {}),
   ...(row.replay ? { replay: true } : {}),
+  ...(carriesOperationalEvent(row.payload) ? { operational: true } : {}),
   ...previousSecretOf(row),
   ...headersOf(row),
 });

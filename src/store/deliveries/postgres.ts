@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type RecoveredRow } from '../../delivery-policy/failure.js';
+import { countsTowardHealth, FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type RecoveredRow } from '../../delivery-policy/failure.js';
 import { WEBHOOK_GONE_REASON } from '../../messages.js';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
@@ -94,6 +94,9 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
   let running = false;
   const recordBatch = (batch: Success[]) =>
     inTransaction(pool, async (db) => {
+      // The successes that end their webhook's run of failures: a delivered operational event's
+      // does not (countsTowardHealth).
+      const healthy = batch.filter((s) => countsTowardHealth(s.job));
       // The webhooks whose run of failures ended, as it was (a success leaves `failures` as it is).
       const { rows: ended } = await db.query<RecoveredRow & { id: number }>({
         name: 'record-successes',
@@ -107,7 +110,7 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
            UPDATE deliveries d SET attempts = attempts + 1, leased_until = NULL, state = 'succeeded', completed_at = s.attempted_at
            FROM s WHERE d.id = s.delivery_id AND d.state = 'pending'
          )
-         UPDATE webhooks SET failing_since = NULL WHERE id IN (SELECT webhook_id FROM s) AND failing_since IS NOT NULL
+         UPDATE webhooks SET failing_since = NULL WHERE id = ANY ($7::bigint[]) AND failing_since IS NOT NULL
          RETURNING id, client_id, url, failures`,
         values: [
           batch.map((s) => s.job.deliveryId),
@@ -116,11 +119,12 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
           batch.map((s) => s.attempt.statusCode),
           batch.map((s) => Math.round(s.attempt.durationMs)),
           batch.map((s) => s.job.replay === true),
+          healthy.map((s) => s.job.webhookId),
         ],
       });
       // Rare: past FAILING_AFTER, the end of a run is `webhook.recovered`, in the same transaction.
       for (const row of ended) {
-        const success = batch.find((s) => s.job.webhookId === row.id)!;
+        const success = healthy.find((s) => s.job.webhookId === row.id)!;
         const recovered = followRecovery(row, success.attempt.statusCode);
         if (recovered) await writeOperationalEvent(db, { type: 'webhook.recovered', webhookId: row.id, ...recovered, createdAt: success.attempt.attemptedAt });
       }
@@ -213,7 +217,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
           [job.webhookId],
         );
         const webhook = rows[0];
-        const { startsRun, failures, outcome, failing, disables } = followFailure(webhook, attempt);
+        const { startsRun, failures, outcome, failing, disables } = followFailure(webhook, attempt, job);
         if (startsRun) {
           await db.query('UPDATE webhooks SET failing_since = $1::timestamptz, failures = 1 WHERE id = $2', [attempt.attemptedAt, job.webhookId]);
         } else if (failures !== undefined) {

@@ -1,4 +1,4 @@
-import { FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type RecoveredRow } from '../../delivery-policy/failure.js';
+import { countsTowardHealth, FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type RecoveredRow } from '../../delivery-policy/failure.js';
 import { WEBHOOK_GONE_REASON } from '../../messages.js';
 import { operationalEventWriter } from '../operational-events/sqlite.js';
 import { LEAD_EVENTS_ONLY, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
@@ -142,7 +142,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
    * record.
    */
   const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
-    const { startsRun, failures, outcome, failing, disables } = followFailure(health.get(job.webhookId), attempt);
+    const { startsRun, failures, outcome, failing, disables } = followFailure(health.get(job.webhookId), attempt, job);
     if (startsRun) startFailing.run(attempt.attemptedAt, job.webhookId);
     else if (failures !== undefined) countFailure.run(failures, job.webhookId);
     // At the attempt's time: the event tells of that attempt (and keeps its place among the
@@ -156,8 +156,12 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     return { outcome, disabled };
   };
 
-  /** A success ends the webhook's run of failures; past FAILING_AFTER, that is `webhook.recovered`. */
+  /**
+   * A success ends the webhook's run of failures; past FAILING_AFTER, that is `webhook.recovered`.
+   * Not a delivered operational event's (countsTowardHealth).
+   */
   const recordSuccess = (job: DeliveryJob, attempt: AttemptRecord) => {
+    if (!countsTowardHealth(job)) return;
     const recovered = followRecovery(stopFailing.get(job.webhookId), attempt.statusCode);
     if (recovered) writeOperationalEvent({ type: 'webhook.recovered', webhookId: job.webhookId, ...recovered, createdAt: attempt.attemptedAt });
   };
