@@ -177,12 +177,19 @@ t.test('once the store is busy, checkpoints run on a worker thread', async (t) =
   for (let n = 0; n < 250; n++) await write(() => insert.run(n));
   t.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0, 'not on this connection any more');
   t.ok(walProgress(path).frames > 0, 'the WAL holds the writes');
-  await until(() => {
-    const { frames, copied } = walProgress(path);
-    return frames > 0 && copied === frames;
-  });
-  t.pass('every frame of the WAL copied into the database without this thread checkpointing');
-  t.equal((db.prepare('SELECT count(*) AS n FROM probe').get() as { n: number }).n, 250);
+  // One more commit, then this thread blocks (no event loop, no timer, no code of the writer's
+  // runs) until the WAL is copied: whatever copies it runs on another thread.
+  insert.run(250);
+  const { frames } = walProgress(path);
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 5_000;
+  let copied = walProgress(path).copied;
+  while (copied < frames && Date.now() < deadline) {
+    Atomics.wait(nap, 0, 0, 10);
+    copied = walProgress(path).copied;
+  }
+  t.same([frames > 0, copied], [true, frames], 'every frame of the WAL copied into the database while this thread was blocked');
+  t.equal((db.prepare('SELECT count(*) AS n FROM probe').get() as { n: number }).n, 251);
 });
 
 t.test('under writes that never pause, the WAL starts over once it passes its limit', async (t) => {
