@@ -161,8 +161,10 @@ t.test('an attempt in flight when the erasure comes is waited for, and no other 
   await publish(app, { clientId: acme.clientId, type: 'lead_create', leadId: 'lead-7f3a', data: { n: 2 } });
   await slow.waitFor(3);
   await noDeliveryPending(db, hook);
+  // What each request carried: an erased event's body would be empty.
+  const carried = (body: string) => (body === '' ? ['(empty)'] : [(JSON.parse(body) as { leadId: string }).leadId, (JSON.parse(body) as { data: unknown }).data]);
   t.same(
-    slow.received.slice(1).map((r) => JSON.parse(r.body) as { leadId: string; data: unknown }).map(({ leadId, data }) => [leadId, data]).sort(),
+    slow.received.slice(1).map((r) => carried(r.body)).sort(),
     [['lead-7f3a', { n: 2 }], ['other', { n: 1 }]],
     'nothing more of the erased event: the two published after the answer alone',
   );
