@@ -3,8 +3,8 @@ import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../../src/cli/run-cli.js';
-import { buildTestApp, createClient, createWebhook, deliveriesHeld, DELIVERY_ENV, publish, send, tempDir } from '../helpers/app.js';
-import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { buildTestApp, createClient, createWebhook, deliveriesHeld, DELIVERY_ENV, noDeliveryPending, publish, send, tempDir } from '../helpers/app.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 import { whereFound } from '../helpers/where-found.js';
 
 // Erasing a lead (openapi.yaml, `eraseLead`): everything leadhooks holds of it goes, in every
@@ -154,12 +154,21 @@ t.test('an attempt in flight when the erasure comes is waited for, and no other 
   // The request arrived a moment after the attempt began; its timer ends it a second after that.
   t.ok(answeredAt - slow.received[0]!.at >= 800, `the answer waited for the attempt's timer (${answeredAt - slow.received[0]!.at} ms)`);
   // Its retry would have come 50 ms after it; none does. The webhook still works: another lead's
-  // delivery reaches it after the answer, and nothing of the erased lead ever does again.
+  // delivery reaches it after the answer. And a new event of the same lead, published after the
+  // answer, waits in the lead's order behind any delivery of it still pending: when it arrives,
+  // the erased one would have come first, had it been retried.
   await publish(app, { clientId: acme.clientId, type: 'lead_create', leadId: 'other', data: { n: 1 } });
-  await slow.waitFor(2);
-  await sleep(300);
-  t.same(slow.received.slice(1).map((r) => JSON.parse(r.body).leadId), ['other'], 'nothing more of the erased lead');
-  t.same(await db.query("SELECT state FROM deliveries WHERE webhook_id = ? ORDER BY id", [hook]), [{ state: 'cancelled' }, { state: 'succeeded' }]);
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', leadId: 'lead-7f3a', data: { n: 2 } });
+  await slow.waitFor(3);
+  await noDeliveryPending(db, hook);
+  // What each request carried: an erased event's body would be empty.
+  const carried = (body: string) => (body === '' ? ['(empty)'] : [(JSON.parse(body) as { leadId: string }).leadId, (JSON.parse(body) as { data: unknown }).data]);
+  t.same(
+    slow.received.slice(1).map((r) => carried(r.body)).sort(),
+    [['lead-7f3a', { n: 2 }], ['other', { n: 1 }]],
+    'nothing more of the erased event: the two published after the answer alone',
+  );
+  t.same(await db.query("SELECT state FROM deliveries WHERE webhook_id = ? ORDER BY id", [hook]), [{ state: 'cancelled' }, { state: 'succeeded' }, { state: 'succeeded' }]);
   t.same(await whereFound(db, EMAIL), []);
 });
 

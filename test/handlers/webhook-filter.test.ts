@@ -83,9 +83,22 @@ t.test('a bad filter is 400 with words naming the operator, the path or the boun
   t.notOk('filter' in list.json.webhooks[0], 'none was changed');
   const nothing = await patchWebhook(app, acme.apiKey, hook.json.hookId, {});
   t.same([nothing.status, nothing.json], [400, { error: 'Missing data' }], 'an empty change is still missing data');
-  const limit = { source: { $in: Array.from({ length: 300 }, (_, i) => `c${i}`) } };
-  t.ok(JSON.stringify(limit).length <= 4096);
-  t.equal((await patchWebhook(app, acme.apiKey, hook.json.hookId, { filter: limit })).status, 200, 'a filter within the bounds');
+  // The bound is on the filter's bytes as JSON: 4096 is taken, one more is not, nor 4096
+  // characters some of which take two bytes.
+  const ofSize = (bytes: number, twoBytes = '') => {
+    const filter = { source: { $in: [...Array.from({ length: 300 }, (_, i) => `c${i}`), ''] } };
+    filter.source.$in[300] = 'c'.repeat(bytes - JSON.stringify(filter).length - Buffer.byteLength(twoBytes)) + twoBytes;
+    return filter;
+  };
+  const tooBig = { error: 'Invalid data: filter must be at most 4096 bytes as JSON' };
+  for (const [name, filter, characters] of [['4097 bytes', ofSize(4097), 4097], ['4096 characters, 4097 bytes', ofSize(4097, 'é'), 4096]] as const) {
+    t.same([JSON.stringify(filter).length, Buffer.byteLength(JSON.stringify(filter))], [characters, 4097]);
+    const refused = await patchWebhook(app, acme.apiKey, hook.json.hookId, { filter });
+    t.same([refused.status, refused.json], [400, tooBig], name);
+  }
+  const limit = ofSize(4096);
+  const taken = await patchWebhook(app, acme.apiKey, hook.json.hookId, { filter: limit });
+  t.same([taken.status, taken.json.filter], [200, limit], 'a filter of 4096 bytes, the bound, is taken');
 });
 
 t.test('a publication makes deliveries only for the webhooks whose filter matches, and counts only those', async (t) => {

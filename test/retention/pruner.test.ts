@@ -8,7 +8,7 @@ import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
 import type { Store } from '../../src/store/store.js';
 import { failPastDisableTime } from '../../scripts/lib/failed-attempt.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
+import { eventually, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, openTestStore, type TestDatabase } from '../helpers/stores.js';
 
 const HOUR = 3_600_000;
@@ -233,9 +233,13 @@ t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log,
     send(app, { method: 'GET', url: `/webhook/${hookId}/deliveries`, headers: { 'x-api-key': acme.apiKey } });
   await eventually(async () => ((await log(okHook.json.hookId)).json.attempts.length === 1 ? true : undefined));
   await eventually(async () => ((await log(failingHook.json.hookId)).json.attempts.length === 1 ? true : undefined));
-
   await eventually(async () => ((await log(okHook.json.hookId)).json.attempts.length === 0 ? true : undefined), 5_000);
-  await sleep(300);
+
+  // A later event, delivered: once the pruner has deleted it too, a pass has run that began after
+  // it was published, when the pending delivery's event was older than RETENTION as well.
+  const later = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 2 } });
+  await ok.waitFor(2);
+  await eventually(async () => ((await db.query<{ n: number }>('SELECT count(*) AS n FROM events WHERE id = ?', [later.json.eventId]))[0]!.n === 0 ? true : undefined), 5_000);
   const kept = await log(failingHook.json.hookId);
   t.equal(kept.status, 200);
   t.match(kept.json.attempts, [{ type: 'lead_update', statusCode: 500, outcome: 'retrying' }], 'the retrying delivery keeps its log');

@@ -17,8 +17,11 @@ type Callback = (error: NodeJS.ErrnoException | null) => void;
 
 function holdFdatasync(t: Test) {
   const real = fs.fdatasync;
-  const held: { fd: number; complete: (error?: NodeJS.ErrnoException) => void }[] = [];
+  // `started`: the calls, counted as they are made; the list: those whose sync is done, each
+  // waiting for the test to complete it.
+  const held = Object.assign([] as { fd: number; complete: (error?: NodeJS.ErrnoException) => void }[], { started: 0 });
   (fs as { fdatasync: unknown }).fdatasync = (fd: number, callback: Callback) => {
+    held.started += 1;
     real(fd, (error) => {
       held.push({ fd, complete: (injected) => callback(injected ?? error) });
     });
@@ -72,11 +75,12 @@ t.test('a write settles only after the fdatasync of the WAL that holds it', asyn
   t.equal(fs.fstatSync(held[0]!.fd).ino, fs.statSync(`${path}-wal`).ino, 'the file synced is the WAL');
 
   // Writes committed while that fsync runs wait for the next one, which starts only when the
-  // first completes.
+  // first completes. A commit starts its fsync in the same turn, so once both are visible, any
+  // second fsync would have been started.
   const second = settledState(write(() => insert.run(2)));
   const third = settledState(write(() => insert.run(3)));
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  t.equal(held.length, 1, 'one fsync in flight at a time');
+  await until(() => (db.prepare('SELECT count(*) AS n FROM probe').get() as { n: number }).n === 3);
+  t.equal(held.started, 1, 'one fsync in flight at a time');
   held[0]!.complete();
   await until(() => first.settled);
   t.equal(first.error, undefined);
@@ -102,11 +106,11 @@ t.test('a committed write settles at its commit; a grouped write in the same bat
   await until(() => acknowledged.settled);
   t.equal(acknowledged.error, undefined);
 
-  // A batch of committed writes alone starts no fsync: the next grouped write's covers it.
+  // A batch of committed writes alone starts no fsync: the next grouped write's covers it. Its
+  // writes are answered in the turn that commits them, where an fsync would have started.
   const alone = settledState(committed(() => insert.run(3)));
   await until(() => alone.settled);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  t.equal(held.length, 1, 'no fsync for a batch of committed writes');
+  t.equal(held.started, 1, 'no fsync for a batch of committed writes');
 });
 
 t.test('a failed fsync fails the writes that waited for it', async (t) => {
@@ -129,13 +133,13 @@ t.test('after a failed fsync no write is accepted any more, and the store says i
   await until(() => held.length === 1);
   // Committed while the failing fsync runs: it cannot be acknowledged either.
   const second = settledState(write(() => insert.run(2)));
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await until(() => (db.prepare('SELECT count(*) AS n FROM probe').get() as { n: number }).n === 2);
   const eio = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
   held[0]!.complete(eio);
   await until(() => first.settled && second.settled);
   t.equal(first.error, eio);
   t.equal(second.error, eio);
-  t.equal(held.length, 1, 'no later fsync was trusted');
+  t.equal(held.started, 1, 'no later fsync was started');
 
   await t.rejects(write(() => insert.run(3)), eio, 'a later write is refused');
   t.throws(() => durable(() => insert.run(4)), eio);
@@ -177,12 +181,19 @@ t.test('once the store is busy, checkpoints run on a worker thread', async (t) =
   for (let n = 0; n < 250; n++) await write(() => insert.run(n));
   t.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0, 'not on this connection any more');
   t.ok(walProgress(path).frames > 0, 'the WAL holds the writes');
-  await until(() => {
-    const { frames, copied } = walProgress(path);
-    return frames > 0 && copied === frames;
-  });
-  t.pass('every frame of the WAL copied into the database without this thread checkpointing');
-  t.equal((db.prepare('SELECT count(*) AS n FROM probe').get() as { n: number }).n, 250);
+  // One more commit, then this thread blocks (no event loop, no timer, no code of the writer's
+  // runs) until the WAL is copied: whatever copies it runs on another thread.
+  insert.run(250);
+  const { frames } = walProgress(path);
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 5_000;
+  let copied = walProgress(path).copied;
+  while (copied < frames && Date.now() < deadline) {
+    Atomics.wait(nap, 0, 0, 10);
+    copied = walProgress(path).copied;
+  }
+  t.same([frames > 0, copied], [true, frames], 'every frame of the WAL copied into the database while this thread was blocked');
+  t.equal((db.prepare('SELECT count(*) AS n FROM probe').get() as { n: number }).n, 251);
 });
 
 t.test('under writes that never pause, the WAL starts over once it passes its limit', async (t) => {
