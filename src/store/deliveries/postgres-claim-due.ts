@@ -75,11 +75,13 @@ export const LEASE_SQL = `UPDATE deliveries d SET next_attempt_at = $2::timestam
 /** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
 async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Promise<void> {
   if (picker.deferred.size > 0) {
+    // In id order, as every statement that locks several deliveries takes them (../postgres/lead-lock.ts).
+    const deferred = [...picker.deferred].sort(([a], [b]) => a - b);
     await db.query({
       name: 'claim-defer',
       text: `UPDATE deliveries d SET next_attempt_at = to_timestamp(p.at / 1000.0), paced = true
        FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id AND ${STILL_DUE}`,
-      values: [[...picker.deferred.keys()], [...picker.deferred.values()], iso(now)],
+      values: [deferred.map(([id]) => id), deferred.map(([, at]) => at), iso(now)],
     });
   }
   if (picker.paces.size > 0) {
@@ -272,7 +274,8 @@ export function createClaimer() {
     const { rows } = await db.query<JobRow>({
       name: 'claim-lease',
       text: LEASE_SQL,
-      values: [picker.picked.map((row) => row.id), leaseUntil, iso(request.now)],
+      // In id order: the order its rows are locked in, as an erasure locks them.
+      values: [picker.picked.map((row) => row.id).sort((a, b) => a - b), leaseUntil, iso(request.now)],
     });
     const byId = new Map(rows.map((row) => [row.id, row]));
     const jobs = picker.picked.flatMap((candidate) => {

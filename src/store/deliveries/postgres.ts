@@ -3,6 +3,7 @@ import { FINAL_STATE, followFailure, followRecovery, HEALTH_COLUMNS, type Recove
 import { WEBHOOK_GONE_REASON } from '../../messages.js';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
+import { LOCK_LEADS_OF_DELIVERIES } from '../postgres/lead-lock.js';
 import { leadDue } from '../postgres/lead-order.js';
 import { inTransaction } from '../postgres/transaction.js';
 import { LEAD_EVENTS_ONLY, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
@@ -94,6 +95,8 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
   let running = false;
   const recordBatch = (batch: Success[]) =>
     inTransaction(pool, async (db) => {
+      // The leads' locks first, as a publication of one of them takes it (../postgres/lead-lock.ts).
+      await db.query({ name: 'lock-leads-settled', text: LOCK_LEADS_OF_DELIVERIES, values: [batch.map((s) => s.job.deliveryId)] });
       // The webhooks whose run of failures ended, as it was (a success leaves `failures` as it is).
       const { rows: ended } = await db.query<RecoveredRow & { id: number }>({
         name: 'record-successes',
@@ -191,6 +194,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       if (attempt.outcome === 'gone') {
         // 410 Gone: the receiver is gone for good (REST Hooks); the webhook is detached with it.
         await inTransaction(pool, async (db) => {
+          await db.query({ name: 'lock-leads-settled', text: LOCK_LEADS_OF_DELIVERIES, values: [[job.deliveryId]] });
           await record(db, attempt.outcome);
           const now = new Date().toISOString();
           const { rows: detached } = await db.query<{ client_id: number; url: string }>(
@@ -208,6 +212,8 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       // A failure: the webhook's run of failures, under its row lock, so that two failures
       // recorded at once cannot both disable it (DeliveryRepository.recordAttempt).
       return inTransaction(pool, async (db) => {
+        // The lead's lock before any row lock (../postgres/lead-lock.ts): a last failure settles it.
+        await db.query({ name: 'lock-leads-settled', text: LOCK_LEADS_OF_DELIVERIES, values: [[job.deliveryId]] });
         const { rows } = await db.query<WebhookHealthRow>(
           `SELECT ${HEALTH_COLUMNS} FROM webhooks WHERE id = $1 FOR NO KEY UPDATE`,
           [job.webhookId],

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { retriedOnConflict } from './retry-conflict.js';
 
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -26,10 +27,12 @@ export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolCli
 /**
  * Runs `work` in one transaction on one connection of the pool: committed when it resolves,
  * rolled back when it throws. A connection whose ROLLBACK fails is broken and is not reused.
- * `settings` (SET LOCAL statements) go with the BEGIN, in the same round trip.
+ * `settings` (SET LOCAL statements, a lock to take first) go with the BEGIN, in the same round trip. A transaction rolled
+ * back for a deadlock or a serialization failure is run again from the start (retry-conflict.ts):
+ * `work` must keep no state of its own across runs.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, settings?: string): Promise<T> {
-  return withConnection(pool, async (client, markBroken) => {
+  return retriedOnConflict(() => withConnection(pool, async (client, markBroken) => {
     try {
       await client.query(settings === undefined ? 'BEGIN' : `BEGIN; ${settings}`);
       const result = await work(client);
@@ -39,5 +42,5 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
       await client.query('ROLLBACK').catch(markBroken);
       throw error;
     }
-  });
+  }));
 }
