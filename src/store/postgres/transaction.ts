@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { retriedOnConflict } from './retry-conflict.js';
+import { isUnanswered } from './unavailable.js';
 
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -39,7 +40,11 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(markBroken);
+      // A statement left unanswered (connect.ts's bound) is still running on this connection,
+      // as far as it knows: a ROLLBACK would wait behind it. The connection is dropped instead,
+      // and the server rolls the transaction back when it sees it gone.
+      if (isUnanswered(error)) markBroken(error as Error);
+      else await client.query('ROLLBACK').catch(markBroken);
       throw error;
     }
   }));
