@@ -375,7 +375,7 @@ export const MIGRATIONS: readonly string[] = [
   // next delivery to make due, so that one of the two waits for the other's commit.
   `
   CREATE FUNCTION lead_lock_key(lead text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
-    AS $$ SELECT ('x' || substr(md5('lead ' || lead), 1, 16))::bit(64)::bigint $$;
+    AS $$ SELECT hashtextextended('lead ' || lead, 0) $$;
   CREATE OR REPLACE FUNCTION deliveries_lead_next() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     PERFORM pg_advisory_xact_lock(lead_lock_key(NEW.lead_key));
