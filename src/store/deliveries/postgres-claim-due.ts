@@ -55,8 +55,8 @@ const STILL_DUE = "d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz
 /**
  * A lead's delivery goes only when no other of its lead to the webhook is ahead of it: pending
  * with a lower id, or in flight (but those waiting: src/delivery-policy/lead-order.ts).
- * Publications of one lead that commit at once can both find none pending and make two deliveries
- * due; this keeps them one after the other, and never two in flight, which could both be settled
+ * A publication and a replay of one lead that commit at once can both find none pending and make
+ * two deliveries due (publications alone queue on the lead's lock); this keeps them one after the other, and never two in flight, which could both be settled
  * at once, each seeing the other pending, with neither making the next due. Those ahead are due
  * before WAITING_AT, held ones after it: each side is one range of deliveries_by_lead.
  */

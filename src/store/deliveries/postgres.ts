@@ -24,8 +24,9 @@ const REQUEUED_EARLIER = `EXISTS (SELECT 1 FROM deliveries o WHERE o.id = ANY ($
   AND o.webhook_id = d.webhook_id AND o.lead_key = d.lead_key)`;
 
 // Replay: settled deliveries made pending again, due now, their next attempt marked as a replay.
-// A lead's delivery waits behind one of its lead still pending, read FOR SHARE as a publication
-// reads it (../events/postgres.ts); those made pending together go in id order (the lease's check).
+// A lead's delivery waits behind one of its lead still pending, read FOR SHARE (a publication
+// holds the lead's lock instead: ../postgres/lead-lock.ts); those made pending together go in id
+// order (the lease's check).
 const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL, leased_until = NULL, replay = true,
   next_attempt_at = ${leadDue('d.webhook_id', 'd.lead_key', '$2::timestamptz', REQUEUED_EARLIER)}
   WHERE d.id = ANY ($1::bigint[]) AND d.state <> 'pending'`;
