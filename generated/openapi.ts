@@ -2220,7 +2220,9 @@ export type components = {
             };
         };
         /**
-         * @description The database does not answer (PostgreSQL unreachable, say). A write's outcome is unknown:
+         * @description The database does not answer: PostgreSQL unreachable, a network to it that carries nothing
+         *     (a statement unanswered past its timeouts), or a server still waiting for it at start, which
+         *     answers so on every operation rather than 404. A write's outcome is unknown:
          *     PostgreSQL may have committed it just before its answer was lost (a fact of any database).
          *     Retry after `retry-after` with the same `Idempotency-Key`: a write that was kept answers
          *     as it first did, and nothing is made twice; without a key, a retry may make a second

@@ -11,8 +11,10 @@ import { StoreUnavailableError, type Store } from '../store/store.js';
  * src/store/postgres/wait-until-reachable.ts): on the port it will serve on, /healthz 200
  * (the process is alive: an orchestrator must not restart it for its database's sake), /readyz 503
  * and /metrics with leadhooks_database_up 0, answered by the plugins that answer them once it runs,
- * over a store that is not there yet. Anything else gets 404. Started at the first miss, closed
- * just before the process listens for real.
+ * over a store that is not there yet. Anything else gets 503 with Retry-After, as the API answers
+ * while its database is away after start: a 404 would tell a publisher that the client or the
+ * route does not exist, and the event would be dropped rather than sent again. Started at the
+ * first miss, closed just before the process listens for real.
  */
 export function whileDatabaseAway(config: Config, port: number): { start(): Promise<void>; close(): Promise<void> } {
   let app: Promise<FastifyInstance> | undefined;
@@ -23,6 +25,13 @@ export function whileDatabaseAway(config: Config, port: number): { start(): Prom
         await waiting.register(errorHandlingPlugin);
         await waiting.register(metricsPlugin, { store: STORE_NOT_THERE_YET });
         await waiting.register(healthPlugin, { store: STORE_NOT_THERE_YET });
+        // Refused before its body is read: whatever it carries, the answer is the same.
+        waiting.route({
+          method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+          url: '/*',
+          onRequest: (_request, _reply, done) => done(new StoreUnavailableError('the database does not answer')),
+          handler: away,
+        });
         const address = await waiting.listen({ port, host: config.host });
         waiting.log.info({ address }, 'waiting for the database: /healthz, /readyz and /metrics answer meanwhile');
         return waiting;

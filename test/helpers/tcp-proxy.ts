@@ -4,16 +4,26 @@ import type { Test } from 'tap';
 
 /**
  * A TCP proxy on loopback in front of a server (PostgreSQL), to take it away from a process and
- * give it back: `cut` drops every connection and refuses new ones until `restore`;
+ * give it back: `cut` drops every connection and refuses new ones until `restore`; `freeze` is a
+ * network that stops carrying anything (connections stay open and new ones are accepted, but not
+ * a byte goes through either way) until `restore`, which then drops what was frozen;
  * `loseAnswerTo` lets one request through and drops its connection before the answer comes back.
  */
 export async function startTcpProxy(t: Test, target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   let up = true;
+  let frozen = false;
   let lose: { matches: (sent: Buffer) => boolean; lost: () => void } | undefined;
   const server = createServer((client) => {
     if (!up) {
       client.destroy();
+      return;
+    }
+    if (frozen) {
+      // Taken, and never answered.
+      sockets.add(client);
+      client.on('error', () => {});
+      client.on('close', () => sockets.delete(client));
       return;
     }
     const upstream = connect(target.port, target.host);
@@ -31,6 +41,7 @@ export async function startTcpProxy(t: Test, target: { host: string; port: numbe
     // Forwarded by hand, not piped, so that one request's answer can be held back.
     let answerLost = false;
     client.on('data', (chunk: Buffer) => {
+      if (frozen) return;
       if (lose?.matches(chunk)) {
         answerLost = true;
         lose.lost();
@@ -39,6 +50,7 @@ export async function startTcpProxy(t: Test, target: { host: string; port: numbe
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
+      if (frozen) return;
       if (answerLost) close();
       else client.write(chunk);
     });
@@ -55,8 +67,15 @@ export async function startTcpProxy(t: Test, target: { host: string; port: numbe
       up = false;
       for (const socket of sockets) socket.destroy();
     },
+    freeze() {
+      frozen = true;
+    },
     restore() {
       up = true;
+      if (frozen) {
+        frozen = false;
+        for (const socket of sockets) socket.destroy();
+      }
     },
     /**
      * The next request whose bytes `matches` reaches the server, which runs it; its connection is

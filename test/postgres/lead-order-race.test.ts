@@ -15,19 +15,19 @@ const claim = (store: Awaited<ReturnType<typeof openTestStore>>['store']) => {
   return store.deliveries.claimDue({ now, limit: 10, leaseUntil: now + 60_000, inFlight: new Map(), perWebhook: 8, defaultRate: null });
 };
 
-t.test('a publication waits for the delivery ahead of it being settled, and is due once it is', async (t) => {
+t.test("a publication waits for the lead's lock held by the settling of the delivery ahead, and is due once it is", async (t) => {
   const { store, db } = await openTestStore(t);
   const clientId = (await store.clients.create('Acme', { prefix: 'lh_x', hash: 'h1' })).client.id;
   await store.webhooks.create({ clientId, url: 'https://a.example/h', events: ['lead_create', 'lead_update'], secret: 'whsec_eA==' }, 10);
   await publishEvent(store, { clientId, type: 'lead_create', data: {}, leadId: 5 });
 
-  // Another session settles the delivery ahead (its trigger finds nothing waiting yet) and holds
-  // its transaction open while the publication reads the lead's pending deliveries.
+  // Another session settles the delivery ahead (its trigger takes the lead's lock and finds
+  // nothing waiting yet) and holds its transaction open while the publication begins.
   const other = new pg.Client({ connectionString: db.env.DATABASE_URL });
   await other.connect();
   t.teardown(() => other.end());
   let committed = false;
-  beforeFirstQuery(t, (query) => query.text.includes('INSERT INTO deliveries'), async () => {
+  beforeFirstQuery(t, (query) => query.text.includes('pg_advisory_xact_lock'), async () => {
     await other.query('BEGIN');
     await other.query("UPDATE deliveries SET state = 'succeeded', completed_at = now() WHERE id = 1");
     setTimeout(() => void other.query('COMMIT').then(() => (committed = true)), 300);
@@ -40,6 +40,34 @@ t.test('a publication waits for the delivery ahead of it being settled, and is d
     { id: 1, state: 'succeeded', waiting: false },
     { id: 2, state: 'pending', waiting: false },
   ], 'due, not waiting behind a delivery that was settled meanwhile');
+  t.same((await claim(store)).jobs.map((job) => job.deliveryId), [2]);
+});
+
+t.test('a settling that comes while a publication of its lead is being written waits for it, and then makes it due', async (t) => {
+  const { store, db } = await openTestStore(t);
+  const clientId = (await store.clients.create('Acme', { prefix: 'lh_v', hash: 'h5' })).client.id;
+  await store.webhooks.create({ clientId, url: 'https://a.example/h', events: ['lead_create', 'lead_update'], secret: 'whsec_eA==' }, 10);
+  await publishEvent(store, { clientId, type: 'lead_create', data: {}, leadId: 5 });
+
+  // The publication holds the lead's lock and reads the delivery ahead as pending; another
+  // session settles that delivery meanwhile: its trigger waits for the lock, and then finds the
+  // new delivery waiting.
+  const other = new pg.Client({ connectionString: db.env.DATABASE_URL });
+  await other.connect();
+  t.teardown(() => other.end());
+  let settled: Promise<unknown> | undefined;
+  beforeFirstQuery(t, (query) => query.text.includes('INSERT INTO deliveries'), async () => {
+    await other.query('BEGIN');
+    settled = other.query("UPDATE deliveries SET state = 'succeeded', completed_at = now() WHERE id = 1").then(() => other.query('COMMIT'));
+  });
+  const published = await publishEvent(store, { clientId, type: 'lead_update', data: {}, leadId: '5' });
+  t.equal(published?.deliveries, 1);
+  await settled;
+  const rows = await db.query<{ id: number; state: string; waiting: boolean }>(`SELECT id, state, next_attempt_at = '${WAITING_AT_ISO}' AS waiting FROM deliveries ORDER BY id`);
+  t.same(rows, [
+    { id: 1, state: 'succeeded', waiting: false },
+    { id: 2, state: 'pending', waiting: false },
+  ], 'made due by the settling, not left waiting behind it');
   t.same((await claim(store)).jobs.map((job) => job.deliveryId), [2]);
 });
 

@@ -78,3 +78,39 @@ t.test('while the database is away the API answers 503, nothing acknowledged is 
   await eventually(() => (undelivered().length === 0 ? true : undefined), 20_000).catch(() => {});
   t.same(undelivered(), [], 'and was delivered once the database was back');
 });
+
+t.test('when the network to the database freezes, /readyz and the API answer 503 within their bounds, never hang', async (t) => {
+  const db = await postgresDatabase(t);
+  const { proxy, url: through } = await throughProxy(t, db.env.DATABASE_URL!);
+  const { app } = await buildTestApp(t, {
+    ...DELIVERY_ENV,
+    DATABASE_URL: through,
+    DATABASE_CONNECT_TIMEOUT: '1s',
+    DATABASE_STATEMENT_TIMEOUT: '1s',
+    DATABASE_POOL_SIZE: '3',
+  });
+  const acme = await createClient(app);
+  const key = { 'x-api-key': acme.apiKey };
+  // The pool's connections opened, and idle in it when the network stops carrying anything: the
+  // TCP connections stay open, and what is sent on them is never answered.
+  const warm = await Promise.all([0, 1, 2].map(() => send(app, { method: 'GET', url: '/webhook', headers: key })));
+  t.same(warm.map((res) => res.status), [200, 200, 200]);
+  proxy.freeze();
+
+  // More at once than the pool has connections: some wait for one, some get a frozen one.
+  const [readiness, api] = await Promise.all([
+    Promise.all([0, 1, 2].map(() => send(app, { method: 'GET', url: '/readyz' }))),
+    Promise.all([
+      send(app, { method: 'GET', url: '/webhook', headers: key }),
+      publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } }),
+      publish(app, { clientId: acme.clientId, type: 'lead_create', leadId: 7, data: { id: 7 } }),
+      send(app, { method: 'POST', url: '/webhook', headers: key, payload: { url: 'https://a.example/h', events: ['lead_create'] } }),
+    ]),
+  ]);
+  t.same(readiness.map((res) => [res.status, res.json]), Array(3).fill([503, { error: 'Not ready: the database does not answer' }]), 'readiness: 503');
+  t.same(api.map((res) => [res.status, res.json, res.headers['retry-after']]), Array(4).fill([503, UNAVAILABLE, '5']), 'the API: 503, retry after 5 s');
+
+  proxy.restore();
+  await eventually(async () => ((await send(app, { method: 'GET', url: '/readyz' })).status === 200 ? true : undefined));
+  t.equal((await send(app, { method: 'GET', url: '/webhook', headers: key })).status, 200, 'served again');
+});

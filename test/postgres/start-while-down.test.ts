@@ -3,6 +3,8 @@ import t from 'tap';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { freePort, privateCluster, privateClusterUnavailable } from '../helpers/private-postgres.js';
 import { eventually, startReceiver, verifies } from '../helpers/receiver.js';
+import { postgresDatabase } from '../helpers/stores.js';
+import { throughProxy } from '../helpers/tcp-proxy.js';
 import { failedStart, startProcess, type ServerProcess } from '../../scripts/lib/server-process.js';
 
 // A server and a worker started while their PostgreSQL is down wait for it (DATABASE_WAIT): a log
@@ -102,4 +104,44 @@ t.test('started while PostgreSQL is down, the server and the worker wait for it,
     `leadhooks: configuration error: DATABASE_URL="${cluster.url('missing')}" is not usable: cannot connect to PostgreSQL (database "missing" does not exist)`,
   );
   t.ok(Date.now() - started < 10_000, 'at once');
+});
+
+t.test('started while the network to PostgreSQL is frozen, the server waits, answers the API 503, then serves', async (t) => {
+  const db = await postgresDatabase(t);
+  const { proxy, url } = await throughProxy(t, db.env.DATABASE_URL!);
+  // Connections are taken and never answered: each try times out (pg's `timeout expired`).
+  proxy.freeze();
+  const env = { ...DELIVERY_ENV, DATABASE_URL: url, DATABASE_CONNECT_TIMEOUT: '1s', DELIVERY_WORKER: 'off', PORT: String(await freePort()) };
+  const server = await startProcess(t, tsx('server.ts'), WAITING, env);
+  const miss = await eventually(() => entries(server).find((entry) => entry.msg === MISS));
+  t.match(miss.reason, 'does not answer: cannot connect to PostgreSQL (timeout expired)', 'a timed-out connection is waited out as a refused one is');
+
+  // The API's routes answer as during an outage after start, not 404 (a publisher could take
+  // `Not found` for a client that does not exist, and drop the event).
+  const unavailable = {
+    error: 'Service unavailable: the database does not answer; a write may have been kept, so retry with the same Idempotency-Key',
+  };
+  const requests: { method: string; path: string; headers: Record<string, string>; body?: unknown }[] = [
+    { method: 'POST', path: '/events', headers: { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }, body: { clientId: 1, type: 'lead_create', data: {} } },
+    { method: 'POST', path: '/events', headers: { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }, body: 'not json' },
+    { method: 'GET', path: '/about', headers: { 'x-api-key': 'lh_x_0123456789' } },
+    { method: 'DELETE', path: '/webhook/1', headers: { 'x-api-key': 'lh_x_0123456789' } },
+  ];
+  for (const request of requests) {
+    const res = await fetch(`${server.url}${request.path}`, {
+      method: request.method,
+      headers: { ...request.headers, ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body),
+    });
+    t.same([res.status, res.headers.get('retry-after'), await res.json()], [503, '5', unavailable], `${request.method} ${request.path}`);
+  }
+  t.same(await get(`${server.url}/readyz`), { status: 503, text: '{"error":"Not ready: the database does not answer"}' });
+  t.same(await get(`${server.url}/healthz`), { status: 200, text: '{"status":"ok"}' });
+
+  proxy.restore();
+  await eventually(() => entries(server).find((entry) => entry.msg === 'leadhooks is ready'), 30_000);
+  t.same(await get(`${server.url}/readyz`), { status: 200, text: '{"status":"ok"}' });
+  const about = await fetch(`${server.url}/about`, { headers: { 'x-api-key': 'lh_x_0123456789' } });
+  t.equal(about.status, 401, 'served: an unknown key is refused as such');
+  t.equal(await server.stop(), 0);
 });

@@ -55,8 +55,8 @@ const STILL_DUE = "d.state = 'pending' AND (d.next_attempt_at <= $3::timestamptz
 /**
  * A lead's delivery goes only when no other of its lead to the webhook is ahead of it: pending
  * with a lower id, or in flight (but those waiting: src/delivery-policy/lead-order.ts).
- * Publications of one lead that commit at once can both find none pending and make two deliveries
- * due; this keeps them one after the other, and never two in flight, which could both be settled
+ * A publication and a replay of one lead that commit at once can both find none pending and make
+ * two deliveries due (publications alone queue on the lead's lock); this keeps them one after the other, and never two in flight, which could both be settled
  * at once, each seeing the other pending, with neither making the next due. Those ahead are due
  * before WAITING_AT, held ones after it: each side is one range of deliveries_by_lead.
  */
@@ -75,11 +75,13 @@ export const LEASE_SQL = `UPDATE deliveries d SET next_attempt_at = $2::timestam
 /** Gives the deliveries that would come too soon their later time, and the webhooks their next free time. */
 async function storePacing(db: pg.PoolClient, picker: Picker, now: number): Promise<void> {
   if (picker.deferred.size > 0) {
+    // In id order, as every statement that locks several deliveries takes them (../postgres/lead-lock.ts).
+    const deferred = [...picker.deferred].sort(([a], [b]) => a - b);
     await db.query({
       name: 'claim-defer',
       text: `UPDATE deliveries d SET next_attempt_at = to_timestamp(p.at / 1000.0), paced = true
        FROM unnest($1::bigint[], $2::double precision[]) AS p(id, at) WHERE d.id = p.id AND ${STILL_DUE}`,
-      values: [[...picker.deferred.keys()], [...picker.deferred.values()], iso(now)],
+      values: [deferred.map(([id]) => id), deferred.map(([, at]) => at), iso(now)],
     });
   }
   if (picker.paces.size > 0) {
@@ -272,7 +274,8 @@ export function createClaimer() {
     const { rows } = await db.query<JobRow>({
       name: 'claim-lease',
       text: LEASE_SQL,
-      values: [picker.picked.map((row) => row.id), leaseUntil, iso(request.now)],
+      // In id order: the order its rows are locked in, as an erasure locks them.
+      values: [picker.picked.map((row) => row.id).sort((a, b) => a - b), leaseUntil, iso(request.now)],
     });
     const byId = new Map(rows.map((row) => [row.id, row]));
     const jobs = picker.picked.flatMap((candidate) => {

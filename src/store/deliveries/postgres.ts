@@ -3,6 +3,7 @@ import { countsTowardHealth, FINAL_STATE, followFailure, followRecovery, HEALTH_
 import { WEBHOOK_GONE_REASON } from '../../messages.js';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
 import { writeOperationalEvent } from '../operational-events/postgres.js';
+import { LOCK_LEADS_OF_DELIVERIES } from '../postgres/lead-lock.js';
 import { leadDue } from '../postgres/lead-order.js';
 import { inTransaction } from '../postgres/transaction.js';
 import { LEAD_EVENTS_ONLY, toAttempt, type AttemptRow, type WebhookHealthRow } from '../rows.js';
@@ -23,8 +24,9 @@ const REQUEUED_EARLIER = `EXISTS (SELECT 1 FROM deliveries o WHERE o.id = ANY ($
   AND o.webhook_id = d.webhook_id AND o.lead_key = d.lead_key)`;
 
 // Replay: settled deliveries made pending again, due now, their next attempt marked as a replay.
-// A lead's delivery waits behind one of its lead still pending, read FOR SHARE as a publication
-// reads it (../events/postgres.ts); those made pending together go in id order (the lease's check).
+// A lead's delivery waits behind one of its lead still pending, read FOR SHARE (a publication
+// holds the lead's lock instead: ../postgres/lead-lock.ts); those made pending together go in id
+// order (the lease's check).
 const REQUEUE = `UPDATE deliveries d SET state = 'pending', completed_at = NULL, leased_until = NULL, replay = true,
   next_attempt_at = ${leadDue('d.webhook_id', 'd.lead_key', '$2::timestamptz', REQUEUED_EARLIER)}
   WHERE d.id = ANY ($1::bigint[]) AND d.state <> 'pending'`;
@@ -94,6 +96,8 @@ function createSuccessRecorder(pool: pg.Pool): (job: DeliveryJob, attempt: Attem
   let running = false;
   const recordBatch = (batch: Success[]) =>
     inTransaction(pool, async (db) => {
+      // The leads' locks first, as a publication of one of them takes it (../postgres/lead-lock.ts).
+      await db.query({ name: 'lock-leads-settled', text: LOCK_LEADS_OF_DELIVERIES, values: [batch.map((s) => s.job.deliveryId)] });
       // The successes that end their webhook's run of failures: a delivered operational event's
       // does not (countsTowardHealth).
       const healthy = batch.filter((s) => countsTowardHealth(s.job));
@@ -195,6 +199,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       if (attempt.outcome === 'gone') {
         // 410 Gone: the receiver is gone for good (REST Hooks); the webhook is detached with it.
         await inTransaction(pool, async (db) => {
+          await db.query({ name: 'lock-leads-settled', text: LOCK_LEADS_OF_DELIVERIES, values: [[job.deliveryId]] });
           await record(db, attempt.outcome);
           const now = new Date().toISOString();
           const { rows: detached } = await db.query<{ client_id: number; url: string }>(
@@ -212,6 +217,8 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       // A failure: the webhook's run of failures, under its row lock, so that two failures
       // recorded at once cannot both disable it (DeliveryRepository.recordAttempt).
       return inTransaction(pool, async (db) => {
+        // The lead's lock before any row lock (../postgres/lead-lock.ts): a last failure settles it.
+        await db.query({ name: 'lock-leads-settled', text: LOCK_LEADS_OF_DELIVERIES, values: [[job.deliveryId]] });
         const { rows } = await db.query<WebhookHealthRow>(
           `SELECT ${HEALTH_COLUMNS} FROM webhooks WHERE id = $1 FOR NO KEY UPDATE`,
           [job.webhookId],

@@ -1,21 +1,9 @@
 import type pg from 'pg';
 import { WAITING_AT_ISO } from '../../delivery-policy/lead-order.js';
+import { lockLeadsStatement } from '../postgres/lead-lock.js';
 import { inTransaction } from '../postgres/transaction.js';
 import type { AttemptInFlight, ErasureRepository, LeadErased } from '../store.js';
 import { ERASED_FINGERPRINT, keyWindow, NOTHING_ERASED, stillSending } from './erasure-rules.js';
-
-/** PostgreSQL's code for a transaction it rolled back to break a deadlock. */
-const DEADLOCK_DETECTED = '40P01';
-
-async function retriedOnDeadlock<T>(run: () => Promise<T>, tries = 5): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      if ((error as { code?: string }).code !== DEADLOCK_DETECTED || attempt >= tries) throw error;
-    }
-  }
-}
 
 /**
  * Erasing a lead on PostgreSQL, in one transaction. It locks the lead's events (FOR UPDATE, in id
@@ -24,15 +12,16 @@ async function retriedOnDeadlock<T>(run: () => Promise<T>, tries = 5): Promise<T
  * leasing one of them waits, and then finds it cancelled, for a lease re-reads the delivery's
  * state. A delivery leased before the lock is in flight (its worker holds the payload), pending
  * or already settled by another path (its webhook disabled or detached meanwhile): reported, for
- * the caller to wait for. The deliveries are locked in the order a publication of the lead locks
- * them (by webhook, then as deliveries_by_lead holds them), so the two never wait in a circle;
- * a deadlock with a worker's statement is retried, as the erasure may be run again.
+ * the caller to wait for. The lead's lock comes first, with the BEGIN, as publications and
+ * settlements of the lead take it, and the deliveries are locked in id order, as a claim leases
+ * them (../postgres/lead-lock.ts); a deadlock left with a worker's statement is retried by
+ * inTransaction, as the erasure may be run again.
  */
 export function createErasureRepository(pool: pg.Pool): ErasureRepository {
   return {
     async erase(lead, clientId, now) {
       const at = new Date(now).toISOString();
-      return retriedOnDeadlock(() => inTransaction(pool, async (db) => {
+      return inTransaction(pool, async (db) => {
         // Through events_by_lead: the lead's events, in one client or in all.
         const { rows: events } = await db.query<{ id: string; created_at: string; erased: boolean; idempotency_scope: string | null; idempotency_key: string | null }>(
           `SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_scope, idempotency_key FROM events
@@ -47,7 +36,7 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
           `SELECT d.id, (extract(epoch FROM d.leased_until) * 1000)::float8 AS leased,
              (SELECT count(*) FROM delivery_attempts a WHERE a.delivery_id = d.id)::int AS attempts
            FROM deliveries d WHERE d.event_id = ANY ($1::text[]) AND (d.state = 'pending' OR d.leased_until > $2::timestamptz)
-           ORDER BY d.webhook_id, d.next_attempt_at, d.id FOR UPDATE`,
+           ORDER BY d.id FOR UPDATE`,
           [all, at],
         );
         const inFlight: AttemptInFlight[] = open
@@ -96,7 +85,7 @@ export function createErasureRepository(pool: pg.Pool): ErasureRepository {
         );
         erased.attempts = attempts.rowCount ?? 0;
         return { erased, inFlight };
-      }));
+      }, lockLeadsStatement([lead]));
     },
 
     async stillInFlight(attempts, now) {

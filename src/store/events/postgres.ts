@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { idempotently } from '../idempotency/postgres.js';
+import { lockLeadsStatement } from '../postgres/lead-lock.js';
 import { leadDue } from '../postgres/lead-order.js';
+import { retriedOnConflict } from '../postgres/retry-conflict.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import { LEAD_EVENTS_ONLY } from '../rows.js';
 import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
@@ -19,10 +21,11 @@ export const EVENT_LIST_SQL = {
 };
 
 /**
- * One statement, so one transaction: the event, and one pending delivery per active webhook of
- * the client subscribed to its type (none for a disabled one, nor for one whose filter the lead
- * did not match: NewEvent's `matched`). The workers are told after the commit, not in the
- * transaction (../postgres/notifier.ts says why).
+ * One statement: the event, and one pending delivery per active webhook of the client subscribed
+ * to its type (none for a disabled one, nor for one whose filter the lead did not match:
+ * NewEvent's `matched`). An event of a lead is written under the lead's lock (inLeadOrder), which
+ * a statement begun after it reads the lead's pending deliveries under. The workers are told
+ * after the commit, not in the transaction (../postgres/notifier.ts says why).
  */
 async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: number } | undefined> {
   const { rows } = await db.query<{ events: number; deliveries: number }>(
@@ -32,7 +35,7 @@ async function publish(db: Queryable, event: NewEvent): Promise<{ deliveries: nu
        SELECT $1::text, client.id, $3::text, $4::text, $5::timestamptz, $6::text, $7::text, $9::text, $10::text FROM client RETURNING id
      ), delivery AS (
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
-       SELECT event.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN $7::text END', '$5::timestamptz')}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
+       SELECT event.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN $7::text END', '$5::timestamptz', 'false', false)}, $5::timestamptz, CASE WHEN w.ordered THEN $7::text END FROM event
        JOIN webhooks w ON w.client_id = $2 AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND $3::text = ANY (w.events)
          AND (w.filter IS NULL OR w.id = ANY ($8::bigint[]))
        RETURNING 1
@@ -70,7 +73,7 @@ async function publishBatch(db: Queryable, events: NewEvent[], idempotency?: { s
        RETURNING id, client_id, type, created_at, lead_id
      ), delivery AS (
        INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at, lead_key)
-       SELECT e.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN e.lead_id END', 'e.created_at', EARLIER_IN_BATCH)}, e.created_at,
+       SELECT e.id, w.id, 'pending', ${leadDue('w.id', 'CASE WHEN w.ordered THEN e.lead_id END', 'e.created_at', EARLIER_IN_BATCH, false)}, e.created_at,
          CASE WHEN w.ordered THEN e.lead_id END
        FROM event e JOIN input i ON i.id = e.id
        JOIN webhooks w ON w.client_id = e.client_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND e.type = ANY (w.events)
@@ -100,26 +103,43 @@ async function publishBatch(db: Queryable, events: NewEvent[], idempotency?: { s
 
 const anyDeliveries = (published: ({ deliveries: number } | undefined)[]) => published.some((event) => event?.deliveries);
 
+/**
+ * `write` for `events`: the statement alone, its own transaction, when none is of a lead; else
+ * in a transaction that takes the leads' locks (../postgres/lead-lock.ts) with its BEGIN. One
+ * that PostgreSQL rolled back to break a deadlock is run again.
+ */
+function inLeadOrder<T>(pool: pg.Pool, events: NewEvent[], write: (db: Queryable) => Promise<T>): Promise<T> {
+  const lock = lockLeadsStatement(events.map((event) => event.leadKey));
+  return lock === undefined ? retriedOnConflict(() => write(pool)) : inTransaction(pool, write, lock);
+}
+
+/** Within a transaction of its own (a keyed one): the leads' locks, then `write`. */
+async function underLeadLocks<T>(db: Queryable, events: NewEvent[], write: () => Promise<T>): Promise<T> {
+  const lock = lockLeadsStatement(events.map((event) => event.leadKey));
+  if (lock !== undefined) await db.query(lock);
+  return write();
+}
+
 /** `newWork`: called once a publication that made deliveries has committed. */
 export function createEventRepository(pool: pg.Pool, newWork: () => void): EventRepository {
   return {
     async publish(event) {
-      const published = await publish(pool, event);
+      const published = await inLeadOrder(pool, [event], (db) => publish(db, event));
       if (published?.deliveries) newWork();
       return published;
     },
     async publishOnce(event, key) {
-      const keyed = await idempotently(pool, key, (db) => publish(db, { ...event, idempotency: { scope: key.scope, key: key.key } }));
+      const keyed = await idempotently(pool, key, (db) => underLeadLocks(db, [event], () => publish(db, { ...event, idempotency: { scope: key.scope, key: key.key } })));
       if (keyed.kind === 'done' && keyed.value?.deliveries) newWork();
       return keyed;
     },
     async publishBatch(events) {
-      const published = await publishBatch(pool, events);
+      const published = await inLeadOrder(pool, events, (db) => publishBatch(db, events));
       if (anyDeliveries(published)) newWork();
       return published;
     },
     async publishBatchOnce(events, key) {
-      const keyed = await idempotently(pool, key, (db) => publishBatch(db, events, { scope: key.scope, key: key.key }));
+      const keyed = await idempotently(pool, key, (db) => underLeadLocks(db, events, () => publishBatch(db, events, { scope: key.scope, key: key.key })));
       if (keyed.kind === 'done' && anyDeliveries(keyed.value)) newWork();
       return keyed;
     },

@@ -30,13 +30,18 @@ import { createWebhookRepository } from '../webhooks/postgres.js';
  */
 export async function createPostgresStore(config: PostgresConfig & Pick<Config, 'databaseWait'>, wait?: DatabaseWait): Promise<Store> {
   const { raiseSynchronousCommit } = wait === undefined ? await connectionCheck(config) : await untilReachable(() => firstConnection(config), config.databaseWait, wait);
-  const pool = createPool(config, raiseSynchronousCommit);
+  // Migrations run with no statement timeout (an index on a large table takes its time), so on
+  // a pool of their own whose statements the client does not give up on either.
+  const migrating = createPool(config, raiseSynchronousCommit, false);
   try {
-    await migrate(pool);
-  } catch (error) {
-    await pool.end();
-    throw error;
+    await migrate(migrating);
+  } finally {
+    await migrating.end();
   }
+  const pool = createPool(config, raiseSynchronousCommit);
+  // Readiness is asked every few seconds by an orchestrator that wants an answer in that time:
+  // its statement waits for the connection timeout at most, not the statement timeout.
+  const ping = { text: 'SELECT 1', query_timeout: config.databaseConnectTimeout };
   const listener = createListener(config);
   const notifier = createNotifier(config, NEW_WORK_CHANNEL);
   const keyChanges = createKeyChanges(pool, listener, config.databaseConnectTimeout);
@@ -60,7 +65,7 @@ export async function createPostgresStore(config: PostgresConfig & Pick<Config, 
     // so a lost notification delays a delivery by one poll interval at most.
     onNewWork: (wake) => listener.subscribe(NEW_WORK_CHANNEL, { notice: wake, listening: wake }),
     async ping() {
-      await pool.query('SELECT 1');
+      await pool.query(ping);
     },
     async close() {
       if (closed) return;

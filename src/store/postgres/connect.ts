@@ -21,17 +21,30 @@ const TYPES = {
 };
 
 /**
+ * How long the client waits for the answer to a statement: the statement timeout, after which a
+ * server that is there cancels it and says so, and the connection timeout on top. A statement
+ * still unanswered then went to a server or a network that no longer answers (a frozen network
+ * keeps the TCP connection open and carries nothing, and keepalives take hours to notice): the
+ * statement fails as the database being away does, and its connection is dropped, rather than
+ * holding a request, and a connection of the pool, for ever.
+ */
+export const answerTimeout = (config: PostgresConfig): number => config.databaseStatementTimeout + config.databaseConnectTimeout;
+
+/**
  * The pool every query of the store goes through. `raiseSynchronousCommit` is set when the
  * server or role runs with synchronous_commit off or local (see connectionCheck): leadhooks' own
  * sessions then put it back to on, so that no commit is acknowledged before its WAL is flushed.
+ * `bounded`: each statement waits for its answer for answerTimeout at most; off only for a pool
+ * whose statements run with no statement timeout (migrate.ts's).
  */
-export function createPool(config: PostgresConfig, raiseSynchronousCommit = false): pg.Pool {
+export function createPool(config: PostgresConfig, raiseSynchronousCommit = false, bounded = true): pg.Pool {
   const pool = new pg.Pool({
     connectionString: raiseSynchronousCommit ? withSessionSetting(config.databaseUrl, 'synchronous_commit=on') : config.databaseUrl,
     max: config.databasePoolSize,
     connectionTimeoutMillis: config.databaseConnectTimeout,
     statement_timeout: config.databaseStatementTimeout,
     idle_in_transaction_session_timeout: config.databaseStatementTimeout,
+    ...(bounded ? { query_timeout: answerTimeout(config) } : {}),
     application_name: 'leadhooks',
     keepAlive: true,
     types: TYPES,
@@ -65,6 +78,7 @@ export async function firstConnection(config: PostgresConfig): Promise<{ raiseSy
     connectionString: config.databaseUrl,
     connectionTimeoutMillis: config.databaseConnectTimeout,
     statement_timeout: config.databaseStatementTimeout,
+    query_timeout: answerTimeout(config),
   });
   client.on('error', () => {});
   try {

@@ -370,4 +370,23 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN idempotency_key text;
   CREATE INDEX events_by_lead ON events(lead_id, client_id) WHERE lead_id IS NOT NULL;
   `,
+  // One lock per lead (../postgres/lead-lock.ts): a publication of the lead takes it instead of
+  // locking the lead's pending deliveries, and the promotion takes it before it looks for the
+  // next delivery to make due, so that one of the two waits for the other's commit.
+  `
+  CREATE FUNCTION lead_lock_key(lead text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
+    AS $$ SELECT hashtextextended('lead ' || lead, 0) $$;
+  CREATE OR REPLACE FUNCTION deliveries_lead_next() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_advisory_xact_lock(lead_lock_key(NEW.lead_key));
+    UPDATE deliveries SET next_attempt_at = coalesce(NEW.completed_at, now())
+    WHERE id = (SELECT id FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                  AND next_attempt_at = '${WAITING_AT_ISO}' ORDER BY id LIMIT 1)
+      AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                        AND next_attempt_at < '${WAITING_AT_ISO}')
+      AND NOT EXISTS (SELECT 1 FROM deliveries WHERE webhook_id = NEW.webhook_id AND lead_key = NEW.lead_key AND state = 'pending'
+                        AND next_attempt_at > '${WAITING_AT_ISO}');
+    RETURN NULL;
+  END $$;
+  `,
 ];
