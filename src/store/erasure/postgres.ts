@@ -28,7 +28,7 @@ async function retriedOnDeadlock<T>(run: () => Promise<T>, tries = 5): Promise<T
  * them (by webhook, then as deliveries_by_lead holds them), so the two never wait in a circle;
  * a deadlock with a worker's statement is retried, as the erasure may be run again.
  */
-export function createErasureRepository(pool: pg.Pool): ErasureRepository {
+export function createErasureRepository(pool: pg.Pool): Omit<ErasureRepository, 'purge'> {
   return {
     async erase(lead, clientId, now) {
       const at = new Date(now).toISOString();
