@@ -770,6 +770,11 @@ export type paths = {
          *     From the answer on, no request carrying the lead leaves leadhooks. An event of the lead
          *     published after the erasure is a new one: stop publishing the lead first.
          *
+         *     Before the answer, the copies the database keeps in its own files of what was erased go
+         *     too (SQLite's write-ahead log, PostgreSQL's old row versions), so the lead's bytes are in
+         *     no table file leadhooks writes. PostgreSQL's write-ahead log, archives and backups keep
+         *     them on their own schedule (docs/operations.md, "Erasing a lead").
+         *
          *     The answer counts what this call erased; a second call for the same lead answers zeros.
          *     Retention deletes the erased events' metadata in its time.
          */

@@ -5,6 +5,7 @@ import { decideAttempt } from '../delivery-policy/attempt.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { sendWebhook } from './send-webhook.js';
 import { endAttemptSpan, startAttemptSpan } from '../tracing.js';
+import { attemptLogEntry, loggableError } from './attempt-log.js';
 
 /** Beyond the attempt timeout, how long a claim is held before another worker may take it over. */
 const LEASE_MARGIN_MS = 5_000;
@@ -180,18 +181,18 @@ export function createDeliveryWorker(
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       log.error({ err: error, deliveryId: job.deliveryId }, 'recording a delivery attempt failed');
-      endAttemptSpan(span, 'unrecorded', result.statusCode, result.error ?? 'recording the attempt failed');
+      endAttemptSpan(span, 'unrecorded', result.statusCode, loggableError(result) ?? 'recording the attempt failed');
       return;
     }
     // The attempt that disabled its webhook is `disabled` in the delivery log: the same here.
     const outcome = disabled ? 'disabled' : decision.outcome;
-    endAttemptSpan(span, outcome, result.statusCode, result.error);
+    endAttemptSpan(span, outcome, result.statusCode, loggableError(result));
     onAttempt(outcome);
     if (disabled) {
       log.warn({ hookId: disabled.webhookId, clientId: disabled.clientId, reason: disabled.reason }, 'webhook disabled');
       onDisabled(disabled);
     }
-    const entry = { deliveryId: job.deliveryId, eventId: job.eventId, webhookId: job.webhookId, ...result, outcome };
+    const entry = attemptLogEntry(job, result, outcome);
     if (outcome === 'succeeded') log.debug(entry, 'delivered');
     else log.info(entry, 'delivery attempt failed');
   }

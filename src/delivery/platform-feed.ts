@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Store } from '../store/store.js';
 import { sendWebhook } from './send-webhook.js';
+import { loggableError } from './attempt-log.js';
 
 /** Operational events sent per lease, one after another, in feed order. */
 const BATCH = 20;
@@ -54,7 +55,7 @@ export function createPlatformFeed(store: Store, config: FeedConfig, secrets: Se
       const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
       if (!ok) {
         failures += 1;
-        log.warn({ eventId: event.eventId, statusCode: result.statusCode, error: result.error }, 'sending an operational event to OPERATIONAL_EVENTS_URL failed; trying again');
+        log.warn({ eventId: event.eventId, statusCode: result.statusCode, error: loggableError(result) }, 'sending an operational event to OPERATIONAL_EVENTS_URL failed; trying again');
         break;
       }
       failures = 0;

@@ -1,10 +1,10 @@
-import { hash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, preValidationHookHandler, RouteOptions } from 'fastify';
 import type { SecurityScheme } from '../../generated/spec-lists.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Answer, RequestIdempotency } from '../handlers/types.js';
 import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { KeyTaken, StoredResponse } from '../store/store.js';
+import { requestFingerprint } from './request-fingerprint.js';
 
 // Idempotent writes (docs/api.md, "Retrying writes safely"). An operation whose openapi.yaml entry
 // declares the Idempotency-Key header has its handler wrapped here. For a request that carries a
@@ -12,7 +12,8 @@ import type { KeyTaken, StoredResponse } from '../store/store.js';
 //   1. refuses it with 409 while another request with the same key and scope runs in this process
 //      (on PostgreSQL the store also finds one running in another process: an advisory lock);
 //   2. hands the handler the key, its scope (the client, or the publisher) and the request's
-//      fingerprint (a SHA-256 of the operation and its canonical body), which the handler passes to
+//      fingerprint (src/http/request-fingerprint.ts: the operation and the body as the client sent
+//      it, which `noteSentBody` copies before validation fills defaults in), which the handler passes to
 //      the store with the answer to keep: the store looks the key up, and writes, with the answer,
 //      only when it has none (src/store/store.ts, IdempotentWrite and Keyed);
 //   3. answers what the store says when the key took the write: the kept answer, with
@@ -33,26 +34,6 @@ const REPLAYED_HEADER = 'idempotent-replayed';
 
 const IN_USE: Answer = { status: 409, body: errorBody(MESSAGES.idempotencyKeyInUse) };
 const REUSED: Answer = { status: 422, body: errorBody(MESSAGES.idempotencyKeyReused) };
-
-/** JSON text with every object's keys sorted: equal JSON values, written in any key order, give the same text. */
-function canonicalJson(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, item: unknown) =>
-      item !== null && typeof item === 'object' && !Array.isArray(item)
-        ? Object.fromEntries(Object.keys(item).sort().map((name) => [name, (item as Record<string, unknown>)[name]]))
-        : item,
-    ) ?? ''
-  );
-}
-
-/**
- * The fingerprint a key is held to: the operation, its path parameters when it has any (the
- * webhook a rotation is for), and its body, whatever the order of its fields.
- */
-function requestHash(operationId: string, body: unknown, params: object = {}): string {
-  const path = Object.keys(params).length === 0 ? '' : `${canonicalJson(params)}\n`;
-  return hash('sha256', `${operationId}\n${path}${canonicalJson(body)}`, 'hex');
-}
 
 function storedAnswer<T>(render: (result: T) => Answer, result: T): StoredResponse {
   try {
@@ -88,12 +69,19 @@ export interface Idempotency {
    * operation: whose keys its requests use.
    */
   wrap(operationId: string, scheme: SecurityScheme | null, call: Call): (request: FastifyRequest, reply: FastifyReply) => Promise<Answer>;
+  /**
+   * The preValidation hook of an operation that takes a key: copies the body of a request with a
+   * key as it was sent, before validation changes it, for its fingerprint.
+   */
+  noteSentBody: preValidationHookHandler;
 }
 
 /** `secrets` seals the answers kept (they hold webhooks' secrets) and opens them for a replay. */
 export function createIdempotency(secrets: SecretBox): Idempotency {
   // Keys (with their scope) whose request is running in this process.
   const running = new Set<string>();
+  // The bodies of keyed requests as sent (noteSentBody), until their handler runs.
+  const sentBodies = new WeakMap<FastifyRequest, unknown>();
 
   function answer(result: Answer | KeyTaken, reply: FastifyReply): Answer {
     if (!('kind' in result)) return result;
@@ -108,6 +96,11 @@ export function createIdempotency(secrets: SecretBox): Idempotency {
   }
 
   return {
+    noteSentBody(request, _reply, done) {
+      // Only a keyed request is fingerprinted; the copy is the body's own, not validation's.
+      if (typeof request.headers[KEY_HEADER] === 'string' && request.body !== undefined) sentBodies.set(request, structuredClone(request.body));
+      done();
+    },
     wrap(operationId, scheme, call) {
       if (!scheme) throw new Error(`${operationId}: an Idempotency-Key needs a caller to belong to; the operation has no security scheme`);
       const scopeOf = IDEMPOTENCY_SCOPE[scheme];
@@ -122,12 +115,13 @@ export function createIdempotency(secrets: SecretBox): Idempotency {
         // once the request has answered.
         try {
           running.add(slot);
-          const hashed = requestHash(operationId, request.body, request.params ?? {});
+          const fingerprint = requestFingerprint(operationId, sentBodies.get(request), request.body, request.params ?? {});
           request.idempotency = {
             keep: (render) => ({
               scope,
               key,
-              requestHash: hashed,
+              requestHash: fingerprint.hash,
+              earlierHashes: fingerprint.earlier,
               respond: (result) => {
                 const kept = storedAnswer(render, result);
                 return { status: kept.status, body: secrets.seal(kept.body) };

@@ -71,7 +71,9 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
           log: request.log,
         });
       // Only an operation that takes an Idempotency-Key answers with the store's KeyTaken (Handler, src/handlers/types.ts).
-      const answer = takesIdempotencyKey(route) ? idempotency.wrap(operationId, scheme, call) : (call as (request: FastifyRequest) => Promise<Answer>);
+      const keyed = takesIdempotencyKey(route);
+      if (keyed) route.preValidation = [...[route.preValidation ?? []].flat(), idempotency.noteSentBody];
+      const answer = keyed ? idempotency.wrap(operationId, scheme, call) : (call as (request: FastifyRequest) => Promise<Answer>);
       // Fastify sends what the handler returns through the route's serializer (no body: an empty one).
       route.handler = async (request, reply) => {
         const { status, body } = await answer(request, reply);

@@ -41,6 +41,11 @@ export interface IdempotentWrite<T> {
   key: string;
   /** Fingerprint of the request (its operation and canonical body). */
   requestHash: string;
+  /**
+   * Other fingerprints the same request was kept under by earlier releases
+   * (src/http/request-fingerprint.ts): asked for only when a kept one is not `requestHash`.
+   */
+  earlierHashes?: () => readonly string[];
   /** The answer to keep for the write's result. Throwing undoes the write and keeps nothing. */
   respond(result: T): StoredResponse;
 }

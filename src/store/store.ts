@@ -399,6 +399,12 @@ export interface ErasureRepository {
   erase(leadKey: string, clientId: number | undefined, now: number): Promise<{ erased: LeadErased; inFlight: AttemptInFlight[] }>;
   /** Those of `attempts` still in flight at `now` (epoch ms): not recorded since, their lease not over. */
   stillInFlight(attempts: AttemptInFlight[], now: number): Promise<AttemptInFlight[]>;
+  /**
+   * Once an erasure has committed: removes the copies of what it erased that the database still
+   * keeps in its own files (SQLite: the WAL; PostgreSQL: dead tuple versions). False when it could
+   * not be done now (readers held it back); a later one does it.
+   */
+  purge(): Promise<boolean>;
 }
 
 export interface Store {

@@ -22,7 +22,10 @@ export const privateClusterUnavailable = (): string | false =>
 export interface PrivateCluster {
   /** postgres://postgres@127.0.0.1:<port>/<database> */
   url(database: string): string;
-  start(): void;
+  /** The cluster's data directory, where a test can read the table files. */
+  dataDir: string;
+  /** Starts the server, with `settings` (`name=value`) on its command line. */
+  start(settings?: string[]): void;
   stop(): void;
   createDatabase(name: string): void;
 }
@@ -50,9 +53,11 @@ export async function privateCluster(t: Test): Promise<PrivateCluster> {
   let running = false;
   const cluster: PrivateCluster = {
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    start() {
+    dataDir: data,
+    start(settings = []) {
+      const more = settings.map((setting) => ` -c ${setting}`).join('');
       // -w: returns once the server accepts connections.
-      asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+      asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${more}`, 'start']);
       running = true;
     },
     stop() {

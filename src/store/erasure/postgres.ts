@@ -17,7 +17,7 @@ import { ERASED_FINGERPRINT, keyWindow, NOTHING_ERASED, stillSending } from './e
  * them (../postgres/lead-lock.ts); a deadlock left with a worker's statement is retried by
  * inTransaction, as the erasure may be run again.
  */
-export function createErasureRepository(pool: pg.Pool): ErasureRepository {
+export function createErasureRepository(pool: pg.Pool): Omit<ErasureRepository, 'purge'> {
   return {
     async erase(lead, clientId, now) {
       const at = new Date(now).toISOString();

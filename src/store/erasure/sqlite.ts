@@ -11,7 +11,7 @@ import { ERASED_FINGERPRINT, keyWindow, NOTHING_ERASED, stillSending } from './e
  * or already settled by another path (its webhook disabled or detached meanwhile): reported, for
  * the caller to wait for; none can lease one after it.
  */
-export function createErasureRepository(db: Db, grouped: GroupedWrite): ErasureRepository {
+export function createErasureRepository(db: Db, grouped: GroupedWrite): Omit<ErasureRepository, 'purge'> {
   // Through events_by_lead: the lead's events, in one client or in all.
   const events = db.prepare<{ lead: string; client: number | null }, { id: string; created_at: string; erased: number; idempotency_scope: string | null; idempotency_key: string | null }>(`
     SELECT id, created_at, erased_at IS NOT NULL AS erased, idempotency_scope, idempotency_key FROM events

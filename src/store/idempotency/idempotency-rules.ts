@@ -14,6 +14,6 @@ import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite, type KeyTaken } from
 export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: IdempotentWrite<unknown>, now: number): KeyTaken | 'expired' | 'free' {
   if (row === undefined) return 'free';
   if (Date.parse(row.created_at) <= now - IDEMPOTENCY_KEY_LIFETIME_MS) return 'expired';
-  if (row.request_hash !== write.requestHash) return { kind: 'mismatch' };
+  if (row.request_hash !== write.requestHash && !write.earlierHashes?.().includes(row.request_hash)) return { kind: 'mismatch' };
   return { kind: 'replay', response: { status: row.status, body: row.body } };
 }

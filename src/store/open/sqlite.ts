@@ -13,6 +13,7 @@ import { createPortalLinkRepository } from '../portal-links/sqlite.js';
 import { createSecretRepository } from '../secrets/sqlite.js';
 import { createDurableWriter } from '../sqlite/durable-writer.js';
 import { openDatabase } from '../sqlite/open-database.js';
+import { truncateWal } from '../sqlite/truncate-wal.js';
 import type { Store } from '../store.js';
 import { createWebhookRepository } from '../webhooks/sqlite.js';
 
@@ -34,7 +35,7 @@ export function createSqliteStore(path: string): Store {
     secrets: createSecretRepository(db, writer.grouped),
     operationalEvents: createOperationalEventRepository(db, writer.grouped),
     audit: createAuditRepository(db, writer.grouped),
-    erasure: createErasureRepository(db, writer.grouped),
+    erasure: { ...createErasureRepository(db, writer.grouped), purge: () => truncateWal(db) },
     onNewWork() {
       return () => {};
     },

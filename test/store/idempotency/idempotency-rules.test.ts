@@ -25,3 +25,12 @@ t.test('no row: the key is free; a row as old as the lifetime has expired', asyn
   t.equal(settleKnownKey(row({ created_at: new Date(NOW - IDEMPOTENCY_KEY_LIFETIME_MS).toISOString() }), write, NOW), 'expired');
   t.same(settleKnownKey(row({ created_at: new Date(NOW - IDEMPOTENCY_KEY_LIFETIME_MS + 1).toISOString(), request_hash: 'hash-b' }), write, NOW), { kind: 'mismatch' }, 'a moment younger: live');
 });
+
+t.test("a fingerprint an earlier release kept for the same request is that request's (src/http/request-fingerprint.ts)", async (t) => {
+  let asked = 0;
+  const earlierHashes = () => (asked++, ['hash-old']);
+  t.same(settleKnownKey(row({ request_hash: 'hash-old' }), { ...write, earlierHashes }, NOW), { kind: 'replay', response: { status: 201, body: '{"id":5}' } });
+  t.same(settleKnownKey(row({ request_hash: 'hash-b' }), { ...write, earlierHashes }, NOW), { kind: 'mismatch' }, 'another is still refused');
+  t.same(settleKnownKey(row(), { ...write, earlierHashes }, NOW), { kind: 'replay', response: { status: 201, body: '{"id":5}' } });
+  t.equal(asked, 2, 'asked for only when the kept one is not the fingerprint');
+});
