@@ -1,12 +1,17 @@
 // The storage interface. Everything the service keeps goes through it, asynchronously, so a
 // PostgreSQL store can stand beside the embedded SQLite one. No HTTP concepts in here. The
-// records it speaks of are in src/store/records.ts, exported from here too.
+// records it speaks of are in src/store/records.ts, exported from here too, as are
+// the parts kept in files of their own (rate-limit-repository.ts, erasure-repository.ts).
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, LeadErased, AttemptInFlight, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch, WantsLead } from './records.js';
+import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch, WantsLead } from './records.js';
 import type { PortalBranding } from '../portal-branding.js';
+import type { ErasureRepository } from './erasure-repository.js';
+import type { RateLimitRepository } from './rate-limit-repository.js';
 
 export * from './records.js';
+export type * from './rate-limit-repository.js';
+export type * from './erasure-repository.js';
 
 // Audit: each write below that a management operation makes (clients, keys, webhooks, secrets,
 // portal links) takes an optional AuditNote, its entry of the audit log, and writes it in the same
@@ -348,63 +353,6 @@ export interface AuditRepository {
    * one short transaction; returns how many it deleted.
    */
   prune(before: string, limit: number): Promise<number>;
-}
-
-/** A share of a key's window asked for (RateLimitRepository.lease). */
-export interface WantedShare {
-  keyHash: string;
-  /** The window's start, epoch ms. */
-  windowStart: number;
-  want: number;
-}
-
-/** A share of a key's window handed back unused (RateLimitRepository.giveBack). */
-export interface UnusedShare {
-  keyHash: string;
-  /** The window's start, epoch ms. */
-  windowStart: number;
-  count: number;
-}
-
-/**
- * The per-key rate limit's count, where several processes share one database (PostgreSQL): how
- * many requests of each key's window have been handed out to processes, in shares that each
- * process then spends from memory (src/http/rate-limit-shared.ts decides how much to ask for and
- * when). SQLite, whose one process counts in memory, has none.
- */
-export interface RateLimitRepository {
-  /**
-   * Hands out, for each share asked for (each key's window at most once), up to `want` more
-   * requests of the key's window, within `limit` for the window, in one statement: in the same
-   * order, `granted` (0 once the window's `limit` is handed out) and how many the window has
-   * handed out in all since, `taken`.
-   */
-  lease(wanted: WantedShare[], limit: number): Promise<{ granted: number; taken: number }[]>;
-  /** Takes back what shares did not spend, for other processes to lease; one statement. */
-  giveBack(shares: UnusedShare[]): Promise<void>;
-  /** Deletes the windows that started before `before` (epoch ms); returns how many. */
-  prune(before: number): Promise<number>;
-}
-
-/** Erasing a lead (openapi.yaml, `eraseLead`). */
-export interface ErasureRepository {
-  /**
-   * In one transaction: erases the payload of each event of the lead (`leadKey`, in client
-   * `clientId`, or in all), marking it erased; cancels the lead's pending deliveries (those waiting
-   * behind another of the lead too, none made due); erases its attempts' error text and the
-   * request fingerprint of the Idempotency-Key answers kept for the publications of its events.
-   * Counts what it erased (events already erased are not counted again). No delivery of the lead
-   * is leased after it commits; `inFlight`: those leased before, whose worker holds the payload.
-   */
-  erase(leadKey: string, clientId: number | undefined, now: number): Promise<{ erased: LeadErased; inFlight: AttemptInFlight[] }>;
-  /** Those of `attempts` still in flight at `now` (epoch ms): not recorded since, their lease not over. */
-  stillInFlight(attempts: AttemptInFlight[], now: number): Promise<AttemptInFlight[]>;
-  /**
-   * Once an erasure has committed: removes the copies of what it erased that the database still
-   * keeps in its own files (SQLite: the WAL; PostgreSQL: dead tuple versions). False when it could
-   * not be done now (readers held it back); a later one does it.
-   */
-  purge(): Promise<boolean>;
 }
 
 export interface Store {

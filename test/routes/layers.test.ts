@@ -66,7 +66,7 @@ const STORE_LAYERS: string[][] = [
   ['open', 'move-to-postgres.ts'],
   ['clients', 'keys', 'portal-links', 'webhooks', 'events', 'deliveries', 'idempotency', 'secrets', 'operational-events', 'audit', 'rate-limits', 'erasure'],
   ['sqlite', 'postgres'],
-  ['store.ts', 'records.ts', 'rows.ts', 'schema.ts'],
+  ['store.ts', 'records.ts', 'audit-records.ts', 'rate-limit-repository.ts', 'erasure-repository.ts', 'rows.ts', 'schema.ts'],
 ];
 const REPOSITORIES = STORE_LAYERS[1]!;
 
