@@ -1,5 +1,5 @@
-import { EVENT_NAMES } from '../generated/spec-lists.js';
-import { api, call, listWebhooks, type EventName, type Webhook } from './api.js';
+import { EVENT_NAMES, WEBHOOK_EVENT_NAMES, type WebhookEventName } from '../generated/spec-lists.js';
+import { api, call, listWebhooks, type Webhook } from './api.js';
 import { confirmAction } from './confirm.js';
 import { closeDeliveries, openDeliveries, openHookId } from './deliveries-view.js';
 import { button, byId, h, replaceContent, time } from './dom.js';
@@ -19,6 +19,8 @@ let editingHeaders: number | undefined;
 const editing = new Map<number, string>();
 
 type Filter = NonNullable<Webhook['filter']>;
+
+const isLeadEvent = (name: WebhookEventName) => (EVENT_NAMES as readonly string[]).includes(name);
 
 /**
  * The text of a filter field as the API takes it: null when empty (every lead), the JSON object
@@ -314,17 +316,27 @@ export function clearWebhooks(): void {
 
 export function setUpCreateForm(onError: OnError): void {
   const form = byId<HTMLFormElement>('create-form');
+  // Every event type a webhook can subscribe to, as openapi.yaml's WebhookEventName lists it
+  // (generated/spec-lists.ts, the list GET /events/types serves): the lead events, checked at
+  // first, and the operational ones, news of the client's other webhooks, for a receiver that
+  // wants to hear when one fails.
+  const box = (name: WebhookEventName) =>
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', value: name, checked: isLeadEvent(name) }), ` ${name}`);
   replaceContent(
     byId('create-events'),
     h('legend', {}, 'Events'),
-    ...EVENT_NAMES.map((name) =>
-      h('label', { class: 'check' }, h('input', { type: 'checkbox', value: name, checked: true }), ` ${name}`),
+    h('div', { class: 'event-group', id: 'create-lead-events' }, h('span', { class: 'event-group-name' }, 'Leads: '), ...WEBHOOK_EVENT_NAMES.filter(isLeadEvent).map(box)),
+    h(
+      'div',
+      { class: 'event-group', id: 'create-operational-events' },
+      h('span', { class: 'event-group-name' }, 'Your webhooks: '),
+      ...WEBHOOK_EVENT_NAMES.filter((name) => !isLeadEvent(name)).map(box),
     ),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const url = byId<HTMLInputElement>('create-url').value.trim();
-    const events = [...form.querySelectorAll<HTMLInputElement>('#create-events input:checked')].map((box) => box.value as EventName);
+    const events = [...form.querySelectorAll<HTMLInputElement>('#create-events input:checked')].map((checked) => checked.value as WebhookEventName);
     // The API would answer both with `Missing data`; the form can say which.
     if (url === '') return warn('Enter the callback URL of the webhook.');
     if (events.length === 0) return warn('Choose at least one event for the webhook.');

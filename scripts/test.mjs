@@ -9,16 +9,31 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const HOW_TO = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test';
 const STORES = 'test/helpers/stores.ts';
 const args = process.argv.slice(2);
 
+// tap from the project's own install, by its path: npm puts node_modules/.bin on PATH for
+// `npm test`, but `node scripts/test.mjs` run directly has only the shell's PATH, where tap is
+// not. Run as a script of its own, on this Node; a failure to start it is said, not swallowed.
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TAP = join(ROOT, 'node_modules/tap/dist/esm/run.mjs');
+const runTap = (args, env = process.env) => {
+  if (!existsSync(TAP)) {
+    console.error(`scripts/test.mjs: tap is not installed (no ${TAP}): run npm install first`);
+    process.exit(1);
+  }
+  const run = spawnSync(process.execPath, [TAP, ...args], { stdio: 'inherit', env });
+  if (run.error) console.error(`scripts/test.mjs: could not run tap: ${run.error.message}`);
+  else if (run.status === null) console.error(`scripts/test.mjs: tap was stopped by ${run.signal}`);
+  return run.status ?? 1;
+};
+
 const tap = (files, store) => {
   if (store) console.log(`\n# the suite on ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: ${files.length} files (TEST_STORE=${store})`);
-  const env = store ? { ...process.env, TEST_STORE: store } : process.env;
-  const run = spawnSync('tap', files, { stdio: 'inherit', env, shell: process.platform === 'win32' });
-  return run.status ?? 1;
+  return runTap(files, store ? { ...process.env, TEST_STORE: store } : process.env);
 };
 
 // tap runs its tests with a Test class built for the plugins package.json names (`tap build`
@@ -30,8 +45,8 @@ const BUILT = 'node_modules/@tapjs/test/test-built/dist/esm/index.js';
 const builtPlugins = existsSync(BUILT) ? (/export const signature = `([^`]*)`/.exec(readFileSync(BUILT, 'utf8'))?.[1] ?? '').split('\n') : [];
 const asked = JSON.parse(readFileSync('package.json', 'utf8')).tap?.plugin ?? [];
 if (asked.some((plugin) => (plugin.startsWith('!') ? builtPlugins.includes(plugin.slice(1)) : !builtPlugins.includes(plugin)))) {
-  const build = spawnSync('tap', ['build'], { stdio: 'inherit', shell: process.platform === 'win32' });
-  if (build.status !== 0) process.exit(build.status ?? 1);
+  const status = runTap(['build']);
+  if (status !== 0) process.exit(status);
 }
 
 if (args.length > 0) process.exit(tap(args));

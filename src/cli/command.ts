@@ -14,6 +14,8 @@ export interface CommandContext {
   logoUrl?: string;
   accentColor?: string;
   idempotencyKey?: string;
+  /** event emit --lead-id: the lead's id in the lead system, as POST /events takes `leadId`. */
+  leadId?: string;
   /** event emit --file: the JSON-lines file of events to publish. */
   file?: string;
   /** Where a long command says how far it got (stderr). */

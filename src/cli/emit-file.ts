@@ -75,11 +75,13 @@ export async function emitFile(store: Parameters<typeof publishEventsOnce>[0], p
       if (!result) unknown.push(lines[i]!.line);
       else [published, deliveries] = [published + 1, deliveries + result.deliveries];
     }
-    context.progress?.(`published ${from + batch.length} of ${leads.length} events (${Math.floor(((from + batch.length) * 100) / leads.length)}%)`);
+    // What was published, not what was read: an event for a client that does not exist is not.
+    context.progress?.(`published ${published} of ${leads.length} events (${Math.floor((published * 100) / leads.length)}%)`);
   }
   if (unknown.length > 0) {
     const named = unknown.length > 10 ? `${unknown.slice(0, 10).join(', ')} and ${unknown.length - 10} more` : unknown.join(', ');
-    throw new RefusedError(`${published} events published; no client for the event of line ${named} of ${path}, which published nothing`);
+    const which = unknown.length === 1 ? `the event of line ${named}` : `the events of lines ${named}`;
+    throw new RefusedError(`published ${published} of ${leads.length} events; no client for ${which} of ${path}, which published nothing`);
   }
   return {
     json: { events: published, deliveries, idempotencyKey: key },

@@ -32,11 +32,13 @@ Commands:
   key create <clientId>       add an API key to a client (rotation: create, then revoke the old)
   key list [clientId]         list keys by prefix and creation time (never the key itself)
   key revoke <prefixOrId>     revoke a key at once, by its prefix (lh_xxxxxxxx) or id
-  event emit <clientId> <type> --data '<json>' [--idempotency-key <key>]
+  event emit <clientId> <type> --data '<json>' [--lead-id <id>] [--idempotency-key <key>]
                               publish a lead event (${EVENT_NAMES.join(' or ')}) to the
                               client's subscribed webhooks; a running worker delivers it.
-                              Always under an Idempotency-Key (a new random one unless given):
-                              run again with the same key, it publishes nothing new
+                              With --lead-id, as the lead's: after its earlier events, and
+                              erasable by it. Always under an Idempotency-Key (a new random
+                              one unless given): run again with the same key, it publishes
+                              nothing new
   event emit --file <events.jsonl> [--idempotency-key <key>]
                               publish every event of a file, one JSON object per line as
                               POST /events takes it, 1000 a transaction, with a progress line;
@@ -49,6 +51,8 @@ Commands:
 Options:
   --json                      machine-readable output
   --data <json>               the lead, a JSON object (event emit)
+  --lead-id <id>              the lead's id in the lead system, 1 to 128 characters; digits are
+                              a whole number (event emit)
   --idempotency-key <key>     1 to 255 visible ASCII characters (event emit)
   --file <events.jsonl>       the events to publish, one JSON object per line (event emit)
   --ttl <seconds>             how long a portal link and its session last (portal-link create)
@@ -137,6 +141,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         data: { type: 'string' },
+        'lead-id': { type: 'string' },
         'idempotency-key': { type: 'string' },
         file: { type: 'string' },
         ttl: { type: 'string' },
@@ -176,6 +181,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       logoUrl: values['logo-url'],
       accentColor: values['accent-color'],
       idempotencyKey: values['idempotency-key'],
+      leadId: values['lead-id'],
       file: values.file,
       progress: (line: string) => io.err(`leadhooks: ${line}`),
       config,

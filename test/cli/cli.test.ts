@@ -260,6 +260,32 @@ t.test('event emit publishes once per Idempotency-Key, a new one per run unless 
   t.same(await db.query("SELECT COUNT(*) AS n FROM idempotency_keys WHERE scope = 'cli'"), [{ n: 3 }], 'each under a key of its own');
 });
 
+t.test("event emit --lead-id publishes the event as the lead's, as POST /events does with leadId", async (t) => {
+  const db = await testDatabase(t);
+  const run = cli(db.env);
+  await run('client', 'create', 'Acme', '--json');
+  const emit = async (leadId: string) => {
+    const res = await run('event', 'emit', '1', 'lead_update', '--data', '{"stage":"qualified"}', '--lead-id', leadId, '--json');
+    t.equal(res.code, 0, `--lead-id ${leadId}`, { err: res.err });
+    const [row] = await db.query<{ lead_id: string; payload: string }>('SELECT lead_id, payload FROM events WHERE id = ?', [JSON.parse(res.out).eventId]);
+    return { stored: row!.lead_id, delivered: (JSON.parse(row!.payload) as { leadId: unknown }).leadId };
+  };
+  t.same(await emit('984'), { stored: '984', delivered: 984 }, 'digits: a whole number, as in JSON');
+  t.same(await emit('crm-5521'), { stored: 'crm-5521', delivered: 'crm-5521' }, 'anything else: a string');
+  t.same(await emit('007'), { stored: '007', delivered: '007' }, 'digits with a leading zero: a string, as written');
+
+  for (const [leadId, message] of [
+    ['', 'leadhooks: Invalid data: --lead-id must be a string of 1 to 128 characters or an integer from 0 to 9007199254740991'],
+    ['x'.repeat(129), 'leadhooks: Invalid data: --lead-id must be a string of 1 to 128 characters or an integer from 0 to 9007199254740991'],
+  ] as const) {
+    const bad = await run('event', 'emit', '1', 'lead_update', '--data', '{}', '--lead-id', leadId);
+    t.same([bad.code, bad.err], [2, message], `--lead-id of ${leadId.length} characters`);
+  }
+  t.same(await db.query('SELECT count(*) AS n FROM events'), [{ n: 3 }], 'a refused one publishes nothing');
+  const withFile = await run('event', 'emit', '--file', 'leads.jsonl', '--lead-id', '1');
+  t.same([withFile.code, withFile.err], [2, 'leadhooks: event emit --file takes no clientId, type, --data or --lead-id: each line of the file is one event']);
+});
+
 t.test('event emit --file publishes a JSON-lines file, 1000 events a batch, with progress, once per key', async (t) => {
   const db = await testDatabase(t);
   const run = cli(db.env);
@@ -291,7 +317,14 @@ t.test('event emit --file publishes a JSON-lines file, 1000 events a batch, with
 
   writeFileSync(file, `${lines[0]}\n${JSON.stringify({ clientId: 99, type: 'lead_create', data: {} })}\n`);
   const unknown = await run('event', 'emit', '--file', file);
-  t.same([unknown.code, unknown.err.split('\n').pop()], [1, `leadhooks: 1 events published; no client for the event of line 2 of ${file}, which published nothing`]);
+  t.same(
+    [unknown.code, unknown.err.split('\n')],
+    [1, ['leadhooks: published 1 of 2 events (50%)', `leadhooks: published 1 of 2 events; no client for the event of line 2 of ${file}, which published nothing`]],
+    'one count throughout: the progress line and the summary say what was published',
+  );
+  writeFileSync(file, [99, 1, 98].map((clientId) => JSON.stringify({ clientId, type: 'lead_create', data: {} })).join('\n'));
+  const two = await run('event', 'emit', '--file', file);
+  t.same(two.err.split('\n').pop(), `leadhooks: published 1 of 3 events; no client for the events of lines 1, 3 of ${file}, which published nothing`);
   t.same((await run('event', 'emit', '1', 'lead_create', '--file', file)).code, 2, '--file takes no clientId');
   const missing = join(tempDir(t), 'none.jsonl');
   t.same((await run('event', 'emit', '--file', missing)).err, `leadhooks: --file ${missing}: ENOENT`);

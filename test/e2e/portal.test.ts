@@ -366,6 +366,25 @@ if (browserTestsRun(t)) {
     await page.getByText(/^Invalid data: url/).waitFor();
     await says(t, page, 'alert', 'Invalid data: url must be an absolute http or https URL');
 
+    // Every event type of the catalogue (GET /events/types) is offered, the operational ones too;
+    // the lead events are checked at first. A webhook added for one of them gets it.
+    const types = ((await api(session, 'GET', '/events/types')).json.types as { type: string }[]).map((entry) => entry.type);
+    t.ok(types.includes('webhook.disabled'), 'the catalogue has operational events');
+    await page.getByRole('button', { name: 'Add webhook' }).waitFor();
+    const offered = await page.locator('#create-events input[type=checkbox]').evaluateAll(
+      (boxes) => boxes.map((box) => (box as unknown as { value: string }).value),
+    );
+    t.strictSame(offered, types, 'each type of the catalogue, in its order');
+    await page.getByLabel('Callback URL').fill('https://hooks.example.com/alerts');
+    await page.getByLabel('lead_create').uncheck();
+    await page.getByLabel('webhook.disabled').check();
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await says(t, page, 'status', 'Webhook 1 was added. Its signing secret is shown below, once.');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    t.same((await api(session, 'GET', '/webhook/1')).json.events, ['webhook.disabled'], 'created with the operational event alone');
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /^Webhook 1 / }) });
+    t.match(await card.innerText(), /Events\s+webhook\.disabled/);
+
     const prefix = apiKey.slice(0, 11);
     await runCli(['key', 'revoke', prefix], { env: session.db.env, out: () => {}, err: () => {} });
     await page.getByRole('heading', { name: 'Sign in' }).waitFor(); // at the next refresh

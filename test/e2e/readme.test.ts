@@ -19,8 +19,8 @@ belongsTo('both');
 // and `npm start` lines (re)start the server, and the second one, one bash that keeps its
 // variables, its folder and its background jobs from the first console block to the last, where
 // every `$ command` runs the moment the one before returns, and must print what the docs show;
-// what a receiver started there prints, where the docs show it. Only the ports (3000, 4000 to
-// 4005) are swapped for free ones, the database is a temporary file (and the PostgreSQL one a
+// what a receiver started there prints, where the docs show it. Only the ports (3000, and every
+// receiver's port the walkthroughs name) are swapped for free ones, the database is a temporary file (and the PostgreSQL one a
 // database of its own on TEST_DATABASE_URL's server), and HOME a temporary folder. Keys, secrets
 // and event ids differ from run to run: the first time one appears in an output, the docs' value
 // is paired with the real one, and later commands get the real one in its place. Timestamps,
@@ -158,10 +158,26 @@ async function background(t: Test, command: string, env: NodeJS.ProcessEnv, read
 // The walkthroughs wait for real retries: "When a webhook keeps failing" alone for over twenty seconds.
 t.setTimeout(600_000);
 
+/**
+ * Every port of this machine the walkthroughs name besides the API's 3000 and PostgreSQL's 5432:
+ * the receivers' (`127.0.0.1:4000`, `/dev/tcp/127.0.0.1/4000`, `receiver.mjs 4000`). Each is
+ * swapped for a free one, so that no port the docs name need be free here, whichever they add.
+ */
+function docsReceiverPorts(): Set<string> {
+  const text = WALKTHROUGHS.flatMap((title) => sectionBlocks(title).flatMap((block) => block.lines)).join('\n');
+  const named = [...text.matchAll(/(?:127\.0\.0\.1[:/]|localhost:|receiver\.mjs )(\d{4,5})\b/g)].map((m) => m[1]!);
+  return new Set(named.filter((port) => port !== '3000' && port !== '5432'));
+}
+
+t.test('the walkthroughs name the receivers\' ports that the run swaps', async (t) => {
+  t.strictSame([...docsReceiverPorts()].sort(), ['4000', '4001', '4002', '4003', '4004', '4005'], 'all six, 4005 among them');
+});
+
 t.test("the docs' walkthroughs, run as written, one after the other", async (t) => {
   const apiPort = await freePort();
   const receiverPorts = new Map<string, number>();
-  for (const port of ['4000', '4001', '4002', '4003', '4004', '4005']) receiverPorts.set(port, await freePort());
+  for (const port of docsReceiverPorts()) receiverPorts.set(port, await freePort());
+  const receiverPort = new RegExp(`\\b(${[...receiverPorts.keys()].join('|')})\\b`, 'g');
   const base: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: tempDir(t),
@@ -177,7 +193,7 @@ t.test("the docs' walkthroughs, run as written, one after the other", async (t) 
   const local = (text: string) =>
     text
       .replaceAll('127.0.0.1:3000', `127.0.0.1:${apiPort}`)
-      .replace(/\b400[0-4]\b/g, (port) => String(receiverPorts.get(port)))
+      .replace(receiverPort, (port) => String(receiverPorts.get(port)))
       .replace(/(\.\/)?data\/leadhooks\.db/g, base.DATABASE_PATH!)
       .replaceAll(DOCS_POSTGRES_URL, postgresUrl ?? DOCS_POSTGRES_URL);
   const subs = new Substitutions();

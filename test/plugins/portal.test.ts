@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import t from 'tap';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
+import { eventCatalogue } from '../../src/event-catalogue.js';
 import { portalPlugin, PORTAL_DIR } from '../../src/plugins/portal.js';
+import { loadSpec } from '../../src/spec.js';
 import { buildPortal } from '../../portal/build.js';
 import { buildTestApp, createClient, send, tempDir } from '../helpers/app.js';
 
@@ -38,6 +40,18 @@ t.test('the page and its files are served without a key, under a strict Content-
   const bundle = readFileSync(join(PORTAL_DIR, 'portal.js'), 'utf8');
   t.ok(bundle.length > 1000 && bundle.length < 60_000, `the bundle is small (${bundle.length} bytes)`);
   t.match(bundle, '/webhook/{hookID}/deliveries/{deliveryId}/retry', 'it calls the API by the paths of openapi.yaml');
+});
+
+t.test("the form that adds a webhook offers every event type of the catalogue, the operational ones too", async (t) => {
+  // The list comes from openapi.yaml (generated/spec-lists.ts), as GET /events/types serves it:
+  // an event type added there is offered without a change to the portal.
+  // test/e2e/portal.test.ts adds one with an operational event in the browser.
+  const types = eventCatalogue(loadSpec()).map((entry) => entry.type);
+  t.ok(types.includes('webhook.failing'), 'the catalogue has operational events');
+  const view = source('webhooks-view.ts');
+  t.match(view, /WEBHOOK_EVENT_NAMES\.filter\(isLeadEvent\)\.map\(box\)/, "the form's boxes are the spec's WebhookEventName, lead events first");
+  t.match(view, /WEBHOOK_EVENT_NAMES\.filter\(\(name\) => !isLeadEvent\(name\)\)\.map\(box\)/, 'then the operational ones');
+  t.notMatch(view, new RegExp(`'(${types.map((type) => type.replace('.', '\\.')).join('|')})'`), 'none is written into the form by hand');
 });
 
 t.test('a key changes nothing, and the redirect and the 404s are the API\'s own', async (t) => {

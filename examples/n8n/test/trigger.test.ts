@@ -132,13 +132,18 @@ describe('activating and deactivating the workflow', () => {
 	});
 });
 
-describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
+// Without a publisher each of these tests is skipped, not the suite: node's summary counts the
+// tests of a skipped suite nowhere, and would say `skipped 0` of tests that did not run.
+const delivers = (name: string, test: () => Promise<void>) => it(name, { skip: publisher ? false : NO_PUBLISHER }, test);
+
+describe('deliveries', () => {
 	// Two activations on one receiver: /both subscribes to both events, /updates to lead_update.
 	const both = activation(['lead_create', 'lead_update']);
 	const updates = activation(['lead_update']);
 	let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 	before(async () => {
+		if (!publisher) return;
 		const workflows: Record<string, typeof both> = { '/both': both, '/updates': updates };
 		receiver = await startReceiver(trigger.webhook, (path) => {
 			const workflow = workflows[path];
@@ -152,6 +157,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 	});
 
 	after(async () => {
+		if (!publisher) return;
 		for (const workflow of [both, updates]) await methods.delete.call(workflow.context);
 		await receiver.close();
 	});
@@ -169,7 +175,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 		return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}` };
 	}
 
-	it('a published lead reaches the workflow: the node emits it, as GET /events lists the event', async () => {
+	delivers('a published lead reaches the workflow: the node emits it, as GET /events lists the event', async () => {
 		const lead = { id: 981, name: 'Jane Doe', email: 'jane@example.com', tags: ['buyer'] };
 		const published = await publish('lead_create', lead);
 		assert.equal(published.status, 202);
@@ -193,7 +199,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 		}
 	});
 
-	it('a delivery of an event the workflow does not want is acknowledged and starts nothing', async () => {
+	delivers('a delivery of an event the workflow does not want is acknowledged and starts nothing', async () => {
 		// The test send is a sample lead_create, whatever the webhook's events.
 		const sent = await api('POST', `webhook/${kept(updates)!.hookId}/test`);
 		assert.equal(sent.body.statusCode, 200);
@@ -203,7 +209,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 		assert.deepEqual(handled[3]!.result, {});
 	});
 
-	it('a tampered body, a stale timestamp, another secret or no signature are refused with 401', async () => {
+	delivers('a tampered body, a stale timestamp, another secret or no signature are refused with 401', async () => {
 		const original = receiver.handled[0]!;
 		const headers = {
 			'webhook-id': original.headers['webhook-id'] as string,
@@ -232,7 +238,7 @@ describe('deliveries', { skip: publisher ? false : NO_PUBLISHER }, () => {
 		assert.ok(warnings.some((line) => line === 'Leadhooks Trigger refused a delivery: invalid signature: no signature matches'), 'logged');
 	});
 
-	it('with two signatures after a rotation, either secret verifies', async () => {
+	delivers('with two signatures after a rotation, either secret verifies', async () => {
 		const rotated = await api('POST', `webhook/${kept(both)!.hookId}/secret/rotate`);
 		assert.equal(rotated.status, 200);
 		const count = receiver.handled.length;
