@@ -22,10 +22,36 @@ const HORIZON_WAIT_MS = 5_000;
 const POLL_MS = 20;
 
 /**
- * Prunes the versions an erasure left behind from the tables it changed, once no transaction
- * older than the erasure runs; false when one still ran, whose versions stay until a later vacuum.
+ * The erasures' vacuum, one at a time and shared: a vacuum scans every index of the tables, and
+ * erasures that come together (a batch of them from the lead product) would each run their own,
+ * one waiting behind the other for the table's lock. An erasure that comes while one runs waits
+ * for the next, which starts when that one ends and serves every erasure that came meanwhile (the
+ * running one may have read its horizon before the erasure committed).
  */
-export async function vacuumErasedTables(pool: pg.Pool): Promise<boolean> {
+export function createErasureVacuum(pool: pg.Pool): () => Promise<boolean> {
+  let running: Promise<boolean> | undefined;
+  let next: Promise<boolean> | undefined;
+  const start = () => {
+    next = undefined;
+    running = vacuumErasedTables(pool).finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  return () => {
+    if (running === undefined) return start();
+    next ??= running.then(start, start);
+    return next;
+  };
+}
+
+/**
+ * Prunes the versions an erasure left behind from the tables it changed, once no transaction
+ * older than the erasure runs; false when one still ran, whose versions stay until a later vacuum,
+ * or when the vacuum itself did not end within the pool's bound on a statement: the erasure is
+ * made all the same, and autovacuum (or the next erasure's vacuum) prunes them later.
+ */
+async function vacuumErasedTables(pool: pg.Pool): Promise<boolean> {
   // Every transaction id below this one has ended, the erasure's among them (32 bits, as
   // pg_stat_activity shows them).
   const { rows } = await pool.query<{ horizon: string }>("SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text AS horizon");
@@ -40,6 +66,10 @@ export async function vacuumErasedTables(pool: pg.Pool): Promise<boolean> {
     clear = older[0]!.n === 0;
     if (!clear) await sleep(POLL_MS);
   }
-  await pool.query(`VACUUM ${ERASED_TABLES.join(', ')}`);
+  try {
+    await pool.query(`VACUUM ${ERASED_TABLES.join(', ')}`);
+  } catch {
+    return false;
+  }
   return clear;
 }

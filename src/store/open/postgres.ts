@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import { createClientRepository } from '../clients/postgres.js';
 import { createDeliveryRepository } from '../deliveries/postgres.js';
 import { createErasureRepository } from '../erasure/postgres.js';
-import { vacuumErasedTables } from '../erasure/postgres-vacuum.js';
+import { createErasureVacuum } from '../erasure/postgres-vacuum.js';
 import { createEventRepository } from '../events/postgres.js';
 import { createIdempotencyRepository } from '../idempotency/postgres.js';
 import { withKeyCache } from '../keys/key-cache.js';
@@ -60,7 +60,7 @@ export async function createPostgresStore(config: PostgresConfig & Pick<Config, 
     operationalEvents: reportUnavailable(createOperationalEventRepository(pool)),
     audit: reportUnavailable(createAuditRepository(pool)),
     rateLimits: reportUnavailable(createRateLimitRepository(pool)),
-    erasure: reportUnavailable({ ...createErasureRepository(pool), purge: () => vacuumErasedTables(pool) }),
+    erasure: reportUnavailable({ ...createErasureRepository(pool), purge: createErasureVacuum(pool) }),
     // A publication notifies once committed (../events/postgres.ts); so does the session listening
     // again after a loss, since publications made in between notified no one. Workers poll as well,
     // so a lost notification delays a delivery by one poll interval at most.
