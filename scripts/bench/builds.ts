@@ -3,7 +3,7 @@
 // workers run as this package's do. Each build's own code brings a seeded file to its schema and
 // moves it to PostgreSQL, since the ref may have fewer migrations than this package.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
@@ -53,8 +53,12 @@ export function prepareBuild(ref: string, dir: string): Build {
 
 /** What a build's own code does to a database file before its server starts on it, from its dist/. */
 export async function buildCode(build: Build) {
-  const load = (file: string): Promise<unknown> => import(pathToFileURL(join(build.root, 'dist', 'src', file)).href);
-  const [sqlite, move, config] = await Promise.all([load('store/sqlite/open-database.js'), load('store/move-to-postgres.js'), load('config.js')]);
+  // The first of `files` the build has: a module that moved keeps its older places here.
+  const load = (...files: string[]): Promise<unknown> => {
+    const paths = files.map((file) => join(build.root, 'dist', 'src', file));
+    return import(pathToFileURL(paths.find((path) => existsSync(path)) ?? paths[0]!).href);
+  };
+  const [sqlite, move, config] = await Promise.all([load('store/sqlite/open-database.js', 'store/sqlite/engine/open-database.js'), load('store/move-to-postgres.js'), load('config.js')]);
   return {
     openDatabase: (sqlite as typeof import('../../src/store/sqlite/open-database.js')).openDatabase,
     moveToPostgres: (move as typeof import('../../src/store/move-to-postgres.js')).moveToPostgres,

@@ -77,7 +77,9 @@ export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit' 
   return (route, operationId) => {
     const body = (route.schema as { body?: { content?: Record<string, { schema: unknown }> } } | undefined)?.body;
     if (body?.content?.['application/json']) route.schema!.body = body.content['application/json'].schema;
-    else route.preHandler = [...[route.preHandler ?? []].flat(), refuseBody];
+    // Fastify reads no body of a GET (its body stays undefined): a hook there would check nothing,
+    // and cost every GET (GET /about the most) the hook's own turn.
+    else if (route.method !== 'GET') route.preHandler = [...[route.preHandler ?? []].flat(), refuseBody];
     route.bodyLimit = bodyLimits[operationId] ?? route.bodyLimit;
   };
 }

@@ -8,7 +8,13 @@ import type { FastifyInstance } from 'fastify';
 // route to name, and every path is at debug; what a URL quotes is masked like any line
 // (src/secrets/credentials.ts).
 
+// Levels at which no line of info is written: at these, no hook at all, rather than one that
+// builds each request's line (its route read through Fastify's routeOptions, which makes an object
+// each time) only for pino to drop it.
+const ABOVE_INFO = new Set(['fatal', 'error', 'warn', 'silent']);
+
 export function logRequests(app: FastifyInstance): void {
+  if (ABOVE_INFO.has(app.log.level)) return;
   const everyUrl = app.log.level === 'debug' || app.log.level === 'trace';
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;

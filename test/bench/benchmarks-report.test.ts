@@ -185,9 +185,11 @@ t.test('without pgbench, the report says why in place of the commit ceiling', as
   t.match(text, 'The commit ceiling was not measured: pgbench did not run (spawnSync pgbench ENOENT).');
 });
 
-t.test('with --before: each publish and delivery figure before and now, judged within 3% of the ref', async (t) => {
+t.test('with --before: each request, publish and delivery figure before and now, judged within 3% of the ref', async (t) => {
   const full = results({ small: pgSmall, sharedLimit, drains, graphile, deep, ceiling });
   const figures = (deliveries: number) => [
+    { measure: 'GET /about on SQLite, LOG_LEVEL=warn', before: 20_000, now: 20_400 },
+    { measure: 'POST /webhook on SQLite, LOG_LEVEL=warn', before: 4_000, now: 4_100 },
     { measure: 'POST /events on SQLite', before: 3_400, now: 3_410 },
     { measure: 'POST /events on PostgreSQL', before: 2_850, now: 2_800 },
     { measure: "deliveries/s, 20,000 pending, SQLite, the server's own worker", before: 11_000, now: deliveries },
@@ -197,21 +199,21 @@ t.test('with --before: each publish and delivery figure before and now, judged w
   // Beyond a usual report's 150 lines, the comparison's own: its section (a row a figure), its target and its line in what the figures mean.
   const lines = text.split('\n').length - 1;
   t.ok(lines <= 150 + 7 + figures(0).length, `${lines} lines`);
-  t.match(text, '| every publish and delivery figure within 3% of 0d5cded (now / before ≥ 0.97) | lowest 0.97 (deliveries/s, 20,000 pending, SQLite, the server\'s own worker), 4 figures | yes |', 'the lowest ratio, shown so that it reads as met');
+  t.match(text, '| every request, publish and delivery figure within 3% of 0d5cded (now / before ≥ 0.97) | lowest 0.97 (deliveries/s, 20,000 pending, SQLite, the server\'s own worker), 6 figures | yes |', 'the lowest ratio, shown so that it reads as met');
   t.match(
     text,
-    "## Before and now\n\n| measure | before (0d5cded) | now | now / before |\n|---|---:|---:|---:|\n| POST /events on SQLite | 3,400 req/s | 3,410 req/s | 1.00 |\n| POST /events on PostgreSQL | 2,850 req/s | 2,800 req/s | 0.98 |\n| deliveries/s, 20,000 pending, SQLite, the server's own worker | 11,000/s | 10,700/s | 0.97 |\n| deliveries/s, 20,000 pending, PostgreSQL, 1 worker process | 1,800/s | 1,830/s | 1.02 |\n\n## Ingestion",
+    "## Before and now\n\n| measure | before (0d5cded) | now | now / before |\n|---|---:|---:|---:|\n| GET /about on SQLite, LOG_LEVEL=warn | 20,000 req/s | 20,400 req/s | 1.02 |\n| POST /webhook on SQLite, LOG_LEVEL=warn | 4,000 req/s | 4,100 req/s | 1.02 |\n| POST /events on SQLite | 3,400 req/s | 3,410 req/s | 1.00 |\n| POST /events on PostgreSQL | 2,850 req/s | 2,800 req/s | 0.98 |\n| deliveries/s, 20,000 pending, SQLite, the server's own worker | 11,000/s | 10,700/s | 0.97 |\n| deliveries/s, 20,000 pending, PostgreSQL, 1 worker process | 1,800/s | 1,830/s | 1.02 |\n\n## Ingestion",
   );
-  t.match(text, "- **Before and now**: publishing (the worker off) and the drains of 0d5cded's build and of this one");
+  t.match(text, "- **Before and now**: GET /about and POST /webhook at `LOG_LEVEL=warn`, publishing (the worker off) and the drains of 0d5cded's build and of this one");
 
   const slower = write({ ...full, beforeNow: { ref: '0d5cded', figures: figures(10_660) } });
-  t.match(slower, "| every publish and delivery figure within 3% of 0d5cded (now / before ≥ 0.97) | lowest 0.969 (deliveries/s, 20,000 pending, SQLite, the server's own worker), 4 figures | **no** |", 'one figure 3.1% down fails the row');
+  t.match(slower, "| every request, publish and delivery figure within 3% of 0d5cded (now / before ≥ 0.97) | lowest 0.969 (deliveries/s, 20,000 pending, SQLite, the server's own worker), 6 figures | **no** |", 'one figure 3.1% down fails the row');
   t.match(slower, "| 11,000/s | 10,660/s | 0.969 |");
 
   const smoke = judge({ ...full, beforeNow: { ref: '0d5cded', figures: figures(5_000) } }, true);
-  t.same(smoke.targets.find(([target]) => target!.startsWith('every publish'))?.[2], '–', 'a smoke run judges nothing');
+  t.same(smoke.targets.find(([target]) => target!.startsWith('every request'))?.[2], '–', 'a smoke run judges nothing');
 
   const without = write(full);
   t.notMatch(without, 'Before and now', 'no table without --before');
-  t.notMatch(without, 'every publish and delivery figure', 'nor its target');
+  t.notMatch(without, 'every request, publish and delivery figure', 'nor its target');
 });

@@ -23,7 +23,7 @@ export type ApiOperations = { label: string; hooksEach: number; about: Measured;
 const keysOf = (group: ClientGroup) => Array.from({ length: group.size }, (_, i) => ({ id: group.first + i, key: apiKeyFor(group.first + i) }));
 const gets = (group: ClientGroup, path: string): PreparedRequest[] => keysOf(group).map(({ key }) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 /** Webhook creations, a different URL for each client (a Zapier-like one, of the usual size). */
-const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
+export const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
   keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
 /** One case's part in an operation, or none. */

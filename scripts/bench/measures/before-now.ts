@@ -1,16 +1,18 @@
-// Publishing and delivery of the build a run is compared with (--before) and of this one, in turn,
-// each on copies of the same seeded rows brought to its own schema by its own code (builds.ts):
-// POST /events on SQLite and on PostgreSQL, the delivery worker off, in rounds as ingestion.ts
-// takes them; the shallow and the deep outbox drained on SQLite by the server's own worker, and
-// the shallow one on PostgreSQL by one worker process, `drainRounds` times each, the two builds
-// one after the other on each, taking turns at going first. The servers run at the run's log level, as deployed.
+// The request path, publishing and delivery of the build a run is compared with (--before) and of
+// this one, in turn, each on copies of the same seeded rows brought to its own schema by its own
+// code (builds.ts): GET /about and POST /webhook on SQLite at LOG_LEVEL=warn (what every request
+// pays, without the log lines); POST /events on SQLite and on PostgreSQL, the delivery worker off,
+// in rounds as ingestion.ts takes them; the shallow and the deep outbox drained on SQLite by the
+// server's own worker, and the shallow one on PostgreSQL by one worker process, `drainRounds` times
+// each, the two builds one after the other on each, taking turns at going first. Publishing and
+// delivery run at the run's log level, as deployed.
 import { rmSync } from 'node:fs';
 import { twiceAsLong, type BenchOptions } from '../bench-options.js';
 import { inRoundOrder, type Measured } from '../load.js';
 import { migratedCopy, NOW, type Build } from '../builds.js';
 import { count } from '../progress.js';
 import { copyDatabase, groupsOf, seed, type BenchDatabase } from '../seed-database.js';
-import { inTurn, type ApiCase } from './api.js';
+import { aboutStep, creations, inTurn, type ApiCase } from './api.js';
 import { combineDrains, measureDrain, type Drain, type Outbox } from './delivery.js';
 import { publications } from './ingestion.js';
 import { postgresCopy, type PostgresServer } from './postgres.js';
@@ -31,6 +33,9 @@ export async function measureBeforeNow(options: BenchOptions, dir: string, befor
   }
 
   const group = groupsOf(options.ingestion).publishers;
+  // The request path: a request as cheap as GET /about shows a cost added to every request.
+  const path = builds.map((build, i): ApiCase => ({ label: `SQLite, LOG_LEVEL=warn, ${build.label}`, database: copyDatabase(own[i]!.ingestion, dir, `path-build-${i}`), env: { DELIVERY_WORKER: 'off', LOG_LEVEL: 'warn' }, root: build.root, group }));
+  const [about, create] = await inTurn(twiceAsLong(options), path, async (alternate) => [await alternate(aboutStep), await alternate(() => ({ name: 'POST /webhook', requests: () => creations(group, '/webhook') }))]);
   const cases: ApiCase[] = [];
   let publish: (Measured | undefined)[];
   try {
@@ -65,7 +70,10 @@ export async function measureBeforeNow(options: BenchOptions, dir: string, befor
   }
 
   // The cases go a store at a time, the build compared with first.
-  const figures = [];
+  const figures = [
+    { measure: 'GET /about on SQLite, LOG_LEVEL=warn', before: about[0]!.rps, now: about[1]!.rps },
+    { measure: 'POST /webhook on SQLite, LOG_LEVEL=warn', before: create[0]!.rps, now: create[1]!.rps },
+  ];
   for (let i = 0; i < cases.length; i += 2) figures.push({ measure: `POST /events on ${cases[i]!.database!.store}`, before: publish[i]!.rps, now: publish[i + 1]!.rps });
   for (const { measure, runs } of drained) figures.push({ measure, before: combineDrains(runs[0]!).rate, now: combineDrains(runs[1]!).rate });
   return { ref: before.commit!, figures };

@@ -4,12 +4,11 @@
 // deliveries and the ratio is what running the filters costs (reading them, on PostgreSQL from the
 // process's cache, and running them), not what fewer deliveries save.
 import Database from 'better-sqlite3';
-import { PUBLISHER_TOKEN } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
-import type { Measured, PreparedRequest } from '../load.js';
+import type { Measured } from '../load.js';
 import { copyDatabase, groupsOf, seed, type BenchDatabase, type ClientGroup } from '../seed-database.js';
 import { inTurn, type ApiCase } from './api.js';
-import { lead } from './ingestion.js';
+import { lead, publishing } from './ingestion.js';
 import { postgresCopy, type PostgresServer } from './postgres.js';
 
 export type FilteredPublish = { store: BenchDatabase['store']; plain: Measured; filtered: Measured };
@@ -18,13 +17,7 @@ export type FilterResults = { hooksEach: number; cases: FilteredPublish[] };
 /** What each filtered webhook holds: a field, a range and a list, all of which the bench's leads match. */
 export const BENCH_FILTER = { campaign: 'spring-webinar-2026', score: { $gte: 50, $lte: 100 }, tags: { $in: ['webinar', 'trade-show'] } };
 
-const publications = (group: ClientGroup): PreparedRequest[] =>
-  Array.from({ length: 4 * group.size }, (_, n) => ({
-    method: 'POST',
-    path: '/events',
-    headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ clientId: group.first + (n % group.size), type: 'lead_create', data: lead(n) }),
-  }));
+const publications = (group: ClientGroup) => publishing('/events', 4 * group.size, (n) => ({ clientId: group.first + (n % group.size), type: 'lead_create', data: lead(n) }));
 
 export async function measureFilters(options: BenchOptions, dir: string, server: PostgresServer): Promise<FilterResults> {
   const layout = options.filters;

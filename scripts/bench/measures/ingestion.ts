@@ -21,7 +21,7 @@ export const lead = (n: number) => ({ leadId: `ld_${String(n).padStart(8, '0')}`
 /** The n-th publication: lead_create, then lead_update, to each client of the group in turn. */
 const publication = (group: ClientGroup, n: number) => ({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) });
 /** `length` requests to `path` with the publisher token, the n-th with `body(n)`: single publications (`publications`: to the group's clients in turn), or as many batches of `events` as connections. */
-const publishing = (path: string, length: number, body: (n: number) => unknown): PreparedRequest[] => Array.from({ length }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(n)) }));
+export const publishing = (path: string, length: number, body: (n: number) => unknown): PreparedRequest[] => Array.from({ length }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(n)) }));
 export const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
 const batches = (group: ClientGroup, { events, connections }: BenchOptions['batch']) => publishing('/events/batch', connections, (b) => ({ events: Array.from({ length: events }, (_, n) => publication(group, b * events + n)) }));
 
