@@ -1328,7 +1328,11 @@ export type components = {
             accentColor?: components["schemas"]["PortalAccentColor"];
         };
         /**
-         * @description The product's name, shown in the portal's header and title in place of leadhooks'; no control characters.
+         * @description The product's name, shown in the portal's header and title in place of leadhooks'. No
+         *     control characters, and no invisible formatting characters: the bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which would turn the text
+         *     around the name in the portal's page, nor U+200B, U+2060 to U+2064 and U+FEFF, which show
+         *     nothing. The joiners U+200C and U+200D stay allowed: scripts and emoji need them.
          * @example Acme CRM
          */
         PortalProductName: string;
@@ -1478,9 +1482,10 @@ export type components = {
          *     inside but not at either end: no control character (CR, LF, NUL, tab...) and nothing
          *     outside ASCII. The names leadhooks sets itself or that would break the request are
          *     refused, in any case (`x-reserved-names`, `x-reserved-prefixes`): `Host`,
-         *     `Content-Length`, `Content-Type`, `Transfer-Encoding`, `Connection`, `Keep-Alive`,
-         *     `Upgrade`, `TE`, `Trailer`, `Expect`, `User-Agent`, any `Proxy-*` and any `Webhook-*`
-         *     (the Standard Webhooks headers). `null` or `{}`: no headers.
+         *     `Content-Length`, `Content-Type`, `Content-Encoding` (the body is always sent as plain
+         *     JSON, so a receiver told otherwise would fail to read it), `Transfer-Encoding`,
+         *     `Connection`, `Keep-Alive`, `Upgrade`, `TE`, `Trailer`, `Expect`, `User-Agent`, any
+         *     `Proxy-*` and any `Webhook-*` (the Standard Webhooks headers). `null` or `{}`: no headers.
          *
          *     The values are secrets: stored encrypted like the signing secret (with
          *     `SECRET_ENCRYPTION_KEY`), never logged, and never shown again whole (see
@@ -2325,7 +2330,7 @@ export interface operations {
             query?: {
                 /** @description Webhooks per page. */
                 limit?: number;
-                /** @description The `next` cursor of the previous page. */
+                /** @description The `next` cursor of the previous page; `0`, or absent, starts at the first. */
                 after?: number;
             };
             header?: never;
@@ -3417,7 +3422,7 @@ export interface operations {
     listClientOperationalEvents: {
         parameters: {
             query?: {
-                /** @description The `next` of the previous page; events after it. Absent, the list starts at the oldest kept. */
+                /** @description The `next` of the previous page; events after it. `0`, or absent, starts the list at the oldest kept. */
                 after?: number;
                 /** @description Events per page. */
                 limit?: number;
@@ -3461,7 +3466,7 @@ export interface operations {
     listOperationalEvents: {
         parameters: {
             query?: {
-                /** @description The `next` of the previous page; events after it. Absent, the list starts at the oldest kept. */
+                /** @description The `next` of the previous page; events after it. `0`, or absent, starts the list at the oldest kept. */
                 after?: number;
                 /** @description Events per page. */
                 limit?: number;
@@ -3517,7 +3522,7 @@ export interface operations {
     listAccounts: {
         parameters: {
             query?: {
-                /** @description The `next` of the previous page; clients after it. */
+                /** @description The `next` of the previous page; clients after it; `0`, or absent, starts at the first. */
                 after?: number;
                 limit?: number;
             };

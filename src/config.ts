@@ -393,7 +393,7 @@ export const SETTINGS = {
     env: 'PORTAL_PRODUCT_NAME',
     default: '',
     parse: (value: string) => optional(value, isProductName),
-    expected: 'a name of 1 to 80 characters, not only spaces, without control characters (unset: leadhooks)',
+    expected: 'a name of 1 to 80 characters, not only spaces, without control or bidirectional formatting characters (unset: leadhooks)',
   },
   /** The logo the portal's header shows; null: none. A portal link may set its own. */
   portalLogoUrl: {

@@ -301,10 +301,11 @@ t.test('the portal settings: origins exactly, https or http on loopback; a name,
   for (const value of ['#fff', '#12345g', '0a7d5a', 'red;background:url(x)', '#0a7d5a ', 'var(--x)']) {
     t.throws(() => loadConfig({ PORTAL_ACCENT_COLOR: value }), { message: /^PORTAL_ACCENT_COLOR=.* is not valid: expected a colour as # and six hex digits/ }, value);
   }
-  for (const value of ['   ', 'a'.repeat(81), 'Acme\u0000', 'Acme\u0085CRM']) {
+  for (const value of ['   ', 'a'.repeat(81), 'Acme\u0000', 'Acme\u0085CRM', 'Acme\u202eMRC', '\u2066Acme\u2069', 'Ac\u200bme', '\ufeffAcme']) {
     t.throws(() => loadConfig({ PORTAL_PRODUCT_NAME: value }), { message: /^PORTAL_PRODUCT_NAME=.* is not valid: expected a name of 1 to 80 characters/ }, JSON.stringify(value));
   }
   t.equal(loadConfig({ PORTAL_PRODUCT_NAME: '<b>Acme</b> & "Co"' }).portalProductName, '<b>Acme</b> & "Co"', 'markup is only text: the page writes it as such');
+  t.equal(loadConfig({ PORTAL_PRODUCT_NAME: 'می\u200cخواهم 👩\u200d💻' }).portalProductName, 'می\u200cخواهم 👩\u200d💻', 'the joiners scripts and emoji need');
 });
 
 t.test("the lead product's address for operational events, and the secret that signs them", async (t) => {
