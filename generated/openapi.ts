@@ -2162,18 +2162,43 @@ export type components = {
         };
         /**
          * @description Too many requests with this API key in the current window (`RATE_LIMIT_PER_KEY`, 600 a
-         *     minute by default). Other keys are not affected. Wait `retry-after` seconds.
+         *     minute by default); other keys are not affected. Or, before any key is checked, too many
+         *     failed authentications from the caller's address (`AUTH_FAILURE_LIMIT`, see
+         *     `AuthenticationsLimited`): that answer carries no `x-ratelimit-*` header, since no key
+         *     was accepted. Either way, wait `retry-after` seconds.
          */
         RateLimited: {
             headers: {
                 /** @description Seconds until the window resets. */
                 "retry-after": number;
-                /** @description Requests one API key may make per window. */
-                "x-ratelimit-limit": components["schemas"]["RateLimitLimit"];
-                /** @description Requests left to this key in the current window, here 0. */
-                "x-ratelimit-remaining": components["schemas"]["RateLimitRemaining"];
-                /** @description Seconds until the window resets. */
-                "x-ratelimit-reset": components["schemas"]["RateLimitReset"];
+                /** @description Requests one API key may make per window (absent on the refusal of an address). */
+                "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                /** @description Requests left to this key in the current window, here 0 (absent on the refusal of an address). */
+                "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                /** @description Seconds until the window resets (absent on the refusal of an address). */
+                "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Too many failed authentications from the caller's address: `AUTH_FAILURE_LIMIT` (20 a
+         *     minute by default) wrong API keys, publisher tokens or admin tokens, counted together,
+         *     per address (an IPv6 address by its /64), in a window that opens at the first failure.
+         *     Until the window ends, the address's requests to the operations that need a credential
+         *     are answered with this, before the credential is checked. Only failures count: a missing
+         *     credential or a request that passes is not one. A key or token that passed in the window
+         *     is still checked and served from a refused address, so that a client sharing its address
+         *     (an automation platform's, a NAT, a load balancer's) with a caller that fails keeps
+         *     working; one not seen to pass waits for the window to end. Each server process counts on
+         *     its own. Wait `retry-after` seconds.
+         */
+        AuthenticationsLimited: {
+            headers: {
+                /** @description Seconds until the address's window ends. */
+                "retry-after": number;
                 [name: string]: unknown;
             };
             content: {
@@ -3287,6 +3312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             /** @description An unexpected failure. Details go to the server's log, never to the caller. */
             500: {
                 headers: {
@@ -3394,6 +3420,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3507,6 +3534,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             /** @description An unexpected failure. Details go to the server's log, never to the caller. */
             500: {
                 headers: {
@@ -3543,6 +3571,7 @@ export interface operations {
             };
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3599,6 +3628,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3627,6 +3657,7 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3661,6 +3692,7 @@ export interface operations {
             404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3689,6 +3721,7 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3719,6 +3752,7 @@ export interface operations {
             404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3757,6 +3791,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3801,6 +3836,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3844,6 +3880,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3875,6 +3912,7 @@ export interface operations {
             404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };

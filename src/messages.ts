@@ -97,6 +97,9 @@ export const retentionTooLong = (retentionMs: number) =>
 export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
   `Rate limit exceeded: ${max} requests per ${window}; retry in ${retryInSeconds} seconds`;
 
+export const authFailuresLimited = (max: number, window: string, retryInSeconds: number) =>
+  `Too many failed authentications from this address: ${max} per ${window}; retry in ${retryInSeconds} seconds`;
+
 const DURATION_WORDS: Array<[number, string]> = [
   [86_400_000, 'day'],
   [3_600_000, 'hour'],
