@@ -33,6 +33,17 @@ function remember<V>(map: Map<string, V>, key: string, value: V) {
 }
 
 /**
+ * Drops the entries whose window ended. Each entry is set again at the end when it is renewed,
+ * with the same window length, so the map runs in order of ending: the ended are at its front.
+ */
+function forgetEnded<V>(map: Map<string, V>, endOf: (value: V) => number, at: number) {
+  for (const [key, value] of map) {
+    if (endOf(value) > at) return;
+    map.delete(key);
+  }
+}
+
+/**
  * What counts as one address: an IPv4 address, or an IPv6 address's /64 (one host usually holds
  * a whole /64, and counting its addresses one by one would let it fail without end).
  */
@@ -68,8 +79,12 @@ export function createAuthFailureLimit(limit: RateLimit | null, now: () => numbe
 
   return {
     refuse(request, reply, credential) {
-      const entry = failures.get(addressOf(request.ip));
+      // No address has failed lately (the usual case): nothing to look up for this request.
+      if (failures.size === 0) return undefined;
       const at = now();
+      forgetEnded(failures, (entry) => entry.resetAt, at);
+      const entry = failures.get(addressOf(request.ip));
+      // (An ended window behind one that runs on: the clock was set back.)
       if (entry === undefined || entry.count < max || entry.resetAt <= at) return undefined;
       if ((passed.get(credential) ?? 0) > at) return undefined;
       const retryIn = Math.max(1, Math.ceil((entry.resetAt - at) / 1000));
@@ -79,6 +94,7 @@ export function createAuthFailureLimit(limit: RateLimit | null, now: () => numbe
     failed(request) {
       const address = addressOf(request.ip);
       const at = now();
+      forgetEnded(failures, (entry) => entry.resetAt, at);
       const entry = failures.get(address);
       if (entry === undefined || entry.resetAt <= at) remember(failures, address, { count: 1, resetAt: at + windowMs });
       else entry.count++;
@@ -86,7 +102,10 @@ export function createAuthFailureLimit(limit: RateLimit | null, now: () => numbe
     passed(credential) {
       // Renewed once half its time is gone, not on every request: a Map write per request adds up.
       const at = now();
-      if ((passed.get(credential) ?? 0) - at < windowMs / 2) remember(passed, credential, at + windowMs);
+      if ((passed.get(credential) ?? 0) - at < windowMs / 2) {
+        forgetEnded(passed, (until) => until, at);
+        remember(passed, credential, at + windowMs);
+      }
     },
   };
 }

@@ -102,3 +102,17 @@ t.test('the window: opened by the first failure, ended by the clock; an IPv6 add
     ['192.0.2.1', '0:0:0:0::/64', '2001:db8:0:0::/64', '::ffff:192.0.2.1', 'fe80:0:0:0::/64'],
   );
 });
+
+t.test('memory stays bounded: ended windows are forgotten, and at most 10,000 addresses are kept', async (t) => {
+  let now = 0;
+  const limit = createAuthFailureLimit({ max: 1, windowMs: 1_000, text: '1/1s' }, () => now)!;
+  const reply = { header: () => reply } as never;
+  const request = (ip: string) => ({ ip }) as never;
+  for (let i = 0; i < 10_001; i++) limit.failed(request(`10.0.${i >> 8}.${i & 255}`));
+  t.equal(limit.refuse(request('10.0.0.0'), reply, 'k'), undefined, 'the first address was forgotten for the 10,001st');
+  t.match(limit.refuse(request('10.0.0.1'), reply, 'k'), { statusCode: 429 }, 'the second is still counted');
+  now = 1_000;
+  t.equal(limit.refuse(request('10.0.0.1'), reply, 'k'), undefined, 'its window ended');
+  limit.failed(request('10.0.0.1'));
+  t.match(limit.refuse(request('10.0.0.1'), reply, 'k'), { statusCode: 429 }, 'a new window, opened by the next failure');
+});
