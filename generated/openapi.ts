@@ -1335,7 +1335,11 @@ export type components = {
             accentColor?: components["schemas"]["PortalAccentColor"];
         };
         /**
-         * @description The product's name, shown in the portal's header and title in place of leadhooks'; no control characters.
+         * @description The product's name, shown in the portal's header and title in place of leadhooks'. No
+         *     control characters, and no invisible formatting characters: the bidirectional controls
+         *     (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which would turn the text
+         *     around the name in the portal's page, nor U+200B, U+2060 to U+2064 and U+FEFF, which show
+         *     nothing. The joiners U+200C and U+200D stay allowed: scripts and emoji need them.
          * @example Acme CRM
          */
         PortalProductName: string;
@@ -1486,9 +1490,10 @@ export type components = {
          *     inside but not at either end: no control character (CR, LF, NUL, tab...) and nothing
          *     outside ASCII. The names leadhooks sets itself or that would break the request are
          *     refused, in any case (`x-reserved-names`, `x-reserved-prefixes`): `Host`,
-         *     `Content-Length`, `Content-Type`, `Transfer-Encoding`, `Connection`, `Keep-Alive`,
-         *     `Upgrade`, `TE`, `Trailer`, `Expect`, `User-Agent`, any `Proxy-*` and any `Webhook-*`
-         *     (the Standard Webhooks headers). `null` or `{}`: no headers.
+         *     `Content-Length`, `Content-Type`, `Content-Encoding` (the body is always sent as plain
+         *     JSON, so a receiver told otherwise would fail to read it), `Transfer-Encoding`,
+         *     `Connection`, `Keep-Alive`, `Upgrade`, `TE`, `Trailer`, `Expect`, `User-Agent`, any
+         *     `Proxy-*` and any `Webhook-*` (the Standard Webhooks headers). `null` or `{}`: no headers.
          *
          *     The values are secrets: stored encrypted like the signing secret (with
          *     `SECRET_ENCRYPTION_KEY`), never logged, and never shown again whole (see
@@ -2167,18 +2172,43 @@ export type components = {
         };
         /**
          * @description Too many requests with this API key in the current window (`RATE_LIMIT_PER_KEY`, 600 a
-         *     minute by default). Other keys are not affected. Wait `retry-after` seconds.
+         *     minute by default); other keys are not affected. Or, before any key is checked, too many
+         *     failed authentications from the caller's address (`AUTH_FAILURE_LIMIT`, see
+         *     `AuthenticationsLimited`): that answer carries no `x-ratelimit-*` header, since no key
+         *     was accepted. Either way, wait `retry-after` seconds.
          */
         RateLimited: {
             headers: {
                 /** @description Seconds until the window resets. */
                 "retry-after": number;
-                /** @description Requests one API key may make per window. */
-                "x-ratelimit-limit": components["schemas"]["RateLimitLimit"];
-                /** @description Requests left to this key in the current window, here 0. */
-                "x-ratelimit-remaining": components["schemas"]["RateLimitRemaining"];
-                /** @description Seconds until the window resets. */
-                "x-ratelimit-reset": components["schemas"]["RateLimitReset"];
+                /** @description Requests one API key may make per window (absent on the refusal of an address). */
+                "x-ratelimit-limit"?: components["schemas"]["RateLimitLimit"];
+                /** @description Requests left to this key in the current window, here 0 (absent on the refusal of an address). */
+                "x-ratelimit-remaining"?: components["schemas"]["RateLimitRemaining"];
+                /** @description Seconds until the window resets (absent on the refusal of an address). */
+                "x-ratelimit-reset"?: components["schemas"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Too many failed authentications from the caller's address: `AUTH_FAILURE_LIMIT` (20 a
+         *     minute by default) wrong API keys, publisher tokens or admin tokens, counted together,
+         *     per address (an IPv6 address by its /64), in a window that opens at the first failure.
+         *     Until the window ends, the address's requests to the operations that need a credential
+         *     are answered with this, before the credential is checked. Only failures count: a missing
+         *     credential or a request that passes is not one. A key or token that passed in the window
+         *     is still checked and served from a refused address, so that a client sharing its address
+         *     (an automation platform's, a NAT, a load balancer's) with a caller that fails keeps
+         *     working; one not seen to pass waits for the window to end. Each server process counts on
+         *     its own. Wait `retry-after` seconds.
+         */
+        AuthenticationsLimited: {
+            headers: {
+                /** @description Seconds until the address's window ends. */
+                "retry-after": number;
                 [name: string]: unknown;
             };
             content: {
@@ -2337,7 +2367,7 @@ export interface operations {
             query?: {
                 /** @description Webhooks per page. */
                 limit?: number;
-                /** @description The `next` cursor of the previous page. */
+                /** @description The `next` cursor of the previous page; `0`, or absent, starts at the first. */
                 after?: number;
             };
             header?: never;
@@ -3294,6 +3324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             /** @description An unexpected failure. Details go to the server's log, never to the caller. */
             500: {
                 headers: {
@@ -3401,6 +3432,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3429,7 +3461,7 @@ export interface operations {
     listClientOperationalEvents: {
         parameters: {
             query?: {
-                /** @description The `next` of the previous page; events after it. Absent, the list starts at the oldest kept. */
+                /** @description The `next` of the previous page; events after it. `0`, or absent, starts the list at the oldest kept. */
                 after?: number;
                 /** @description Events per page. */
                 limit?: number;
@@ -3473,7 +3505,7 @@ export interface operations {
     listOperationalEvents: {
         parameters: {
             query?: {
-                /** @description The `next` of the previous page; events after it. Absent, the list starts at the oldest kept. */
+                /** @description The `next` of the previous page; events after it. `0`, or absent, starts the list at the oldest kept. */
                 after?: number;
                 /** @description Events per page. */
                 limit?: number;
@@ -3514,6 +3546,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             /** @description An unexpected failure. Details go to the server's log, never to the caller. */
             500: {
                 headers: {
@@ -3529,7 +3562,7 @@ export interface operations {
     listAccounts: {
         parameters: {
             query?: {
-                /** @description The `next` of the previous page; clients after it. */
+                /** @description The `next` of the previous page; clients after it; `0`, or absent, starts at the first. */
                 after?: number;
                 limit?: number;
             };
@@ -3550,6 +3583,7 @@ export interface operations {
             };
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3606,6 +3640,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3634,6 +3669,7 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3668,6 +3704,7 @@ export interface operations {
             404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3696,6 +3733,7 @@ export interface operations {
             400: components["responses"]["AdminInvalid"];
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["AccountNotFound"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3726,6 +3764,7 @@ export interface operations {
             404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3764,6 +3803,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3808,6 +3848,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3851,6 +3892,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };
@@ -3882,6 +3924,7 @@ export interface operations {
             404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AuthenticationsLimited"];
             500: components["responses"]["AdminInternal"];
             503: components["responses"]["Unavailable"];
         };

@@ -347,6 +347,8 @@ export const SETTINGS = {
    * off: each counts on its own, and N replicas allow N times the limit. SQLite's one process counts alone either way.
    */
   rateLimitShared: { env: 'RATE_LIMIT_SHARED', default: 'on', parse: parseBoolean, expected: 'on or off' },
+  /** Failed authentications per address and window before its requests are refused (src/http/auth-failure-limit.ts); null: no limit. */
+  authFailureLimit: { env: 'AUTH_FAILURE_LIMIT', default: '20/1m', parse: parseRateLimit, expected: 'failed authentications per address and window, such as 20/1m, or off' },
   /** Active webhooks one client may have. */
   maxWebhooksPerClient: { env: 'MAX_WEBHOOKS_PER_CLIENT', default: '100', parse: parseCount, expected: 'a whole number from 1' },
   /** How long delivered and failed events are kept, with their deliveries and attempts, in milliseconds. */
@@ -393,7 +395,7 @@ export const SETTINGS = {
     env: 'PORTAL_PRODUCT_NAME',
     default: '',
     parse: (value: string) => optional(value, isProductName),
-    expected: 'a name of 1 to 80 characters, not only spaces, without control characters (unset: leadhooks)',
+    expected: 'a name of 1 to 80 characters, not only spaces, without control or bidirectional formatting characters (unset: leadhooks)',
   },
   /** The logo the portal's header shows; null: none. A portal link may set its own. */
   portalLogoUrl: {

@@ -97,6 +97,9 @@ export const retentionTooLong = (retentionMs: number) =>
 export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
   `Rate limit exceeded: ${max} requests per ${window}; retry in ${retryInSeconds} seconds`;
 
+export const authFailuresLimited = (max: number, window: string, retryInSeconds: number) =>
+  `Too many failed authentications from this address: ${max} per ${window}; retry in ${retryInSeconds} seconds`;
+
 const DURATION_WORDS: Array<[number, string]> = [
   [86_400_000, 'day'],
   [3_600_000, 'hour'],
@@ -179,8 +182,22 @@ export const RESERVED_NAMES_KEYWORD = 'x-reserved-names';
 /** Why a header name is refused: taken by leadhooks or the connection, or already given in another case. */
 export type HeaderNameProblem = 'reserved' | 'duplicate';
 
-/** `/form/name` → `form.name` */
-const pathOf = (issue: Issue) => (issue?.instancePath ?? '').split('/').slice(1).join('.');
+/**
+ * Where the issue is, in the words' one form: `/form/name` → `form.name`, `/events/1/leadId` →
+ * `events[1].leadId`. An array's item goes in brackets, as in `events[3].type must be ...`; a
+ * name is told from an index by the data itself, so a header named `0` stays `headers.0`.
+ */
+function pathOf(issue: Issue, data: unknown): string {
+  let node = data;
+  let path = '';
+  for (const escaped of (issue?.instancePath ?? '').split('/').slice(1)) {
+    // A JSON pointer's segment: `~1` is `/`, `~0` is `~` (RFC 6901).
+    const part = escaped.replaceAll('~1', '/').replaceAll('~0', '~');
+    path += Array.isArray(node) ? `[${part}]` : path === '' ? part : `.${part}`;
+    node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[part] : undefined;
+  }
+  return path;
+}
 
 /** `1 to 200` for `minLength`/`maxLength` (or `minimum`/`maximum`, `minItems`/`maxItems`). */
 const range = (schema: SpecSchema | undefined, least: string, most: string) => `${limitOf(schema, least)} to ${limitOf(schema, most)}`;
@@ -404,11 +421,19 @@ function positiveInteger(what: string): InputMessage {
   return (_data, issue) => `${INVALID}${fieldOf(issue)[0] ?? what} must be a positive integer`;
 }
 
-/** A page of a list: its `limit` within the bounds of the operation's query parameter, its cursor a positive integer. */
+/**
+ * A page of a list: its `limit` within the bounds of the operation's query parameter, its cursor
+ * a positive integer; an `after` cursor may be 0 as well, the start of the list (its `minimum`).
+ */
 const pageQuery: InputMessageOf = (operationId) => {
   const limits = range(parameterSchemaOf(operationId, 'query', 'limit'), 'minimum', 'maximum');
   const cursor = positiveInteger('query');
-  return (query, issue) => (fieldOf(issue)[0] === 'limit' ? `${INVALID}limit must be an integer from ${limits}` : cursor(query, issue));
+  return (query, issue) => {
+    const [field] = fieldOf(issue);
+    if (field === 'limit') return `${INVALID}limit must be an integer from ${limits}`;
+    const from = field === 'after' ? limitOf(parameterSchemaOf(operationId, 'query', 'after'), 'minimum') : 1;
+    return from === 0 ? `${INVALID}after must be 0 or a positive integer` : cursor(query, issue);
+  };
 };
 
 const eventsQuery: InputMessageOf = (operationId) => {
@@ -441,7 +466,7 @@ const portalLinkBody = bodyOf(jsonBody, ({ properties }) => {
   const nameLengths = range(branding?.productName, 'minLength', 'maxLength');
   const maxUrlLength = limitOf(branding?.logoUrl, 'maxLength');
   const brandingWords: Record<string, string> = {
-    productName: `branding.productName must be ${nameLengths} characters, not only spaces, without control characters`,
+    productName: `branding.productName must be ${nameLengths} characters, not only spaces, without control or bidirectional formatting characters (such as U+202E)`,
     logoUrl: `branding.logoUrl must be an https URL of at most ${maxUrlLength} characters without a user name or password, or http on localhost, 127.0.0.1 or [::1]`,
     accentColor: 'branding.accentColor must be # and six hex digits, such as #0a7d5a',
   };
@@ -528,7 +553,7 @@ export function inputErrorMessage(
   issue?: FastifySchemaValidationError,
 ): string | undefined {
   if (!operationId || !part || !Object.hasOwn(DEFAULT_INPUT_MESSAGES, part)) return undefined;
-  if (issue?.keyword === UNSTORABLE_TEXT) return `${INVALID}${pathOf(issue)} must not contain U+0000 or a lone surrogate`;
+  if (issue?.keyword === UNSTORABLE_TEXT) return `${INVALID}${pathOf(issue, data)} must not contain U+0000 or a lone surrogate`;
   const message = operationMessages().get(operationId)?.get(part) ?? DEFAULT_INPUT_MESSAGES[part as RequestPart];
   return message(data, issue);
 }

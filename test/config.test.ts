@@ -33,6 +33,7 @@ t.test('defaults', async (t) => {
     noProxy: '',
     rateLimit: { max: 600, windowMs: 60_000, text: '600/1m' },
     rateLimitShared: true,
+    authFailureLimit: { max: 20, windowMs: 60_000, text: '20/1m' },
     maxWebhooksPerClient: 100,
     retention: 30 * 86_400_000,
     pruneInterval: 60_000,
@@ -79,6 +80,7 @@ t.test('values are read and converted', async (t) => {
     NO_PROXY: ' localhost,.internal ',
     RATE_LIMIT_PER_KEY: '30 / 10s',
     RATE_LIMIT_SHARED: 'off',
+    AUTH_FAILURE_LIMIT: 'off',
     MAX_WEBHOOKS_PER_CLIENT: '5',
     RETENTION: '7d',
     PRUNE_INTERVAL: '10s',
@@ -120,6 +122,7 @@ t.test('values are read and converted', async (t) => {
     noProxy: 'localhost,.internal',
     rateLimit: { max: 30, windowMs: 10_000, text: '30 / 10s' },
     rateLimitShared: false,
+    authFailureLimit: null,
     maxWebhooksPerClient: 5,
     retention: 7 * 86_400_000,
     pruneInterval: 10_000,
@@ -301,10 +304,11 @@ t.test('the portal settings: origins exactly, https or http on loopback; a name,
   for (const value of ['#fff', '#12345g', '0a7d5a', 'red;background:url(x)', '#0a7d5a ', 'var(--x)']) {
     t.throws(() => loadConfig({ PORTAL_ACCENT_COLOR: value }), { message: /^PORTAL_ACCENT_COLOR=.* is not valid: expected a colour as # and six hex digits/ }, value);
   }
-  for (const value of ['   ', 'a'.repeat(81), 'Acme\u0000', 'Acme\u0085CRM']) {
+  for (const value of ['   ', 'a'.repeat(81), 'Acme\u0000', 'Acme\u0085CRM', 'Acme\u202eMRC', '\u2066Acme\u2069', 'Ac\u200bme', '\ufeffAcme']) {
     t.throws(() => loadConfig({ PORTAL_PRODUCT_NAME: value }), { message: /^PORTAL_PRODUCT_NAME=.* is not valid: expected a name of 1 to 80 characters/ }, JSON.stringify(value));
   }
   t.equal(loadConfig({ PORTAL_PRODUCT_NAME: '<b>Acme</b> & "Co"' }).portalProductName, '<b>Acme</b> & "Co"', 'markup is only text: the page writes it as such');
+  t.equal(loadConfig({ PORTAL_PRODUCT_NAME: 'می\u200cخواهم 👩\u200d💻' }).portalProductName, 'می\u200cخواهم 👩\u200d💻', 'the joiners scripts and emoji need');
 });
 
 t.test("the lead product's address for operational events, and the secret that signs them", async (t) => {

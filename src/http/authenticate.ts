@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHo
 import { hashApiKey } from '../secrets/credentials.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Client, FoundKey, Store } from '../store/store.js';
+import type { AuthFailureLimit } from './auth-failure-limit.js';
 
 // The first step of an operation's chain (src/routes/operations.ts): its caller, by the
 // operation's security scheme in openapi.yaml, checked at onRequest, before the body is read.
@@ -31,18 +32,25 @@ export type KeyAdmission = (request: FastifyRequest, reply: FastifyReply) => Err
 /**
  * Authentication: one onRequest hook per security scheme of openapi.yaml, by scheme name. `admit`
  * runs behind a valid API key in the same hook: a hook of its own, or a callback made for each
- * request, costs a measurable share of a request as cheap as GET /about.
+ * request, costs a measurable share of a request as cheap as GET /about. `failures` limits the
+ * failed authentications of an address (./auth-failure-limit.ts): a credential is presented to
+ * it before it is checked, and told of the outcome after.
  */
 export function createAuthenticators(
   store: Store,
   tokens: { publisherToken: string | null; adminToken: string | null },
   admit?: KeyAdmission,
+  failures?: AuthFailureLimit,
 ): Record<'apiKey' | 'publisherToken' | 'adminToken', onRequestHookHandler> {
   const keys = store.keys;
 
   function accept(request: FastifyRequest, reply: FastifyReply, hash: string, key: FoundKey | undefined, done: HookHandlerDoneFunction) {
     // A portal session's key past its expiry is refused like an unknown one.
-    if (!key || (key.expiresAt !== null && key.expiresAt <= new Date().toISOString())) return done(new HttpError(401, MESSAGES.unauthorized));
+    if (!key || (key.expiresAt !== null && key.expiresAt <= new Date().toISOString())) {
+      failures?.failed(request);
+      return done(new HttpError(401, MESSAGES.unauthorized));
+    }
+    failures?.passed(hash);
     request.client = key.client;
     request.apiKeyHash = hash;
     request.apiKey = key;
@@ -58,22 +66,37 @@ export function createAuthenticators(
       if (typeof key !== 'string' || key === '') return done(new HttpError(401, MESSAGES.unauthorized));
       // Keys are stored as SHA-256 hashes: the lookup is by hash, never by the key itself.
       const hash = hashApiKey(key);
+      const limited = failures?.refuse(request, reply, hash);
+      if (limited) return done(limited);
       keys.findKey(hash).then((key) => accept(request, reply, hash, key, done), done);
     },
 
-    publisherToken: bearerToken(tokens.publisherToken, MESSAGES.publishingDisabled, MESSAGES.invalidPublisherToken),
-    adminToken: bearerToken(tokens.adminToken, MESSAGES.adminDisabled, MESSAGES.invalidAdminToken),
+    publisherToken: bearerToken(tokens.publisherToken, MESSAGES.publishingDisabled, MESSAGES.invalidPublisherToken, failures),
+    adminToken: bearerToken(tokens.adminToken, MESSAGES.adminDisabled, MESSAGES.invalidAdminToken, failures),
   };
 }
 
-/** A bearer token of the configuration: none configured refuses every request with `disabled`. */
-function bearerToken(token: string | null, disabled: string, invalid: string): onRequestHookHandler {
+/**
+ * A bearer token of the configuration: none configured refuses every request with `disabled`. A
+ * token sent and wrong is a failure of its address; none sent is not (it guesses nothing).
+ */
+function bearerToken(token: string | null, disabled: string, invalid: string, failures?: AuthFailureLimit): onRequestHookHandler {
   // Digests of equal length, so the comparison takes the same time whatever was sent.
   const expected = token === null ? null : sha256(token);
-  return (request, _reply, done) => {
+  return (request, reply, done) => {
     if (expected === null) return done(new HttpError(401, disabled));
     const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
-    if (!match || !timingSafeEqual(sha256(match[1]!), expected)) return done(new HttpError(401, invalid));
+    if (!match) return done(new HttpError(401, invalid));
+    // The failure limit knows the token by its digest, as it knows a key by its hash.
+    const digest = sha256(match[1]!);
+    const credential = failures && digest.toString('base64');
+    const limited = credential && failures.refuse(request, reply, credential);
+    if (limited) return done(limited);
+    if (!timingSafeEqual(digest, expected)) {
+      failures?.failed(request);
+      return done(new HttpError(401, invalid));
+    }
+    if (credential) failures.passed(credential);
     done();
   };
 }

@@ -7,6 +7,7 @@ import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { createHandlers } from '../handlers/index.js';
 import type { Answer, RuntimeHandler } from '../handlers/types.js';
 import { auditContextOf } from '../http/audit-context.js';
+import { createAuthFailureLimit } from '../http/auth-failure-limit.js';
 import { createAuthenticators } from '../http/authenticate.js';
 import { createRouteBodyPolicy } from '../http/body-policy.js';
 import { createIdempotency, takesIdempotencyKey } from '../http/idempotency.js';
@@ -20,7 +21,8 @@ import type { Store } from '../store/store.js';
 //      at onRequest (src/http/authenticate.ts): before the body is read or validated, so a request
 //      without a valid key is answered 401 whatever else is wrong with it (authentication, then
 //      input, then existence). Glue would run it as a preHandler, after validation, and would
-//      turn any failure, a database error included, into a 401;
+//      turn any failure, a database error included, into a 401. An address that failed too often
+//      is refused first (src/http/auth-failure-limit.ts, AUTH_FAILURE_LIMIT);
 //   2. the per-key rate limit (src/http/rate-limit.ts), for operations secured by an API key, run
 //      by authentication in the same hook once the key is accepted (shared by the processes on a
 //      PostgreSQL database, which the store offers: store.rateLimits, unless RATE_LIMIT_SHARED=off);
@@ -39,7 +41,8 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     const rateLimiter = createRateLimiter(config.rateLimit, config.rateLimitShared ? store.rateLimits : undefined, app.log);
     app.addHook('onClose', async () => rateLimiter?.close());
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
-    const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config, rateLimiter?.limit);
+    const failures = createAuthFailureLimit(config.authFailureLimit);
+    const authenticate: Record<SecurityScheme, onRequestHookHandler> = createAuthenticators(store, config, rateLimiter?.limit, failures);
     // Declared up front, so that every request object has the same shape whether or not it is
     // authenticated (a property added later changes it, and the property reads of the framework
     // become megamorphic).

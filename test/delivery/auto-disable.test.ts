@@ -258,8 +258,8 @@ t.test('enable and the operational events: 401, 400 and 404 in the contract shap
     ['events, an API key', () => operationalEvents(app, '', { 'x-api-key': acme.apiKey }), 401, 'Invalid publisher token'],
     ['events, limit 0', () => operationalEvents(app, '?limit=0'), 400, 'Invalid data: limit must be an integer from 1 to 100'],
     ['events, limit 101', () => operationalEvents(app, '?limit=101'), 400, 'Invalid data: limit must be an integer from 1 to 100'],
-    ['events, after 0', () => operationalEvents(app, '?after=0'), 400, 'Invalid data: after must be a positive integer'],
-    ['events, after not a number', () => operationalEvents(app, '?after=abc'), 400, 'Invalid data: after must be a positive integer'],
+    ['events, after -1', () => operationalEvents(app, '?after=-1'), 400, 'Invalid data: after must be 0 or a positive integer'],
+    ['events, after not a number', () => operationalEvents(app, '?after=abc'), 400, 'Invalid data: after must be 0 or a positive integer'],
   ];
   for (const [name, request, status, error] of cases) {
     const res = await request();
@@ -314,6 +314,7 @@ t.test('the operational events are read a page at a time, oldest first, from a c
   }
   t.same(pages, [[1, 2], [3, 4], [5], []], 'oldest first, two a page, then an empty page');
   t.same((await operationalEvents(app)).json, { events: expected, next: 5 }, 'a hundred a page by default');
+  t.same((await operationalEvents(app, '?after=0')).json, { events: expected, next: 5 }, 'after=0: from the start');
   t.same((await operationalEvents(app, '?after=3&limit=100')).json, { events: expected.slice(3), next: 5 });
   t.ok(expected.every((e) => /^evt_[0-9a-f]{32}$/.test(e.eventId!)), 'each with the event its deliveries carry');
 });

@@ -117,6 +117,7 @@ t.test('a client hears of its failing, disabled, recovered and detached webhooks
   t.equal(polled.json.next, polled.json.events.at(-1).id);
   const page = await get(app, `/events/operational?after=${polled.json.events[1].id}&limit=2`, { 'x-api-key': acme.apiKey });
   t.same(page.json, { events: polled.json.events.slice(2, 4), next: polled.json.events[3].id }, 'a page at a time, after a cursor');
+  t.same((await get(app, '/events/operational?after=0', { 'x-api-key': acme.apiKey })).json, polled.json, 'after=0: from the start');
   const boltPolled = await get(app, '/events/operational', { 'x-api-key': bolt.apiKey });
   t.same(boltPolled.json.events.map((e: { type: string; hookId: number }) => [e.type, e.hookId]), [['webhook.detached', boltGoneHook.json.hookId]], "Bolt's poll shows Bolt's alone");
 
@@ -245,8 +246,8 @@ t.test('subscribing and polling: 400 and 401 in the contract shape', async (t) =
     ['the poll with the publisher token', () => get(app, '/events/operational', { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }), 401, 'Client not found'],
     ['the poll, limit 0', () => get(app, '/events/operational?limit=0', { 'x-api-key': acme.apiKey }), 400, 'Invalid data: limit must be an integer from 1 to 100'],
     ['the poll, limit 101', () => get(app, '/events/operational?limit=101', { 'x-api-key': acme.apiKey }), 400, 'Invalid data: limit must be an integer from 1 to 100'],
-    ['the poll, after 0', () => get(app, '/events/operational?after=0', { 'x-api-key': acme.apiKey }), 400, 'Invalid data: after must be a positive integer'],
-    ['the poll, after not a number', () => get(app, '/events/operational?after=abc', { 'x-api-key': acme.apiKey }), 400, 'Invalid data: after must be a positive integer'],
+    ['the poll, after -1', () => get(app, '/events/operational?after=-1', { 'x-api-key': acme.apiKey }), 400, 'Invalid data: after must be 0 or a positive integer'],
+    ['the poll, after not a number', () => get(app, '/events/operational?after=abc', { 'x-api-key': acme.apiKey }), 400, 'Invalid data: after must be 0 or a positive integer'],
   ];
   for (const [name, request, status, error] of cases) {
     const res = await request();

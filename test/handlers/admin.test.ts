@@ -87,12 +87,13 @@ t.test('clients are listed a page at a time, read one by one, renamed', async (t
   t.match(first.json.clients[0], { clientId: 1, name: 'Acme Realty', active: true, activeKeys: 1, activeWebhooks: 0 });
   const second = await call('GET', '/admin/clients?limit=2&after=2');
   t.same([second.json.clients.map((c: { clientId: number }) => c.clientId), second.json.next], [[3], null]);
+  t.same((await call('GET', '/admin/clients?limit=2&after=0')).json, first.json, 'after=0: from the start');
 
   const one = await call('GET', `/admin/clients/${acme.clientId}`);
   t.same(one.json, first.json.clients[0]);
   t.same([(await call('GET', '/admin/clients/99')).status, (await call('GET', '/admin/clients/99')).json], [404, { error: 'Client not found' }]);
   for (const id of ['0', 'abc', '-1', '9007199254740993']) t.equal((await call('GET', `/admin/clients/${id}`)).status, 400, id);
-  for (const query of ['limit=0', 'limit=101', 'after=0', 'after=x']) t.equal((await call('GET', `/admin/clients?${query}`)).status, 400, query);
+  for (const query of ['limit=0', 'limit=101', 'after=-1', 'after=x']) t.equal((await call('GET', `/admin/clients?${query}`)).status, 400, query);
 
   const renamed = await call('PATCH', `/admin/clients/${acme.clientId}`, { name: 'Acme Homes' });
   t.same([renamed.status, renamed.json.name], [200, 'Acme Homes']);
@@ -197,7 +198,7 @@ t.test('bad input to the admin API gets the words of the client API: Missing dat
     ['a keyId that is no number', 'DELETE', `/admin/clients/${id}/keys/x`, undefined, 'Invalid data: keyId must be a positive integer'],
     ['a limit of 0', 'GET', '/admin/clients?limit=0', undefined, 'Invalid data: limit must be an integer from 1 to 100'],
     ['a limit of 101', 'GET', '/admin/clients?limit=101', undefined, 'Invalid data: limit must be an integer from 1 to 100'],
-    ['an after of 0', 'GET', '/admin/clients?after=0', undefined, 'Invalid data: after must be a positive integer'],
+    ['an after of -1', 'GET', '/admin/clients?after=-1', undefined, 'Invalid data: after must be 0 or a positive integer'],
     ['a ttl over a day', 'POST', `/admin/clients/${id}/portal-sessions`, { ttl: 86401 }, 'Invalid data: ttl must be a whole number of seconds from 1 to 86400'],
     ['a ttl as text', 'POST', `/admin/clients/${id}/portal-sessions`, { ttl: '60' }, 'Invalid data: ttl must be a whole number of seconds from 1 to 86400'],
     ['a link body not an object', 'POST', `/admin/clients/${id}/portal-sessions`, [], 'Missing data'],

@@ -58,6 +58,9 @@ t.test('a batch with one bad item is refused whole, naming the item; nothing is 
     ['an item not an object', { events: [7] }, 'Invalid data: events[0] must have clientId, type and data'],
     ['an item with a bad clientId', { events: [{ ...good, clientId: 0 }] }, 'Invalid data: events[0].clientId must be a positive integer'],
     ['an item whose data is an array', { events: [{ ...good, data: [1] }] }, 'Invalid data: events[0].data must be a JSON object'],
+    // An item's index in brackets, whichever check found it: the same form as the words above.
+    ['an item whose leadId holds U+0000', { events: [good, { ...good, leadId: 'lead\u0000' }] }, 'Invalid data: events[1].leadId must not contain U+0000 or a lone surrogate'],
+    ['an item whose leadId is a boolean', { events: [{ ...good, leadId: true }] }, 'Invalid data: events[0].leadId must be a string of 1 to 128 characters or an integer from 0 to 9007199254740991'],
   ];
   for (const [name, body, message] of cases) {
     const res = await batch(app, body);

@@ -66,7 +66,7 @@ t.test("the server's settings fill what a link leaves out, and a link's own win"
 
 t.test('bad branding is refused with 400 in the words of the field, and nothing is stored', async (t) => {
   const { db, link } = await portalApp(t);
-  const name = 'Invalid data: branding.productName must be 1 to 80 characters, not only spaces, without control characters';
+  const name = 'Invalid data: branding.productName must be 1 to 80 characters, not only spaces, without control or bidirectional formatting characters (such as U+202E)';
   const logo =
     'Invalid data: branding.logoUrl must be an https URL of at most 2048 characters without a user name or password, or http on localhost, 127.0.0.1 or [::1]';
   const colour = 'Invalid data: branding.accentColor must be # and six hex digits, such as #0a7d5a';
@@ -78,6 +78,10 @@ t.test('bad branding is refused with 400 in the words of the field, and nothing 
     [{ productName: 'Acme\nCRM' }, name],
     [{ productName: 'Acme\u0085' }, name],
     [{ productName: 'Acme\u0000' }, name],
+    [{ productName: 'Acme\u202eMRC' }, name],
+    [{ productName: '\u2067Acme\u2069' }, name],
+    [{ productName: 'Acme\u200f' }, name],
+    [{ productName: 'Ac\u2060me' }, name],
     [{ productName: 42 }, name],
     [{ logoUrl: 'http://cdn.acme.example/logo.png' }, logo],
     [{ logoUrl: 'javascript:alert(1)' }, logo],

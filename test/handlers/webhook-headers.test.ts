@@ -103,6 +103,7 @@ const BAD: Array<[string, unknown, string]> = [
     'Host',
     'content-length',
     'CONTENT-TYPE',
+    'Content-Encoding',
     'Transfer-Encoding',
     'Connection',
     'Keep-Alive',
@@ -205,6 +206,25 @@ t.test('names such as __proto__ and constructor are plain names: stored, shown a
   const raw = receiver.received[0]!.rawHeaders;
   t.equal(raw[raw.indexOf('__proto__') + 1], 'proto-value', 'sent as a header line');
   t.equal(raw[raw.indexOf('constructor') + 1], 'ctor-value');
+
+  // A delivery carries them too, and so does a set given by PATCH.
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
+  await receiver.waitFor(2);
+  const delivered = receiver.received[1]!.rawHeaders;
+  t.equal(delivered[delivered.indexOf('__proto__') + 1], 'proto-value', 'a delivery sends it');
+  const patched = await send(app, {
+    method: 'PATCH',
+    url: `/webhook/${hook.json.hookId}`,
+    headers: { 'x-api-key': acme.apiKey, 'content-type': 'application/json' },
+    payload: '{"headers":{"__proto__":"patched-value","prototype":"p"}}',
+  });
+  t.same(patched.json.headers, { ['__proto__']: '…', prototype: '…' });
+  t.same(Object.keys(patched.json.headers), ['__proto__', 'prototype'], 'both names, as own names');
+  await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 2 } });
+  await receiver.waitFor(3);
+  const after = receiver.received[2]!.rawHeaders;
+  t.equal(after[after.indexOf('__proto__') + 1], 'patched-value', 'the changed set is sent');
+  t.equal(after[after.indexOf('prototype') + 1], 'p');
   t.equal(({} as Record<string, unknown>).polluted, undefined);
 });
 

@@ -39,6 +39,7 @@ t.test('GET /webhook pages with limit and after; bad paging is 400 Invalid data'
   const first = await get('');
   t.equal(first.json.webhooks.length, 100, 'a page holds 100 by default');
   t.equal(first.json.next, ids[99]);
+  t.same((await get('?after=0')).json, first.json, 'after=0: from the start');
   const second = await get(`?after=${first.json.next}`);
   t.same(second.json.webhooks.map((w: { hookId: number }) => w.hookId), ids.slice(100, 200));
   const last = await get(`?after=${second.json.next}`);
@@ -50,8 +51,8 @@ t.test('GET /webhook pages with limit and after; bad paging is 400 Invalid data'
   for (const [query, error] of [
     ['?limit=0', 'Invalid data: limit must be an integer from 1 to 100'],
     ['?limit=101', 'Invalid data: limit must be an integer from 1 to 100'],
-    ['?after=-1', 'Invalid data: after must be a positive integer'],
-    ['?after=x', 'Invalid data: after must be a positive integer'],
+    ['?after=-1', 'Invalid data: after must be 0 or a positive integer'],
+    ['?after=x', 'Invalid data: after must be 0 or a positive integer'],
   ] as const) {
     const res = await get(query);
     t.same([res.status, res.json], [400, { error }], query);

@@ -70,7 +70,7 @@ t.test('an id past 2^53 - 1 is refused with the operation\'s 400; the largest sa
       404,
       'Delivery not found',
     ],
-    ['GET /webhook?after=', (id) => ({ method: 'GET', url: `/webhook?after=${id}`, headers: key }), 'Invalid data: after must be a positive integer', 200, ''],
+    ['GET /webhook?after=', (id) => ({ method: 'GET', url: `/webhook?after=${id}`, headers: key }), 'Invalid data: after must be 0 or a positive integer', 200, ''],
     [
       'GET /webhook/{hookID}/deliveries?before=',
       (id) => ({ method: 'GET', url: `/webhook/${hook}/deliveries?before=${id}`, headers: key }),
@@ -79,7 +79,7 @@ t.test('an id past 2^53 - 1 is refused with the operation\'s 400; the largest sa
       '',
     ],
     ['GET /events?before=', (id) => ({ method: 'GET', url: `/events?before=${id}`, headers: key }), 'Invalid data: before must be a positive integer', 200, ''],
-    ['GET /operations/events?after=', (id) => ({ method: 'GET', url: `/operations/events?after=${id}`, headers: publisher }), 'Invalid data: after must be a positive integer', 200, ''],
+    ['GET /operations/events?after=', (id) => ({ method: 'GET', url: `/operations/events?after=${id}`, headers: publisher }), 'Invalid data: after must be 0 or a positive integer', 200, ''],
     [
       'POST /events, the clientId',
       (id) => ({
