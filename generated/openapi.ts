@@ -1523,8 +1523,9 @@ export type components = {
          *       list, by its position: `"tags.0"`).
          *
          *     Checked when set: an unknown operator, a path with an empty name, an operand of the wrong
-         *     kind, more levels of nesting than `maxDepth` or more bytes of JSON than `maxBytes` are
-         *     refused with `Invalid data: filter ...`, naming what is wrong.
+         *     kind, a number a 64-bit float does not hold exactly (`1e400`, `1234567890123456789`:
+         *     write such an id as a string), more levels of nesting than `maxDepth` or more bytes of
+         *     JSON than `maxBytes` are refused with `Invalid data: filter ...`, naming what is wrong.
          * @example {
          *       "campaign": "spring",
          *       "score": {
@@ -1777,7 +1778,9 @@ export type components = {
         };
         /**
          * @description The lead: a JSON object with whatever fields the lead system gives it. leadhooks reads
-         *     none of them and passes the object through to the receivers as it was published.
+         *     none of them and passes the object through to the receivers as it was published, its
+         *     numbers as they were written, those a 64-bit float cannot hold (`1234567890123456789`,
+         *     `1e400`) included.
          * @example {
          *       "id": 981,
          *       "name": "Jane Doe",

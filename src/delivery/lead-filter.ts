@@ -3,6 +3,7 @@
 // policy through the schema's `x-lead-filter` keyword), and run at each publication
 // (`leadFilterOf`), compiled once per stored text. Running one never throws: a field of another
 // type than the operand simply does not match.
+import { isRawJsonNumber, plainValue } from '../json-exact.js';
 import type { LeadFilterIssue } from '../messages.js';
 
 type Json = unknown;
@@ -66,8 +67,24 @@ function depthOf(value: Json, limit: number): number {
 export function checkLeadFilter(filter: JsonObject, limits: LeadFilterLimits): LeadFilterIssue | undefined {
   if (Buffer.byteLength(JSON.stringify(filter)) > limits.maxBytes) return { kind: 'size' };
   if (depthOf(filter, limits.maxDepth) > limits.maxDepth) return { kind: 'depth' };
-  return checkFilter(filter, 'filter');
+  return inexactNumber(filter, 'filter') ?? checkFilter(filter, 'filter');
 }
+
+/**
+ * A number in the filter that a double does not hold exactly (1e400, a 19-digit id: see
+ * src/json-exact.ts), which the filter could neither store nor compare as written.
+ */
+function inexactNumber(value: Json, at: string): LeadFilterIssue | undefined {
+  if (isRawJsonNumber(value)) return { kind: 'operand', at, expected: INEXACT_NUMBER };
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const issue = inexactNumber(item, Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`);
+    if (issue) return issue;
+  }
+  return undefined;
+}
+
+const INEXACT_NUMBER = 'a number a double holds exactly (at most 15 significant digits, within ±1.7e308); write a longer id as a string';
 
 function checkFilter(filter: Json, at: string): LeadFilterIssue | undefined {
   if (!isObject(filter)) return { kind: 'operand', at, expected: 'a filter object' };
@@ -118,10 +135,12 @@ function valueAt(lead: Json, path: readonly string[]): Json {
     else return undefined;
     if (value === undefined) return undefined;
   }
-  return value;
+  return plainValue(value);
 }
 
 function sameJson(a: Json, b: Json): boolean {
+  // A lead's number kept as its text (src/json-exact.ts) compares as the double nearest to it.
+  a = plainValue(a);
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
@@ -133,7 +152,7 @@ function sameJson(a: Json, b: Json): boolean {
 }
 
 /** As MongoDB: a value that is a list satisfies a test when the list itself or one of its items does. */
-const itselfOrAnItem = (test: Condition): Condition => (found) => test(found) || (Array.isArray(found) && found.some(test));
+const itselfOrAnItem = (test: Condition): Condition => (found) => test(found) || (Array.isArray(found) && found.some((item) => test(plainValue(item))));
 
 /** Equality; `null` also matches an absent field. */
 function equals(operand: Json): Condition {

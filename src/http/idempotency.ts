@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { SecurityScheme } from '../../generated/spec-lists.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Answer, RequestIdempotency } from '../handlers/types.js';
+import { isRawJsonNumber } from '../json-exact.js';
 import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { KeyTaken, StoredResponse } from '../store/store.js';
 
@@ -38,7 +39,9 @@ const REUSED: Answer = { status: 422, body: errorBody(MESSAGES.idempotencyKeyReu
 function canonicalJson(value: unknown): string {
   return (
     JSON.stringify(value, (_key, item: unknown) =>
-      item !== null && typeof item === 'object' && !Array.isArray(item)
+      // A number kept as its text (src/json-exact.ts) is written as it is: 19-digit ids that a
+      // double would round alike stay two requests.
+      item !== null && typeof item === 'object' && !Array.isArray(item) && !isRawJsonNumber(item)
         ? Object.fromEntries(Object.keys(item).sort().map((name) => [name, (item as Record<string, unknown>)[name]]))
         : item,
     ) ?? ''
