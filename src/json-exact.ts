@@ -20,11 +20,7 @@ const { rawJSON, isRawJSON } = JSON as unknown as {
   isRawJSON: (value: unknown) => value is RawJsonNumber;
 };
 
-/**
- * Whether a value is a number kept as its text. JSON.isRawJSON is a call into the engine's
- * runtime, some microseconds each: asked only of objects, it stays off the path of the numbers
- * and strings a lead's long lists hold.
- */
+/** Whether a value is a number kept as its text; JSON.isRawJSON is asked of objects only, the rest skip the call. */
 export const isRawJsonNumber = (value: unknown): value is RawJsonNumber => typeof value === 'object' && value !== null && isRawJSON(value);
 
 /** The number a value stands for: a kept number's nearest double, any other value itself. */
