@@ -1,8 +1,10 @@
 // A webhook's filter (openapi.yaml, LeadFilter): which leads it gets, as a MongoDB-like query over
 // the lead's fields. Checked once, when a client sets it (`checkLeadFilter`, run by the body
 // policy through the schema's `x-lead-filter` keyword), and run at each publication
-// (`leadFilterOf`), compiled once per stored text. Running one never throws: a field of another
-// type than the operand simply does not match.
+// (`leadFilterOf`, `matchingWebhooks`), compiled once per stored text into sets and bounds that
+// ask the lead's facts (./lead-facts.ts), worked out once per lead for all of a client's
+// webhooks: matching costs the lead's size plus the filters', never their product. Running one
+// never throws: a field of another type than the operand simply does not match.
 import { isRawJsonNumber } from '../json-exact.js';
 import { canonicalText, intersects, isObject, LeadFacts, type PathFacts, type Range } from './lead-facts.js';
 import type { LeadFilterIssue } from '../messages.js';
