@@ -1783,9 +1783,7 @@ export type components = {
         };
         /**
          * @description The lead: a JSON object with whatever fields the lead system gives it. leadhooks reads
-         *     none of them and passes the object through to the receivers as it was published, its
-         *     numbers as they were written, those a 64-bit float cannot hold (`1234567890123456789`,
-         *     `1e400`) included.
+         *     none of them and passes the object through to the receivers as it was published.
          * @example {
          *       "id": 981,
          *       "name": "Jane Doe",
