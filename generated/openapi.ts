@@ -1536,8 +1536,14 @@ export type components = {
          *       list, by its position: `"tags.0"`).
          *
          *     Checked when set: an unknown operator, a path with an empty name, an operand of the wrong
-         *     kind, more levels of nesting than `maxDepth` or more bytes of JSON than `maxBytes` are
-         *     refused with `Invalid data: filter ...`, naming what is wrong.
+         *     kind, a number a 64-bit float does not hold exactly (`1e400`, `1234567890123456789`:
+         *     write such an id as a string), more levels of nesting than `maxDepth` or more bytes of
+         *     JSON than `maxBytes` are refused with `Invalid data: filter ...`, naming what is wrong.
+         *     A client's filters together, over all its webhooks not detached, may hold at most
+         *     `maxClientBytes` bytes of JSON: a filter that would bring them past it is refused with
+         *     `Invalid data: filter would bring the client's filters past <maxClientBytes> bytes of
+         *     JSON together`. Each publication runs every filter of its client, at a cost that grows
+         *     with the lead's size plus the filters' (never their product); the bounds keep it small.
          * @example {
          *       "campaign": "spring",
          *       "score": {

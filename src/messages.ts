@@ -94,6 +94,10 @@ export const MESSAGES = {
 export const retentionTooLong = (retentionMs: number) =>
   `Invalid data: retention must be at most the server's RETENTION, ${Math.floor(retentionMs / 1000)} seconds (${durationInWords(retentionMs)})`;
 
+/** A filter that would bring its client's filters past their bound together (LeadFilter's `maxClientBytes`). */
+export const clientFiltersTooLarge = (maxClientBytes: number) =>
+  `Invalid data: filter would bring the client's filters past ${maxClientBytes} bytes of JSON together`;
+
 export const rateLimited = (max: number, window: string, retryInSeconds: number) =>
   `Rate limit exceeded: ${max} requests per ${window}; retry in ${retryInSeconds} seconds`;
 

@@ -2,6 +2,7 @@ import { hash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { publishEventsOnce } from '../delivery/publish-event.js';
 import { nestsTooDeep } from '../json-depth.js';
+import { parseJsonExactly } from '../json-exact.js';
 import { MESSAGES } from '../messages.js';
 import type { StoredResponse } from '../store/store.js';
 import { CLI_IDEMPOTENCY_SCOPE, PublishFailedError, RefusedError, UsageError, type CommandContext, type Output } from './command.js';
@@ -35,7 +36,7 @@ function readLeads(path: string): { lead: Lead; line: number }[] {
     if (nestsTooDeep(line)) throw new UsageError(`${where}: ${MESSAGES.tooDeep}`);
     let lead: unknown;
     try {
-      lead = JSON.parse(line);
+      lead = parseJsonExactly(line); // its numbers kept as written (src/json-exact.ts)
     } catch {
       throw new UsageError(`${where}: not JSON; each line is one event, {"clientId": 1, "type": "lead_create", "data": {...}}`);
     }

@@ -2,6 +2,7 @@ import { hash, randomUUID } from 'node:crypto';
 import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';
 import { publishEventOnce } from '../delivery/publish-event.js';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
+import { parseJsonExactly } from '../json-exact.js';
 import { errorBody, MESSAGES } from '../messages.js';
 import type { StoredResponse } from '../store/store.js';
 import { CLI_IDEMPOTENCY_SCOPE, positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
@@ -40,7 +41,7 @@ export const emitEvent: Command = async (store, [id, type, ...rest], context) =>
   if (nestsTooDeep(data ?? '')) throw new UsageError(`--data may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`);
   let lead: unknown;
   try {
-    lead = JSON.parse(data ?? '');
+    lead = parseJsonExactly(data ?? ''); // its numbers kept as written (src/json-exact.ts)
   } catch {
     throw new UsageError("--data must be a JSON object, such as --data '{\"id\": 1}'");
   }

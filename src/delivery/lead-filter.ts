@@ -1,14 +1,16 @@
 // A webhook's filter (openapi.yaml, LeadFilter): which leads it gets, as a MongoDB-like query over
 // the lead's fields. Checked once, when a client sets it (`checkLeadFilter`, run by the body
 // policy through the schema's `x-lead-filter` keyword), and run at each publication
-// (`leadFilterOf`), compiled once per stored text. Running one never throws: a field of another
-// type than the operand simply does not match.
+// (`leadFilterOf`, `matchingWebhooks`), compiled once per stored text into sets and bounds that
+// ask the lead's facts (./lead-facts.ts), worked out once per lead for all of a client's
+// webhooks: matching costs the lead's size plus the filters', never their product. Running one
+// never throws: a field of another type than the operand simply does not match.
+import { isRawJsonNumber } from '../json-exact.js';
+import { canonicalText, intersects, isObject, LeadFacts, type PathFacts, type Range } from './lead-facts.js';
 import type { LeadFilterIssue } from '../messages.js';
 
 type Json = unknown;
 type JsonObject = Record<string, Json>;
-/** Whether the value a path found (undefined: absent) satisfies a field's condition. */
-type Condition = (found: Json) => boolean;
 /** Whether a lead matches. */
 export type LeadTest = (lead: Json) => boolean;
 
@@ -22,8 +24,6 @@ export interface LeadFilterLimits {
   maxDepth: number;
   maxBytes: number;
 }
-
-const isObject = (value: Json): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An object whose keys are operators (`{"$gte": 10}`) rather than a value to equal. */
 const isOperatorObject = (value: Json): value is JsonObject => isObject(value) && Object.keys(value).some((key) => key.startsWith('$'));
@@ -66,8 +66,24 @@ function depthOf(value: Json, limit: number): number {
 export function checkLeadFilter(filter: JsonObject, limits: LeadFilterLimits): LeadFilterIssue | undefined {
   if (Buffer.byteLength(JSON.stringify(filter)) > limits.maxBytes) return { kind: 'size' };
   if (depthOf(filter, limits.maxDepth) > limits.maxDepth) return { kind: 'depth' };
-  return checkFilter(filter, 'filter');
+  return inexactNumber(filter, 'filter') ?? checkFilter(filter, 'filter');
 }
+
+/**
+ * A number in the filter that a double does not hold exactly (1e400, a 19-digit id: see
+ * src/json-exact.ts), which the filter could neither store nor compare as written.
+ */
+function inexactNumber(value: Json, at: string): LeadFilterIssue | undefined {
+  if (isRawJsonNumber(value)) return { kind: 'operand', at, expected: INEXACT_NUMBER };
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const issue = inexactNumber(item, Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`);
+    if (issue) return issue;
+  }
+  return undefined;
+}
+
+const INEXACT_NUMBER = 'a number a double holds exactly (at most 15 significant digits, within ±1.7e308); write a longer id as a string';
 
 function checkFilter(filter: Json, at: string): LeadFilterIssue | undefined {
   if (!isObject(filter)) return { kind: 'operand', at, expected: 'a filter object' };
@@ -109,72 +125,55 @@ function checkCondition(condition: JsonObject, at: string): LeadFilterIssue | un
   return undefined;
 }
 
-/** The value at a dotted path of the lead: a field of an object, or an item of a list by its position. */
-function valueAt(lead: Json, path: readonly string[]): Json {
-  let value = lead;
-  for (const name of path) {
-    if (Array.isArray(value)) value = /^(0|[1-9]\d*)$/.test(name) ? value[Number(name)] : undefined;
-    else if (isObject(value)) value = Object.hasOwn(value, name) ? value[name] : undefined;
-    else return undefined;
-    if (value === undefined) return undefined;
-  }
-  return value;
-}
+/** Whether a lead, as its facts (./lead-facts.ts), satisfies a filter or a field's condition. */
+type FactTest = (lead: LeadFacts) => boolean;
+type Condition = (facts: PathFacts) => boolean;
 
-function sameJson(a: Json, b: Json): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
-  }
-  const keys = Object.keys(a);
-  const other = b as JsonObject;
-  return keys.length === Object.keys(other).length && keys.every((key) => Object.hasOwn(other, key) && sameJson((a as JsonObject)[key], other[key]));
-}
-
-/** As MongoDB: a value that is a list satisfies a test when the list itself or one of its items does. */
-const itselfOrAnItem = (test: Condition): Condition => (found) => test(found) || (Array.isArray(found) && found.some(test));
-
-/** Equality; `null` also matches an absent field. */
-function equals(operand: Json): Condition {
-  const same = itselfOrAnItem((found) => sameJson(found, operand));
-  return operand === null ? (found) => found === undefined || same(found) : same;
-}
-
-const ORDERS: Record<string, (a: number, b: number) => boolean> = {
-  $gt: (a, b) => a > b,
-  $gte: (a, b) => a >= b,
-  $lt: (a, b) => a < b,
-  $lte: (a, b) => a <= b,
+const ORDERS: Record<string, (range: Range, bound: number) => boolean> = {
+  // As MongoDB: a list satisfies a comparison when one of its items does, so the largest item is
+  // what `$gt` asks about, the smallest what `$lt` does.
+  $gt: (range, bound) => range.max > bound,
+  $gte: (range, bound) => range.max >= bound,
+  $lt: (range, bound) => range.min < bound,
+  $lte: (range, bound) => range.min <= bound,
 };
+
+/**
+ * Equality to one of `operands` (`$in`, or one value): of the value itself or of one of its
+ * items, strings, numbers, booleans and null by a set, objects and lists by their canonical
+ * text; `null` also matches an absent field. Costs the smaller of the operands and the items.
+ */
+function equalsOneOf(operands: readonly Json[]): Condition {
+  const primitives = new Set(operands.filter((operand) => typeof operand !== 'object' || operand === null));
+  const structured = new Set(operands.filter((operand) => typeof operand === 'object' && operand !== null).map(canonicalText));
+  const orAbsent = primitives.has(null);
+  return (facts) => {
+    if (facts.found === undefined) return orAbsent;
+    return intersects(primitives, facts.primitives()) || (structured.size > 0 && intersects(structured, facts.structured()));
+  };
+}
 
 /** `$gt` and its kin: a number with numbers, a date-time with date-times (as instants), nothing else. */
 function compares(operator: string, operand: Json): Condition {
   const order = ORDERS[operator]!;
-  if (typeof operand === 'number') return itselfOrAnItem((found) => typeof found === 'number' && order(found, operand));
+  if (typeof operand === 'number') return (facts) => order(facts.numbers(), operand);
   const instant = instantOf(operand)!;
-  return itselfOrAnItem((found) => {
-    const at = instantOf(found);
-    return at !== undefined && order(at, instant);
-  });
+  return (facts) => order(facts.instants(), instant);
 }
 
 function conditionOf(value: Json): Condition {
-  if (!isOperatorObject(value)) return equals(value);
+  if (!isOperatorObject(value)) return equalsOneOf([value]);
   const conditions = Object.entries(value).map(([operator, operand]): Condition => {
-    if (operator === '$in') {
-      const options = (operand as Json[]).map(equals);
-      return (found) => options.some((option) => option(found));
-    }
-    if (operator === '$exists') return (found) => (found !== undefined) === operand;
+    if (operator === '$in') return equalsOneOf(operand as Json[]);
+    if (operator === '$exists') return (facts) => (facts.found !== undefined) === operand;
     return compares(operator, operand);
   });
-  return (found) => conditions.every((condition) => condition(found));
+  return (facts) => conditions.every((condition) => condition(facts));
 }
 
-/** A checked filter as a test of leads. */
-function compile(filter: JsonObject): LeadTest {
-  const tests = Object.entries(filter).map(([key, operand]): LeadTest => {
+/** A checked filter as a test of a lead's facts: each operand read once, here, not at each lead. */
+function compile(filter: JsonObject): FactTest {
+  const tests = Object.entries(filter).map(([key, operand]): FactTest => {
     if (key === '$and' || key === '$or') {
       const parts = (operand as JsonObject[]).map(compile);
       return key === '$and' ? (lead) => parts.every((part) => part(lead)) : (lead) => parts.some((part) => part(lead));
@@ -185,37 +184,56 @@ function compile(filter: JsonObject): LeadTest {
     }
     const path = key.split('.');
     const condition = conditionOf(operand);
-    return (lead) => condition(valueAt(lead, path));
+    return (lead) => condition(lead.at(key, path));
   });
   return (lead) => tests.every((test) => test(lead));
 }
 
+const NOTHING: FactTest = () => false;
+
+/** The facts of a lead for the filters of one publication to share. */
+export const leadFactsOf = (lead: Json): LeadFacts => new LeadFacts(lead, instantOf);
+
+/** A filter compiled to a test of facts; NOTHING for one that fails the rules a filter is set by. */
+function compiledFilter(filter: Json): FactTest {
+  return !isObject(filter) || checkFilter(filter, 'filter') !== undefined ? NOTHING : compile(filter);
+}
+
 /** Compiles a filter, checked by the same rules as when it was set (with no bounds); a filter that fails them matches nothing. */
 export function compileLeadFilter(filter: Json): LeadTest {
-  if (!isObject(filter) || checkFilter(filter, 'filter') !== undefined) return () => false;
-  return compile(filter);
+  const test = compiledFilter(filter);
+  return (lead) => test(leadFactsOf(lead));
 }
 
-// Compiled filters by their stored text: a publication runs each matching webhook's filter, and
-// the same few texts come back again and again.
+// Compiled filters by their stored text: a publication runs each webhook's filter, and the same
+// texts come back again and again; compiling one (its sets) costs its size, once.
 const COMPILED_CACHE_SIZE = 10_000;
-const compiled = new Map<string, LeadTest>();
+const compiled = new Map<string, { facts: FactTest; lead: LeadTest }>();
+
+function compiledOf(text: string): { facts: FactTest; lead: LeadTest } {
+  let entry = compiled.get(text);
+  if (entry) return entry;
+  let test: FactTest;
+  try {
+    test = compiledFilter(JSON.parse(text));
+  } catch {
+    test = NOTHING;
+  }
+  entry = { facts: test, lead: (lead) => test(leadFactsOf(lead)) };
+  if (compiled.size >= COMPILED_CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
+  compiled.set(text, entry);
+  return entry;
+}
 
 /** The test of a filter as stored (JSON text), compiled once; stored text that is not JSON matches nothing. */
-export function leadFilterOf(text: string): LeadTest {
-  let test = compiled.get(text);
-  if (test) return test;
-  try {
-    test = compileLeadFilter(JSON.parse(text));
-  } catch {
-    test = () => false;
-  }
-  if (compiled.size >= COMPILED_CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
-  compiled.set(text, test);
-  return test;
-}
+export const leadFilterOf = (text: string): LeadTest => compiledOf(text).lead;
 
-/** The webhooks (of those with a filter) whose filter the lead matches. */
+/**
+ * The webhooks (of those with a filter) whose filter the lead matches. The lead's facts are
+ * shared by all the filters: what it holds at a path is worked out once, whatever the number of
+ * webhooks asking.
+ */
 export function matchingWebhooks(filters: readonly { id: number; filter: string }[], lead: Json): number[] {
-  return filters.filter(({ filter }) => leadFilterOf(filter)(lead)).map(({ id }) => id);
+  const facts = leadFactsOf(lead);
+  return filters.filter(({ filter }) => compiledOf(filter).facts(facts)).map(({ id }) => id);
 }

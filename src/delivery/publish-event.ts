@@ -9,18 +9,26 @@ type Lead = { clientId: number; type: EventName; data: Record<string, unknown>; 
 type Published = { eventId: string; deliveries: number } | undefined;
 type Stored = { deliveries: number } | undefined;
 
+/** A turn of the event loop, for the requests waiting on it. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Runs the filters of the leads' clients' webhooks (src/delivery/lead-filter.ts): for each lead,
  * the webhooks with a filter it matches, or undefined when its client has none with a filter (the
- * store then makes a delivery for each subscribed webhook, as without filters).
+ * store then makes a delivery for each subscribed webhook, as without filters). One lead costs
+ * its size plus its client's filters', both bounded (src/handlers/filter-budget.ts); a batch of a
+ * thousand is not, so the other requests get a turn between its leads.
  */
 async function matchFilters(store: Store, inputs: Lead[]): Promise<(number[] | undefined)[]> {
   const clients = [...new Set(inputs.map((input) => input.clientId))];
   const filters = new Map(await Promise.all(clients.map(async (clientId) => [clientId, await store.webhooks.filters(clientId)] as const)));
-  return inputs.map((input) => {
+  const matched: (number[] | undefined)[] = [];
+  for (const [i, input] of inputs.entries()) {
     const own = filters.get(input.clientId)!;
-    return own.length === 0 ? undefined : matchingWebhooks(own, input.data);
-  });
+    if (own.length > 0 && i > 0) await nextTurn();
+    matched.push(own.length === 0 ? undefined : matchingWebhooks(own, input.data));
+  }
+  return matched;
 }
 
 function newEvent(input: Lead, traceContext: string | undefined, matched: number[] | undefined): NewEvent {

@@ -1,6 +1,7 @@
 import type { components } from '../../generated/openapi.js';
 import { publishEvent, publishEventOnce, publishEvents, publishEventsOnce } from '../delivery/publish-event.js';
 import type { EventTypeEntry } from '../event-catalogue.js';
+import { parseJsonExactly } from '../json-exact.js';
 import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
 import type { Handlers, Success } from './types.js';
@@ -54,10 +55,11 @@ export function createEventHandlers(
       return {
         status: 200,
         body: {
-          // The stored body is the one every delivery sends; the listing adds the event's id. An
-          // erased one has none left: its metadata alone, marked.
+          // The stored body is the one every delivery sends; the listing adds the event's id, its
+          // numbers kept as they were published (src/json-exact.ts). An erased one has none left:
+          // its metadata alone, marked.
           events: page.map(({ id, payload, type, createdAt, erasedAt }) =>
-            erasedAt === null ? { id, ...(JSON.parse(payload) as Delivered) } : { id, type, timestamp: createdAt, erased: true as const, erasedAt },
+            erasedAt === null ? { id, ...(parseJsonExactly(payload) as Delivered) } : { id, type, timestamp: createdAt, erased: true as const, erasedAt },
           ),
           next: events.length > limit ? page[page.length - 1]!.seq : null,
         },

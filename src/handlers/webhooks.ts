@@ -5,6 +5,7 @@ import { generateWebhookSecret, type SecretBox } from '../secrets/webhook-secret
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store, Webhook, WebhookSummary } from '../store/store.js';
 import { webhookChanges } from './audit-changes.js';
+import { createFilterBudget } from './filter-budget.js';
 import type { Handlers, Success } from './types.js';
 
 /** The answer to a creation: 201 with the webhook, or 409 when the client is at its cap. */
@@ -36,6 +37,7 @@ export function createWebhookHandlers(
   'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'testWebhook' | 'enableWebhook' | 'listWebhooks' | 'listWebhookDeliveries'
 > {
   const { maxWebhooksPerClient, secrets } = options;
+  const checkFilterBudget = createFilterBudget(store);
   /** A webhook as the API shows it, in the listing and alone: its rate is the one it gets, its headers' values masked. */
   const present = (w: WebhookSummary) => ({
     hookId: w.id,
@@ -73,12 +75,14 @@ export function createWebhookHandlers(
 
     async updateWebhook({ client, params, body, audit }) {
       const note = { context: audit, action: 'webhook.updated' as const, changes: webhookChanges(body) };
+      const filter = body.filter === undefined ? undefined : storedFilter(body.filter);
+      await checkFilterBudget(client.id, filter, params.hookID);
       const webhook = await store.webhooks.update(client.id, params.hookID, {
         url: body.url,
         events: body.events && [...new Set(body.events)],
         paused: body.paused,
         rateLimit: body.rateLimit,
-        filter: body.filter === undefined ? undefined : storedFilter(body.filter),
+        filter,
         ordered: body.ordered,
         // The whole set is replaced; null or {} removes it (stored as null).
         headers: body.headers === undefined ? undefined : storedHeaders(body.headers, secrets),
@@ -120,6 +124,7 @@ export function createWebhookHandlers(
       // Stored sealed (with SECRET_ENCRYPTION_KEY), answered in the clear.
       const secret = generateWebhookSecret();
       const filter = storedFilter(body.filter ?? null);
+      await checkFilterBudget(client.id, filter);
       const input = {
         clientId: client.id,
         url: body.url,

@@ -5,6 +5,7 @@ import type { FastifySchemaCompiler, preHandlerHookHandler, RouteOptions } from 
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { nestsTooDeep } from '../json-depth.js';
+import { mayHoldInexactNumber, parseJsonExactly } from '../json-exact.js';
 import { HEADER_NAME_KEYWORDS } from './header-names.js';
 import { checkLeadFilter, type LeadFilterLimits } from '../delivery/lead-filter.js';
 import { isHttpUrl } from '../http-url.js';
@@ -47,7 +48,11 @@ export const jsonBodyPlugin = fp(
       if (text === '') return done(null, undefined);
       if (nestsTooDeep(text)) return done(new HttpError(400, MESSAGES.tooDeep), undefined);
       // Fastify's parser answers through `done`; `void` because its type also allows a promise.
-      void parseJson(request, text, done);
+      // Text that may hold a number a double cannot (src/json-exact.ts) is read again, so that
+      // such a number in a lead's `data` is kept as it was sent, and one elsewhere is refused.
+      void parseJson(request, text, (error, body) =>
+        error || !mayHoldInexactNumber(text) ? done(error, body) : done(null, parseJsonExactly(text.replace(/^\uFEFF/, ''))),
+      );
     });
   },
   { name: 'json-body' },

@@ -4,7 +4,7 @@ import type { SecretBox } from '../secrets/webhook-secrets.js';
 import type { Answer, RequestIdempotency } from '../handlers/types.js';
 import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { KeyTaken, StoredResponse } from '../store/store.js';
-import { requestFingerprint } from './request-fingerprint.js';
+import { copyOfBody, requestFingerprint } from './request-fingerprint.js';
 
 // Idempotent writes (docs/api.md, "Retrying writes safely"). An operation whose openapi.yaml entry
 // declares the Idempotency-Key header has its handler wrapped here. For a request that carries a
@@ -98,7 +98,7 @@ export function createIdempotency(secrets: SecretBox): Idempotency {
   return {
     noteSentBody(request, _reply, done) {
       // Only a keyed request is fingerprinted; the copy is the body's own, not validation's.
-      if (typeof request.headers[KEY_HEADER] === 'string' && request.body !== undefined) sentBodies.set(request, structuredClone(request.body));
+      if (typeof request.headers[KEY_HEADER] === 'string' && request.body !== undefined) sentBodies.set(request, copyOfBody(request.body));
       done();
     },
     wrap(operationId, scheme, call) {

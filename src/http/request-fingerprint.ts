@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { isRawJsonNumber } from '../json-exact.js';
 
 // The fingerprint an Idempotency-Key is held to (src/http/idempotency.ts). It must be the same
 // for the same request in every release, or a retry sent across an upgrade is refused with 422
@@ -20,12 +21,19 @@ import { hash } from 'node:crypto';
 // used on this release for a body the schema fills a default into, retried on an instance of the
 // release before, is refused there (422), as that release compares its own form only.
 
+/**
+ * A JSON object, not an array nor a number kept as its text (src/json-exact.ts), which is written
+ * as it is: 19-digit ids that a double would round alike stay two requests.
+ */
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && !isRawJsonNumber(value);
+
 /** JSON text with every object's keys sorted: equal JSON values, written in any key order, give the same text. */
 export function canonicalJson(value: unknown): string {
   return (
     JSON.stringify(value, (_key, item: unknown) =>
-      item !== null && typeof item === 'object' && !Array.isArray(item)
-        ? Object.fromEntries(Object.keys(item).sort().map((name) => [name, (item as Record<string, unknown>)[name]]))
+      isObject(item)
+        ? Object.fromEntries(Object.keys(item).sort().map((name) => [name, item[name]]))
         : item,
     ) ?? ''
   );
@@ -37,7 +45,15 @@ export function requestHash(operationId: string, body: unknown, params: object =
   return hash('sha256', `${operationId}\n${path}${canonicalJson(body)}`, 'hex');
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+/**
+ * A copy of a parsed body, made before validation changes it in place: its objects and arrays
+ * copied, their values shared (a number kept as its text is one; structuredClone cannot copy it).
+ */
+export function copyOfBody(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyOfBody);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, copyOfBody(item)]));
+  return value;
+}
 
 /**
  * `read` (the body after validation) without what validation added: a field is kept only where
