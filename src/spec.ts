@@ -40,7 +40,7 @@ function operationOf(spec: Json, operationId: string): Json {
 }
 
 // Readers of schemas, for the code that follows what the description says: the input messages
-// quote its limits (src/messages.ts), the CLI checks its input by them (src/cli/operation-input.ts).
+// quote its limits (src/messages.ts, src/input-messages.ts), the CLI checks its input by them (src/cli/operation-input.ts).
 
 /** A schema of openapi.yaml with its `$ref`s replaced by what they point at (a copy), to read its keywords. */
 export interface SpecSchema {

@@ -1,10 +1,10 @@
 import { validatorCompiler } from '../http/body-policy.js';
-import { inputErrorMessage } from '../messages.js';
+import { inputErrorMessage } from '../input-messages.js';
 import { bodySchemaOf, schemaAt } from '../spec.js';
 
 // The admin commands take what the admin API takes: the body a command makes from its arguments
 // is checked against its operation's schema in openapi.yaml, by the server's own validator, and
-// refused in the words the API would answer (src/messages.ts, or the validator's own after
+// refused in the words the API would answer (src/input-messages.ts, or the validator's own after
 // `Invalid data: `, as the server's error handling says them).
 
 type Json = Record<string, unknown>;

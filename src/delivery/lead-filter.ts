@@ -7,7 +7,7 @@
 // never throws: a field of another type than the operand simply does not match.
 import { isRawJsonNumber } from '../json-exact.js';
 import { canonicalText, intersects, isObject, LeadFacts, type PathFacts, type Range } from './lead-facts.js';
-import type { LeadFilterIssue } from '../messages.js';
+import type { LeadFilterIssue } from '../spec-keywords.js';
 
 type Json = unknown;
 type JsonObject = Record<string, Json>;

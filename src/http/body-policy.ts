@@ -9,7 +9,8 @@ import { mayHoldInexactNumber, parseJsonExactly } from '../json-exact.js';
 import { HEADER_NAME_KEYWORDS } from './header-names.js';
 import { checkLeadFilter, type LeadFilterLimits } from '../delivery/lead-filter.js';
 import { isHttpUrl } from '../http-url.js';
-import { HttpError, LEAD_FILTER_KEYWORD, MESSAGES } from '../messages.js';
+import { LEAD_FILTER_KEYWORD } from '../spec-keywords.js';
+import { HttpError, MESSAGES } from '../messages.js';
 import { isLogoUrl } from '../portal-branding.js';
 import { withStorableText, type Schema } from './storable-text.js';
 
@@ -117,7 +118,7 @@ ajv.addFormat('date-time', { type: 'string', validate: (value: string) => isRfc3
 
 /**
  * A webhook's filter (openapi.yaml, LeadFilter): its operators and paths, within the bounds the
- * keyword's value gives. The issue is what src/messages.ts words.
+ * keyword's value gives. The issue is what src/input-messages.ts words.
  */
 ajv.addKeyword({
   keyword: LEAD_FILTER_KEYWORD,

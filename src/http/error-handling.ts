@@ -3,7 +3,8 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { StoreUnavailableError } from '../store/store.js';
-import { errorBody, HttpError, inputErrorMessage, MESSAGES } from '../messages.js';
+import { inputErrorMessage } from '../input-messages.js';
+import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import { operationIdOf } from '../spec.js';
 
 // Every error leaves here, in the contract's one shape: {"error": string} and no other field.

@@ -1,12 +1,12 @@
 import type { ErrorObject, FuncKeywordDefinition } from 'ajv';
-import { RESERVED_NAMES_KEYWORD, type HeaderNameProblem } from '../messages.js';
+import { RESERVED_NAMES_KEYWORD, type HeaderNameProblem } from '../spec-keywords.js';
 
 // A webhook's custom headers (`WebhookHeaders` in openapi.yaml) may not take the names leadhooks
 // sets itself or that would break the request, in any case, and may not name one header twice
 // in two cases. JSON Schema has no case-insensitive comparison, so openapi.yaml lists those names
 // under keywords of its own, `x-reserved-names` and `x-reserved-prefixes`, and the body policy's
 // validator checks them here, as it checks the rest of the schema: the same 400, in the words
-// src/messages.ts makes of the issue.
+// src/input-messages.ts makes of the issue.
 
 /** The first name of `names` that the lists refuse, and why; undefined when every name is free. */
 function headerNameProblem(

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { UNSTORABLE_TEXT } from '../messages.js';
+import { UNSTORABLE_TEXT } from '../spec-keywords.js';
 
 // Text that no store keeps as it was sent, refused wherever an operation's schema describes text:
 // U+0000, which PostgreSQL refuses in text and SQLite would keep, and a UTF-16 surrogate without
@@ -21,7 +21,7 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 
 /**
  * The JSON pointer of the first text in `data` that no store keeps as sent (U+0000, a lone
- * surrogate: see UNSTORABLE_TEXT in src/messages.ts), among what `schema` describes: its
+ * surrogate: see UNSTORABLE_TEXT in src/spec-keywords.ts), among what `schema` describes: its
  * properties, items and the values of a typed `additionalProperties`, object keys included. A
  * free-form object (`additionalProperties: true`, the lead of POST /events) is not looked into:
  * it is stored as JSON text, where such characters are written as escapes (`\u0000`), and

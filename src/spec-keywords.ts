@@ -1,0 +1,34 @@
+// The keywords of leadhooks' own checks of input, beside Ajv's: openapi.yaml names them where a
+// schema needs them, the checks in src/http/ and src/delivery/lead-filter.ts raise them, and
+// src/input-messages.ts turns their issues into words.
+
+/**
+ * The keyword of the issue src/http/body-policy.ts raises for text that no store keeps as it was
+ * sent: U+0000, which PostgreSQL refuses in text and SQLite would keep, and a lone UTF-16
+ * surrogate, which neither can write as UTF-8 (each store would keep U+FFFD instead).
+ */
+export const UNSTORABLE_TEXT = 'unstorableText';
+
+/**
+ * The keyword of openapi.yaml's `WebhookHeaders` that lists the header names a webhook may not
+ * set (in any case); src/http/header-names.ts checks it, and its issue says which name and why.
+ */
+export const RESERVED_NAMES_KEYWORD = 'x-reserved-names';
+
+/** Why a header name is refused: taken by leadhooks or the connection, or already given in another case. */
+export type HeaderNameProblem = 'reserved' | 'duplicate';
+
+/**
+ * What is wrong with a webhook's filter (src/delivery/lead-filter.ts finds it; the schema's
+ * `x-lead-filter` keyword raises it). `at` is where, as `filter.$or[1].score`.
+ */
+export type LeadFilterIssue =
+  | { kind: 'operator'; at: string; operator: string; allowed: readonly string[] }
+  | { kind: 'path'; at: string; path: string }
+  | { kind: 'operand'; at: string; expected: string }
+  | { kind: 'mixed'; at: string }
+  | { kind: 'depth' }
+  | { kind: 'size' };
+
+/** The keyword of openapi.yaml's LeadFilter that checks a filter, and the issue it raises. */
+export const LEAD_FILTER_KEYWORD = 'x-lead-filter';
