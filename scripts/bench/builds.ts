@@ -1,7 +1,5 @@
-// The builds a run compares (npm run bench -- --before <ref>): this package's, and the ref's,
-// unpacked from git into the scratch folder, installed and built there, so that its server and
-// workers run as this package's do. Each build's own code brings a seeded file to its schema and
-// moves it to PostgreSQL, since the ref may have fewer migrations than this package.
+// --before <ref>: the ref unpacked from git into the scratch folder, installed and built; each build's
+// own code migrates a seeded file and moves it to PostgreSQL (the ref may have fewer migrations).
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';

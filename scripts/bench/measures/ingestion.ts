@@ -7,9 +7,9 @@ import { PUBLISHER_TOKEN } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import type { Measured, PreparedRequest } from '../load.js';
 import { count, say } from '../progress.js';
-import { copyDatabase, groupsOf, type BenchDatabase, type ClientGroup } from '../seed-database.js';
+import { groupsOf, type BenchDatabase, type ClientGroup } from '../seed-database.js';
 import { aboutStep, inTurn, type ApiCase } from './api.js';
-import { pgbench, postgresCopy, type PostgresServer } from './postgres.js';
+import { copyOn, pgbench, postgresCopy, storesOf, type PostgresServer } from './postgres.js';
 
 /** A case: `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo; `batch` (requests of options.batch.events) at warn. */
 export type Ingesting = { store?: BenchDatabase['store']; level?: string; about: Measured; publish: Measured; batch?: Measured };
@@ -31,8 +31,9 @@ export async function measureIngestion(options: BenchOptions, dir: string, seede
   const cases: ApiCase[] = [{ label: 'bare Fastify, ingestion', group }];
   try {
     const env = (level: string) => ({ DELIVERY_WORKER: 'off', LOG_LEVEL: level });
-    for (const level of levels) cases.push({ label: `SQLite, LOG_LEVEL=${level}`, database: copyDatabase(seeded, dir, `ingestion-${level}`), env: env(level), group });
-    if ('url' in server) for (const level of levels) cases.push({ label: `PostgreSQL, LOG_LEVEL=${level}`, database: await postgresCopy(server.url, seeded, `ingestion, LOG_LEVEL=${level}`), env: env(level), group });
+    for (const store of storesOf(server)) {
+      for (const level of levels) cases.push({ label: `${store}, LOG_LEVEL=${level}`, database: await copyOn(store, server, seeded, dir, `ingestion-${level}`), env: env(level), group });
+    }
     const [about, publish] = await inTurn(options, cases, async (alternate) => [
       await alternate(aboutStep),
       await alternate((c) => (c.database ? { name: 'POST /events', requests: () => publications(group, '/events') } : { name: 'POST /echo', requests: () => publications(group, '/echo') })),
