@@ -22,12 +22,7 @@ function run(command: string[], cwd = PACKAGE_ROOT): string {
   return done.stdout;
 }
 
-/**
- * The commit `ref` names, unpacked into `dir`, installed and built. Its dependencies are this
- * package's own node_modules when its package-lock.json is the same as this one's; otherwise
- * `npm ci` installs them, from npm's cache wherever it can, so that it runs offline once they
- * have been installed on the machine before.
- */
+/** The commit `ref` names, unpacked into `dir`, installed (this package's node_modules if the lock is the same) and built. */
 export function prepareBuild(ref: string, dir: string): Build {
   const commit = run(['git', 'rev-parse', '--short', `${ref}^{commit}`]).trim();
   const root = join(dir, `before-${commit}`);

@@ -48,7 +48,9 @@ export async function measureBeforeNow(options: BenchOptions, dir: string, befor
     { from: 'deep', outbox: options.deepOutbox, store: 'SQLite', workers: 0 },
     ...('url' in server ? [{ from: 'shallow', outbox: options.shallowOutbox, store: 'PostgreSQL', workers: 1 } as const] : []),
   ] as const;
-  const measures = drains.map((d) => `${count(pendingOf(d.outbox))} pending, ${d.store}, ${d.workers ? '1 worker process' : "the server's own worker"}`);
+  const measures = drains.map(({ outbox, store, workers }) => {
+    return `${count(pendingOf(outbox))} pending, ${store}, ${workers ? '1 worker process' : "the server's own worker"}`;
+  });
   const runs = drains.flatMap((drain, i) => builds.map((build, b) => ({ ...drain, measure: measures[i]!, build, b })));
   const drained = await drainsInTurn(options.drainRounds, runs, async ({ from, outbox, store, workers, measure, build, b }, of, round) => {
     const database = await copyOn(store, server, own[b]![from], dir, `${from}-build-${b}-${round}`, build);
@@ -61,6 +63,8 @@ export async function measureBeforeNow(options: BenchOptions, dir: string, befor
     { measure: 'POST /webhook on SQLite, LOG_LEVEL=warn', before: create[0]!.rps, now: create[1]!.rps },
   ];
   for (let i = 0; i < cases.length; i += 2) figures.push({ measure: `POST /events on ${cases[i]!.database!.store}`, before: publish[i]!.rps, now: publish[i + 1]!.rps });
-  for (const [i, measure] of measures.entries()) figures.push({ measure: `deliveries/s, ${measure}`, before: drained[2 * i]!.rate, now: drained[2 * i + 1]!.rate });
+  for (const [i, measure] of measures.entries()) {
+    figures.push({ measure: `deliveries/s, ${measure}`, before: drained[2 * i]!.rate, now: drained[2 * i + 1]!.rate });
+  }
   return { ref: before.commit!, figures };
 }

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
+import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers } from '../../lib/server-process.js';
+import type { RunningProcess, RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import { inRoundOrder, quantile } from '../load.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
@@ -63,7 +64,7 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
 }
 
 /** Each case drained `rounds` times, in turn (inRoundOrder), each on a fresh copy; each case's drains combined. */
-export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>): Promise<Drain[]> {
+export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>) {
   const runs = cases.map((): Drain[] => []);
   for (let round = 1; round <= rounds; round++) {
     for (const [i, c] of inRoundOrder(cases, round - 1)) runs[i]!.push(await drain(c, `round ${round} of ${rounds}`, round));
@@ -89,14 +90,19 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
     const cpu = () => deliverers.processes.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
     const { databaseCpu, walBytes = async () => 0 } = deliverers.database ?? {};
     await receiver.reached(from);
-    const [cpuBefore, databaseBefore, walBefore, receiverBefore, wall] = [cpu(), databaseCpu?.(), await walBytes(), process.cpuUsage(), performance.now()];
+    const [cpuBefore, databaseBefore, walBefore] = [cpu(), databaseCpu?.(), await walBytes()];
+    const [receiverBefore, wall] = [process.cpuUsage(), performance.now()];
     await receiver.reached(to);
     const [seconds, receiverCpu, wal] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore), await walBytes()];
     const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
     const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
-    const perDelivery = databaseCpu && { databaseMs: ((databaseCpu() - databaseBefore!) * 1000) / (to - from), walKiB: (wal - walBefore) / 1024 / (to - from) };
+    const perDelivery = databaseCpu && {
+      databaseMs: ((databaseCpu() - databaseBefore!) * 1000) / (to - from),
+      walKiB: (wal - walBefore) / 1024 / (to - from),
+    };
     const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...perDelivery };
-    const onPostgres = perDelivery ? `, PostgreSQL ${perDelivery.databaseMs.toFixed(2)} ms and ${perDelivery.walKiB.toFixed(2)} KiB of WAL per delivery` : '';
+    const { databaseMs, walKiB } = perDelivery ?? {};
+    const onPostgres = perDelivery ? `, PostgreSQL ${databaseMs!.toFixed(2)} ms and ${walKiB!.toFixed(2)} KiB of WAL per delivery` : '';
     say(`deliveries, ${label}: ${Math.round(rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(receiverCores)}${onPostgres}`);
     if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
     return timed;
@@ -121,7 +127,8 @@ export function measureDrain(options: BenchOptions, label: string, database: Ben
 
 /** The same outbox's deliveries sent by the bare sender (bare-sender.mjs). */
 export function measureBareSender(options: BenchOptions, label: string, layout: Outbox): Promise<Drain> {
-  const [script, pending, { clients, hooksEach }] = [fileURLToPath(new URL('../bare-sender.mjs', import.meta.url)), pendingOf(layout), layout.clients.drain];
+  const [pending, { clients, hooksEach }] = [pendingOf(layout), layout.clients.drain];
+  const script = fileURLToPath(new URL('../bare-sender.mjs', import.meta.url));
   return timeDrain(options, label, { store: 'none', workers: 0, pending }, async (receiver) => ({
     processes: [spawnNode([script, `http://127.0.0.1:${receiver.port}`, ...[pending, clients, hooksEach].map(String)], {})],
   }));

@@ -30,7 +30,8 @@ export async function measureFilters(options: BenchOptions, dir: string, server:
         cases.push({ label: `${store}, ${group.hooksEach} ${kind} webhooks per client`, database, env, group });
       }
     }
-    const [publish] = await inTurn(options, cases, async (alternate) => [await alternate((c) => ({ name: 'POST /events', requests: () => publications(c.group, '/events') }))]);
+    const step = (c: ApiCase) => ({ name: 'POST /events', requests: () => publications(c.group, '/events') });
+    const publish = await inTurn(options, cases, (alternate) => alternate(step));
     const results: FilteredPublish[] = [];
     for (let i = 0; i < cases.length; i += 2) results.push({ store: cases[i]!.database!.store, plain: publish[i]!, filtered: publish[i + 1]! });
     return { hooksEach: groups.filtered.hooksEach, cases: results };

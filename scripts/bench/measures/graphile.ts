@@ -35,7 +35,8 @@ export async function measureGraphile(options: BenchOptions, label: string, serv
       // The planner's statistics, as migrate-to-postgres leaves leadhooks' moved outbox with.
       await database.query('ANALYZE');
       // Without a line per job, as graphile-worker's own performance test runs it.
-      const peer = () => spawnNode([fileURLToPath(new URL('../graphile-peer.mjs', import.meta.url))], { DATABASE_URL: database.url, NO_LOG_SUCCESS: '1' });
+      const script = fileURLToPath(new URL('../graphile-peer.mjs', import.meta.url));
+      const peer = () => spawnNode([script], { DATABASE_URL: database.url, NO_LOG_SUCCESS: '1' });
       return { processes: Array.from({ length: workers }, peer), database };
     };
     // Stopped once all is delivered: graphile-worker 0.18 fails to give back the jobs of a local

@@ -32,15 +32,17 @@ export async function measureIngestion(options: BenchOptions, dir: string, seede
   try {
     const env = (level: string) => ({ DELIVERY_WORKER: 'off', LOG_LEVEL: level });
     for (const store of storesOf(server)) {
-      for (const level of levels) cases.push({ label: `${store}, LOG_LEVEL=${level}`, database: await copyOn(store, server, seeded, dir, `ingestion-${level}`), env: env(level), group });
+      for (const level of levels) {
+        const database = await copyOn(store, server, seeded, dir, `ingestion-${level}`);
+        cases.push({ label: `${store}, LOG_LEVEL=${level}`, database, env: env(level), group });
+      }
     }
     const [about, publish] = await inTurn(options, cases, async (alternate) => [
       await alternate(aboutStep),
       await alternate((c) => (c.database ? { name: 'POST /events', requests: () => publications(group, '/events') } : { name: 'POST /echo', requests: () => publications(group, '/echo') })),
     ]);
     // Batches last, so that the rows they add weigh on no other measure; in one run each, not in
-    // rounds: a batch takes a tenth of a second or more, and a short round would lose much of its
-    // time to the batches the one before left running and to those cut at its end.
+    // rounds (docs/benchmarks.md says why).
     const warn = cases.filter((c) => c.env?.LOG_LEVEL === 'warn');
     const batched = await inTurn({ ...options, rounds: 1, connections: options.batch.connections }, warn, (alternate) => alternate(() => ({ name: `POST /events/batch (${count(options.batch.events)} events)`, requests: () => batches(group, options.batch) })));
     const statement = 'url' in server ? await measurePublishStatement(options, dir, server.url, seeded, group) : server;
@@ -51,10 +53,8 @@ export async function measureIngestion(options: BenchOptions, dir: string, seede
 }
 
 /**
- * pgbench's script and arguments for the statement leadhooks publishes with, caught from its event
- * repository: each event a new id (a random 53-bit number), to a client of `group` at random. Its
- * parameters become variables sent as parameters (-M extended), as node-postgres sends them; one
- * sent as null (no trace context) is written NULL.
+ * pgbench's script and arguments for leadhooks' publish statement, caught from its event repository:
+ * each event a new id, to a client of `group` at random; parameters sent as node-postgres sends them.
  */
 export async function publishStatement(group: ClientGroup): Promise<{ script: string; args: string[] }> {
   const createdAt = new Date().toISOString();

@@ -17,9 +17,11 @@ import { aboutStep, inTurn, measureApi, type ApiCase, type ApiOperations } from 
 import { measureDrain, type Drain } from './delivery.js';
 import { measureGraphile } from './graphile.js';
 
+/** GET /about on PostgreSQL with the rate limit shared, counted by each process, and off. */
+export type SharedLimit = Record<'shared' | 'own' | 'off', Measured>;
 /** pgbench's commits per second at each number of clients, or why it did not run. */
 export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { skipped: string };
-export type PostgresResults = { small: ApiOperations; sharedLimit: Record<'shared' | 'own' | 'off', Measured>; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
+export type PostgresResults = { small: ApiOperations; sharedLimit: SharedLimit; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
 
 /** A fresh database on the server at `serverUrl` holding the rows of the SQLite file `from`, moved by this package's code or by `build`'s (builds.ts). */
 export async function postgresCopy(serverUrl: string, from: string, label: string, build?: Build) {
@@ -73,10 +75,11 @@ export async function postgresServer(): Promise<PostgresServer> {
 }
 
 /** The stores a run measures: SQLite, and PostgreSQL when it has a server. */
-export const storesOf = (server: PostgresServer): BenchDatabase['store'][] => ['SQLite', ...('url' in server ? ['PostgreSQL' as const] : [])];
+export const storesOf = (server: PostgresServer): Store[] => ['SQLite', ...('url' in server ? ['PostgreSQL' as const] : [])];
+type Store = BenchDatabase['store'];
 
 /** A fresh copy of the SQLite file `seeded` on `store`: a file `name`.db in `dir`, or a database on the server (postgresCopy). */
-export async function copyOn(store: BenchDatabase['store'], server: PostgresServer, seeded: string, dir: string, name: string, build?: Build): Promise<BenchDatabase> {
+export async function copyOn(store: Store, server: PostgresServer, seeded: string, dir: string, name: string, build?: Build) {
   return store === 'PostgreSQL' && 'url' in server ? postgresCopy(server.url, seeded, name, build) : copyDatabase(seeded, dir, name);
 }
 
@@ -84,14 +87,16 @@ export async function measurePostgres(options: BenchOptions, dir: string, server
   if ('skipped' in server) return server;
   const { url } = server;
   const api = await postgresCopy(url, seeded.api, "the small case's database");
-  let small: ApiOperations, sharedLimit: Record<'shared' | 'own' | 'off', Measured>;
+  let small: ApiOperations, sharedLimit: SharedLimit;
   try {
     [small] = (await measureApi(options, [{ label: `${seeded.group.hooksEach} webhooks per client, PostgreSQL`, database: api, group: seeded.group, withListing: true }])) as [ApiOperations];
-    // GET /about with the per-key rate limit shared through the database, in turn with each process
-    // counting on its own (what sharing costs) and with no limit (what the limit costs in all), on one
-    // database; twice the rounds and the time: a round went from 4,000 to 10,000 requests a second as
-    // the servers warmed, and a 10% target wants a steadier figure.
-    const limits = [['the rate limit shared', {}], ['RATE_LIMIT_SHARED=off', { RATE_LIMIT_SHARED: 'off' }], ['RATE_LIMIT_PER_KEY=off', { RATE_LIMIT_PER_KEY: 'off' }]] as const;
+    // The rate limit shared, counted by each process and off, twice as long: a round went from 4,000
+    // to 10,000 requests a second as the servers warmed, and a 10% target wants a steadier figure.
+    const limits = [
+      ['the rate limit shared', {}],
+      ['RATE_LIMIT_SHARED=off', { RATE_LIMIT_SHARED: 'off' }],
+      ['RATE_LIMIT_PER_KEY=off', { RATE_LIMIT_PER_KEY: 'off' }],
+    ] as const;
     const cases = limits.map(([label, env]): ApiCase => ({ label: `PostgreSQL, ${label}`, database: api, env, group: seeded.group }));
     const [shared, own, off] = await inTurn(twiceAsLong(options), cases, (alternate) => alternate(aboutStep));
     sharedLimit = { shared: shared!, own: own!, off: off! };
@@ -102,7 +107,8 @@ export async function measurePostgres(options: BenchOptions, dir: string, server
   for (const workers of [1, 2]) {
     const processes = `process${workers > 1 ? 'es' : ''}`;
     const outbox = await postgresCopy(url, seeded.shallowOutbox, 'the shallow outbox');
-    drains.push(await measureDrain(options, `shallow outbox, PostgreSQL, ${workers} worker ${processes}`, outbox, options.shallowOutbox, workers));
+    const label = `shallow outbox, PostgreSQL, ${workers} worker ${processes}`;
+    drains.push(await measureDrain(options, label, outbox, options.shallowOutbox, workers));
     graphile.push(await measureGraphile(options, `shallow outbox, graphile-worker, ${workers} ${processes}`, url, seeded.shallowOutbox, options.shallowOutbox, workers));
   }
   const deepOutbox = await postgresCopy(url, seeded.deepOutbox, 'the deep outbox');

@@ -9,7 +9,9 @@ const startOnce = (database: Record<string, string>) => startLeadhooks(database)
 export async function measureStartUp(cases: { label: string; database: Record<string, string> }[], probes: number): Promise<number[]> {
   for (const { database } of cases) await startOnce(database);
   const starts: number[][] = cases.map(() => []);
-  for (let i = 0; i < probes; i++) for (const [index, { database }] of inRoundOrder(cases, i)) starts[index]!.push(await startOnce(database));
+  for (let i = 0; i < probes; i++) {
+    for (const [index, { database }] of inRoundOrder(cases, i)) starts[index]!.push(await startOnce(database));
+  }
   cases.forEach(({ label }, i) => say(`start to listening, ${label}: ${starts[i]!.map((s) => s.toFixed(0)).join(', ')} ms (median ${quantile(starts[i]!, 0.5).toFixed(0)})`));
   return starts.map((probed) => quantile(probed, 0.5));
 }
