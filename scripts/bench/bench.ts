@@ -1,8 +1,5 @@
-// npm run bench: leadhooks beside bare Fastify; leadhooks against itself as clients and databases
-// grow; publishing on both stores beside bare Fastify and pgbench; deliveries, publish latency,
-// memory and start-up; the same API operations on PostgreSQL, and delivery there beside
-// graphile-worker; with --before <ref>, publishing and delivery of the ref's build and of this one in
-// turn. docs/benchmarks.md says how; bench-options.ts what a full and a smoke run measure.
+// npm run bench: every measure in turn, then the report. docs/benchmarks.md says how; bench-options.ts
+// what a full and a smoke run measure.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,14 +9,13 @@ import { buildLeadhooks } from '../lib/server-process.js';
 import { parseOptions } from './bench-options.js';
 import { prepareBuild } from './builds.js';
 import { measureBeforeNow } from './measures/before-now.js';
-import { measureApi, type ApiOperations } from './measures/api.js';
+import { measureApi, startBareFastify, type ApiOperations } from './measures/api.js';
 import { measureDelivery } from './measures/delivery.js';
 import { measureFilters } from './measures/filters.js';
 import { measureIngestion } from './measures/ingestion.js';
 import { measureLeadOrder } from './measures/lead-order.js';
 import { measurePostgres, postgresServer } from './measures/postgres.js';
 import { measureStartUp } from './measures/start-up.js';
-import { startBareFastify } from './peer-processes.js';
 import { count, elapsedSeconds, loadAverage, say } from './progress.js';
 import { judge, reportTables, writeBenchmarksReport, type Results } from './report.js';
 import { copyDatabase, groupsOf, seed, webhookCount } from './seed-database.js';

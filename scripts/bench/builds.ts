@@ -1,7 +1,5 @@
-// The builds a run compares (npm run bench -- --before <ref>): this package's, and the ref's,
-// unpacked from git into the scratch folder, installed and built there, so that its server and
-// workers run as this package's do. Each build's own code brings a seeded file to its schema and
-// moves it to PostgreSQL, since the ref may have fewer migrations than this package.
+// --before <ref>: the ref unpacked from git into the scratch folder, installed and built; each build's
+// own code migrates a seeded file and moves it to PostgreSQL (the ref may have fewer migrations).
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,12 +22,7 @@ function run(command: string[], cwd = PACKAGE_ROOT): string {
   return done.stdout;
 }
 
-/**
- * The commit `ref` names, unpacked into `dir`, installed and built. Its dependencies are this
- * package's own node_modules when its package-lock.json is the same as this one's; otherwise
- * `npm ci` installs them, from npm's cache wherever it can, so that it runs offline once they
- * have been installed on the machine before.
- */
+/** The commit `ref` names, unpacked into `dir`, installed (this package's node_modules if the lock is the same) and built. */
 export function prepareBuild(ref: string, dir: string): Build {
   const commit = run(['git', 'rev-parse', '--short', `${ref}^{commit}`]).trim();
   const root = join(dir, `before-${commit}`);

@@ -1,10 +1,6 @@
-// The peer of leadhooks' PostgreSQL delivery: graphile-worker draining jobs already added, one per
-// delivery, whose task signs and POSTs the event (signed-post.mjs) and records the attempt in a
-// row of its own. Its settings are those of its performance docs
-// (https://worker.graphile.org/docs/performance), with leadhooks' concurrency and 25 connections,
-// not concurrency + 1: two processes of 65 would pass the server's default max_connections (100),
-// and one of 65 drained no faster than one of 25. Its lines but errors are left out.
-//   DATABASE_URL=… NO_LOG_SUCCESS=1 node graphile-peer.mjs; stopped with SIGTERM.
+// The peer of leadhooks' PostgreSQL delivery: graphile-worker draining jobs already added, each
+// signing and POSTing an event (signed-post.mjs) and recording its attempt. Settings of its
+// performance docs, but 25 connections: two processes of 65 would pass max_connections (100).
 import { Logger, run } from 'graphile-worker';
 import { signedPost } from './signed-post.mjs';
 

@@ -1,7 +1,5 @@
-// A measured load, and measures taken in short rounds. autocannon, in the bench's own process,
-// sends requests made before the clock starts (not built anew by setupRequest, which made
-// autocannon the bottleneck of earlier runs), a warm-up first; each figure carries the CPU the
-// server and the generator used, so that a reader sees which of the two was the busy one.
+// A measured load: autocannon, in the bench's process, sends requests made before the clock starts
+// (building them in setupRequest made it the bottleneck), with the CPU the server and it used.
 import autocannon from 'autocannon';
 import type { RunningServer } from '../lib/server-process.js';
 import { cpuSeconds, peakRssMb, percent, say } from './progress.js';
@@ -11,11 +9,7 @@ export type PreparedRequest = autocannon.Request;
 /** A measured run; CPU in cores (1 = one core busy all the time). */
 export type Measured = { name: string; rps: number; completed: number; p50Ms: number; p99Ms: number; serverCores: number; generatorCores: number; peakRssMb: number };
 
-/**
- * `requests` are sent in turn, each connection from its own place in the list; `once`, each
- * request once (DELETE of distinct webhooks): the list is split among the connections and a run
- * ends when all are sent.
- */
+/** `requests` sent in turn, each connection from its own place; `once`: each request once, split among the connections. */
 export type LoadSpec = { requests: PreparedRequest[]; once?: boolean; connections: number; warmupSeconds: number; seconds: number };
 
 /** Whether the load generator was near the one core it can use: then it, not the server, set the rate. */
@@ -70,11 +64,8 @@ export function quantile(values: number[], q: number): number {
 }
 
 /**
- * The cases of round `round` (from 0) in the order they run, each with its index: as given in even
- * rounds, reversed in odd ones. Whichever case runs first in a round runs on a machine the one
- * before left busy (a checkpoint, autovacuum, a cold cache) or idle; taking turns at going first
- * gives each case as many of both, where a fixed order moved a comparison of identical builds by
- * a tenth.
+ * The cases of round `round` (from 0) with their indexes: as given in even rounds, reversed in odd
+ * ones, so that each case meets the machine as busy or idle as the others (docs/benchmarks.md).
  */
 export function inRoundOrder<T>(cases: readonly T[], round: number): [number, T][] {
   const entries = [...cases.entries()];
@@ -82,9 +73,8 @@ export function inRoundOrder<T>(cases: readonly T[], round: number): [number, T]
 }
 
 /**
- * One figure from a measure's rounds: the rate over all their requests; as p99 the worst round's
- * (no round had more than 1% of its requests slower, so neither had all of them together: it
- * never flatters), as p50 the median round's; CPU weighted by each round's time.
+ * One figure from a measure's rounds: the rate over all their requests; as p99 the worst round's (an
+ * upper bound of the p99 over all), as p50 the median round's; CPU weighted by each round's time.
  */
 export function combineRounds(name: string, rounds: Measured[]): Measured {
   const seconds = rounds.map((r) => r.completed / r.rps);

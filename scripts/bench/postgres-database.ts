@@ -34,11 +34,9 @@ export async function scratchDatabase(serverUrl: string): Promise<BenchDatabase 
 }
 
 /**
- * CPU seconds used so far by the PostgreSQL processes on this machine that work for `database`:
- * its backends (a backend's title names its database: `postgres: 15/main: user database
- * 127.0.0.1(41234) idle`) and the server's own processes (WAL writer, checkpointer…), not the
- * backends of other databases, since other work may share the server. NaN when there is no
- * PostgreSQL process (a server on another machine).
+ * CPU seconds used so far by the PostgreSQL processes here that work for `database`: its backends (a
+ * backend's title names its database: `postgres: 15/main: user database 127.0.0.1(41234) idle`) and
+ * the server's own, not other databases' backends. NaN with no PostgreSQL process (a remote server).
  */
 function postgresCpuSeconds(database: string): number {
   let [seconds, found] = [0, false];

@@ -1,6 +1,5 @@
-// How the run goes: progress lines, each stamped with the seconds since the bench started; numbers
-// as the lines and the tables show them; and what /proc says about a process (CPU time so far,
-// peak memory), read around a measured run so that each figure can say how busy it was.
+// Progress lines stamped with the seconds since the start, numbers as shown, and a process's CPU
+// and peak memory from /proc.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 

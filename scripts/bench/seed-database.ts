@@ -1,11 +1,8 @@
-// The databases under test: SQLite files with clients and their keys, webhooks, and pending
-// deliveries, a million rows in seconds (rows made by recursive CTEs inside SQLite). Each run
-// seeds its own, once, and gives each server a copy (or the same rows moved into PostgreSQL).
-// The rows are written against the schema this seeder knows (the first SEEDER_SCHEMA_VERSION
-// migrations); the file is then opened as leadhooks opens it, which runs the later migrations on
-// the seeded rows as on a deployed database, so the bench does not go stale with them.
+// The databases under test: SQLite files seeded once a run by recursive CTEs, a copy for each server.
+// Rows are written at the seeder's schema (SEEDER_SCHEMA_VERSION), then leadhooks' own later
+// migrations run on them, as on a deployed database, so the seeder does not go stale.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, fsyncSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { hashApiKey } from '../../src/secrets/credentials.js';
@@ -17,24 +14,24 @@ const SEEDER_SCHEMA_VERSION = 3;
 /** Stands for the receiver's port in the seeded webhooks' URLs until a run points them at it. */
 export const RECEIVER_PORT = '{receiver-port}';
 
-/** A database under test, from the bench's side. */
+/**
+ * A database under test: `env` starts a server or a worker on it; `query` runs one statement (its
+ * parameters $1, $2… in order) beside them; on PostgreSQL, the CPU seconds the server has spent for it
+ * so far and the server's WAL position in bytes (postgres-database.ts).
+ */
 export interface BenchDatabase {
   store: 'SQLite' | 'PostgreSQL';
-  /** What the server and the workers are started with to use it. */
   env: Record<string, string>;
-  /** One statement, beside the server's connections, its parameters written $1, $2… in order; its rows. */
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** On PostgreSQL: CPU seconds the server has spent for it so far, and the server's WAL position in bytes (postgres-database.ts). */
   databaseCpu?: () => number;
   walBytes?: () => Promise<number>;
   drop(): Promise<void>;
 }
 
-/** A database to seed: its name (that of its file), groups of clients each holding the same number of webhooks, and its outbox. */
+/** A database to seed: its file's name, groups of clients, and events in its outbox (to the `drain` group's clients in turn). */
 export interface DatabaseLayout<Group extends string = string> {
   name: string;
   clients: Record<Group, { clients: number; hooksEach: number }>;
-  /** Events in the outbox, to the clients of the `drain` group in turn, one delivery per webhook. */
   pendingEvents?: number;
 }
 
@@ -132,7 +129,8 @@ export function copyDatabase(seeded: string, dir: string, name: string): BenchDa
       db.close();
       return rows as T[];
     },
-    async drop() {},
+    // Removed once measured: the deep outbox's copies would otherwise fill the scratch folder.
+    drop: async () => ['', '-wal', '-shm'].forEach((end) => rmSync(path + end, { force: true })),
   };
 }
 

@@ -1,15 +1,14 @@
-// The API operations: GET /about, GET /webhook (a page), durable POST /webhook and DELETE
-// /webhook/{id}; bare Fastify, as a case of its own, answers the same requests (GET /, and POST
-// /echo parsing the same bodies). Each operation is measured in rounds that take the cases in
-// turn (the order reversed every other round), each case on a server and a database of its own,
-// up for the whole measure (a case sharing a server with another paid for the writes of the run
-// before it). Keys go round a group of clients so that the rate limit and the key cache see many
-// keys.
-import { startLeadhooks, type RunningServer } from '../../lib/server-process.js';
+// The API operations (GET /about, a page of GET /webhook, durable POST /webhook and DELETE
+// /webhook/{id}), each case on a server and a database of its own, the cases taken in turn in rounds
+// (docs/benchmarks.md). Keys go round a group of clients so that the rate limit and key cache see many.
+import { fileURLToPath } from 'node:url';
+import { startAnswering, startLeadhooks, type RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import { combineRounds, inRoundOrder, measureLoad, type Measured, type PreparedRequest } from '../load.js';
-import { startBareFastify } from '../peer-processes.js';
 import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
+
+/** Bare Fastify (baseline-server.mjs), its GET / answering once it is up. */
+export const startBareFastify = () => startAnswering([fileURLToPath(new URL('../baseline-server.mjs', import.meta.url))], {}, '/');
 
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';

@@ -1,31 +1,31 @@
-// Delivery to local receivers: how fast an outbox is drained, and the time from publishing an
-// event (202) to its arrival. A receiver is an HTTP server in the bench's own process that answers
-// 204 at once and keeps each delivery's arrival time and, for events the bench stamped with
-// data.sentAt, the time from publishing to arrival.
+// Delivery to receivers in the bench's own process (204 at once, each arrival's time kept): how fast
+// an outbox drains, and the time from publishing an event (202) to its arrival.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { leadhooksEnv, PUBLISHER_TOKEN, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
+import { fileURLToPath } from 'node:url';
+import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers } from '../../lib/server-process.js';
+import type { RunningProcess, RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import { inRoundOrder, quantile } from '../load.js';
-import { startBareSender } from '../peer-processes.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
 import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
 
 export type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+export const pendingOf = (outbox: DatabaseLayout): number => outbox.pendingEvents! * outbox.clients.drain!.hooksEach;
 
 /**
- * `store` 'none': the bare sender, which keeps nothing; `workers`: worker processes (leadhooks' or
- * graphile-worker's), 0 for the server's own worker; `rate`: deliveries per second between the
- * window's two marks; `databaseMs` and `walKiB`, on PostgreSQL: the server's CPU and WAL per delivery meanwhile;
- * `rounds`: each drain's rate, for a figure combined from several (combineDrains).
+ * `store` 'none': the bare sender; `workers`: worker processes, 0 for the server's own worker;
+ * `rate`: deliveries/s between the window's two marks; `databaseMs` and `walKiB`, on PostgreSQL: the
+ * server's CPU and WAL per delivery meanwhile; `rounds`: the rates combineDrains combined.
  */
 export type Drain = { store: BenchDatabase['store'] | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; walKiB?: number; rounds?: number[] };
 
 async function startReceiver() {
   const [arrivals, latencies]: [number[], number[]] = [[], []];
-  let waiting: { n: number; done: () => void }[] = [];
+  // One wait at a time: the bench waits for one mark, then the next.
+  let waiting: { n: number; done: () => void } | undefined;
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
@@ -34,51 +34,51 @@ async function startReceiver() {
       const sentAt = (JSON.parse(body) as { data?: { sentAt?: unknown } }).data?.sentAt;
       if (typeof sentAt === 'number') latencies.push(Date.now() - sentAt);
       res.writeHead(204).end();
-      waiting.filter((w) => w.n <= arrivals.length).forEach((w) => w.done());
-      waiting = waiting.filter((w) => w.n > arrivals.length);
+      if (waiting && arrivals.length >= waiting.n) waiting.done();
     });
   });
   server.keepAliveTimeout = 60_000;
   await once(server.listen(0, '127.0.0.1'), 'listening');
-  /** Settles once `n` deliveries have arrived; fails after `timeoutMs`. */
   const reached = (n: number, timeoutMs = 180_000) =>
     new Promise<void>((resolve, reject) => {
       if (arrivals.length >= n) return resolve();
       const timer = setTimeout(() => reject(new Error(`${arrivals.length} of ${n} deliveries after ${timeoutMs / 1000} s`)), timeoutMs);
-      waiting.push({ n, done: () => (clearTimeout(timer), resolve()) });
+      waiting = { n, done: () => ((waiting = undefined), clearTimeout(timer), resolve()) };
     });
   return { port: (server.address() as AddressInfo).port, arrivals, latencies, reached, stop: () => server.close().closeAllConnections() };
 }
 
-/**
- * The bare sender, the shallow and the deep outbox in turn (the order reversed every other round),
- * each drained `drainRounds` times from a fresh copy; and the publish latency, on the first
- * shallow drain's server once all is delivered.
- */
+/** The bare sender, the shallow and the deep outbox in turn; the publish latency after the first shallow drain. */
 export async function measureDelivery(options: BenchOptions, dir: string, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
   const publish: Then = async ({ server }, receiver) => void (latency = await measurePublishLatency(options, server!, receiver));
-  const [shallow, deep, bareSender]: [Drain[], Drain[], Drain[]] = [[], [], []];
-  for (let round = 1; round <= options.drainRounds; round++) {
-    const of = `round ${round} of ${options.drainRounds}`;
-    const drains: [Drain[], () => Promise<Drain>][] = [
-      [bareSender, () => measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox)],
-      [shallow, () => measureDrain(options, `shallow outbox, ${of}`, copyDatabase(seeded.shallow, dir, `shallow-${round}`), options.shallowOutbox, 0, round === 1 ? publish : undefined)],
-      [deep, () => measureDrain(options, `deep outbox, ${of}`, copyDatabase(seeded.deep, dir, `deep-${round}`), options.deepOutbox)],
-    ];
-    for (const [, [runs, drain]] of inRoundOrder(drains, round - 1)) runs.push(await drain());
-  }
-  return { shallow: combineDrains(shallow), deep: combineDrains(deep), bareSender: combineDrains(bareSender), latency: latency! };
+  const outbox = (name: 'shallow' | 'deep', round: number, of: string) => {
+    const layout = name === 'shallow' ? options.shallowOutbox : options.deepOutbox;
+    const then = name === 'shallow' && round === 1 ? publish : undefined;
+    return measureDrain(options, `${name} outbox, ${of}`, copyDatabase(seeded[name], dir, `${name}-${round}`), layout, 0, then);
+  };
+  const [bareSender, shallow, deep] = await drainsInTurn(options.drainRounds, ['bare', 'shallow', 'deep'] as const, (name, of, round) =>
+    name === 'bare' ? measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox) : outbox(name, round, of),
+  );
+  return { shallow: shallow!, deep: deep!, bareSender: bareSender!, latency: latency! };
 }
 
-/** What a drain runs: its delivering processes (a server among them, or not), and where its database's CPU is read. */
+/** Each case drained `rounds` times, in turn (inRoundOrder), each on a fresh copy; each case's drains combined. */
+export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>) {
+  const runs = cases.map((): Drain[] => []);
+  for (let round = 1; round <= rounds; round++) {
+    for (const [i, c] of inRoundOrder(cases, round - 1)) runs[i]!.push(await drain(c, `round ${round} of ${rounds}`, round));
+  }
+  return runs.map(combineDrains);
+}
+
+/** What a drain runs: its delivering processes (a server among them, or not), and its database. */
 type Deliverers = { processes: RunningProcess[]; server?: RunningServer; database?: BenchDatabase };
 type Then = (deliverers: Deliverers, receiver: Receiver) => Promise<void>;
 
 /**
- * Deliveries to a receiver of their own by what `start` starts once it listens: the rate between
- * the window's two marks, and the CPU the deliverers, the receiver and the database used
- * meanwhile. With `then`, they stop once all is delivered and `then` has run.
+ * Deliveries by what `start` starts, to a receiver of their own: the rate between the window's two
+ * marks, and the CPU used meanwhile. With `then`, they stop once all is delivered and `then` has run.
  */
 export async function timeDrain(options: BenchOptions, label: string, drain: Pick<Drain, 'store' | 'workers' | 'pending'>, start: (receiver: Receiver) => Promise<Deliverers>, then?: Then): Promise<Drain> {
   const { from, to } = options.drainWindow;
@@ -88,15 +88,22 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
     deliverers = await start(receiver);
     say(`deliveries, ${label}: ${count(drain.pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
     const cpu = () => deliverers.processes.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
-    const { databaseCpu = () => 0, walBytes = async () => 0 } = deliverers.database ?? {};
+    const { databaseCpu, walBytes = async () => 0 } = deliverers.database ?? {};
     await receiver.reached(from);
-    const [cpuBefore, databaseBefore, walBefore, receiverBefore, wall] = [cpu(), databaseCpu(), await walBytes(), process.cpuUsage(), performance.now()];
+    const [cpuBefore, databaseBefore, walBefore] = [cpu(), databaseCpu?.(), await walBytes()];
+    const [receiverBefore, wall] = [process.cpuUsage(), performance.now()];
     await receiver.reached(to);
     const [seconds, receiverCpu, wal] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore), await walBytes()];
     const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
     const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
-    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...(deliverers.database?.databaseCpu && { databaseMs: ((databaseCpu() - databaseBefore) * 1000) / (to - from), walKiB: (wal - walBefore) / 1024 / (to - from) }) };
-    say(`deliveries, ${label}: ${Math.round(timed.rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${timed.databaseMs === undefined ? '' : `, PostgreSQL ${timed.databaseMs.toFixed(2)} ms and ${timed.walKiB!.toFixed(2)} KiB of WAL per delivery`}`);
+    const perDelivery = databaseCpu && {
+      databaseMs: ((databaseCpu() - databaseBefore!) * 1000) / (to - from),
+      walKiB: (wal - walBefore) / 1024 / (to - from),
+    };
+    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...perDelivery };
+    const { databaseMs, walKiB } = perDelivery ?? {};
+    const onPostgres = perDelivery ? `, PostgreSQL ${databaseMs!.toFixed(2)} ms and ${walKiB!.toFixed(2)} KiB of WAL per delivery` : '';
+    say(`deliveries, ${label}: ${Math.round(rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(receiverCores)}${onPostgres}`);
     if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
     return timed;
   } finally {
@@ -106,31 +113,30 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
 }
 
 /**
- * An outbox (a private copy) delivered by a server with its own worker (`workers` 0, as `npm start`
- * runs) or by worker processes (`npm run worker`) sharing the database; `root`: the package whose
- * build runs them, this one unless set.
+ * An outbox (a private copy, dropped after) delivered by a server with its own worker (`workers` 0)
+ * or by worker processes sharing the database; `root`: the package whose build runs, this one unless set.
  */
 export function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: Then, root?: string): Promise<Drain> {
-  const drain = { store: database.store, workers, pending: layout.pendingEvents! * layout.clients.drain.hooksEach };
-  return timeDrain(options, label, drain, async (receiver) => {
+  return timeDrain(options, label, { store: database.store, workers, pending: pendingOf(layout) }, async (receiver) => {
     await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
     const local = { ALLOW_PRIVATE_TARGETS: 'true' };
     const server = workers === 0 ? await startLeadhooks(database.env, local, root) : undefined;
     return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local), root), server, database };
-  }, then);
+  }, then).finally(() => database.drop());
 }
 
 /** The same outbox's deliveries sent by the bare sender (bare-sender.mjs). */
 export function measureBareSender(options: BenchOptions, label: string, layout: Outbox): Promise<Drain> {
-  const { clients, hooksEach } = layout.clients.drain;
-  const pending = layout.pendingEvents! * hooksEach;
-  return timeDrain(options, label, { store: 'none', workers: 0, pending }, async (receiver) => ({ processes: [startBareSender(`http://127.0.0.1:${receiver.port}`, pending, clients, hooksEach)] }));
+  const [pending, { clients, hooksEach }] = [pendingOf(layout), layout.clients.drain];
+  const script = fileURLToPath(new URL('../bare-sender.mjs', import.meta.url));
+  return timeDrain(options, label, { store: 'none', workers: 0, pending }, async (receiver) => ({
+    processes: [spawnNode([script, `http://127.0.0.1:${receiver.port}`, ...[pending, clients, hooksEach].map(String)], {})],
+  }));
 }
 
 /**
- * One figure from several drains of the same outbox (each on a fresh copy): the rate over all
- * their timed windows (each times the same number of deliveries, so the harmonic mean of the
- * rates), and the CPU weighted by each window's time.
+ * One figure from drains of the same outbox: the rate over all their windows (the same deliveries
+ * each, so the harmonic mean of the rates), the CPU weighted by each window's time.
  */
 export function combineDrains(drains: Drain[]): Drain {
   const seconds = drains.map((d) => 1 / d.rate);
@@ -139,10 +145,7 @@ export function combineDrains(drains: Drain[]): Drain {
   return { ...drains[0]!, rate: drains.length / total, serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores), rounds: drains.map((d) => d.rate) };
 }
 
-/**
- * Events published at a steady rate for `options.seconds`, each stamped with its send time, to
- * the shallow outbox's clients with one webhook each (the outbox's own events carry no stamp).
- */
+/** Events published at a steady rate for `options.seconds`, each stamped with its send time, to the latency group's clients. */
 async function measurePublishLatency(options: BenchOptions, server: RunningServer, receiver: Receiver) {
   const { latency } = groupsOf(options.shallowOutbox);
   const [rate, published, delivered] = [options.publishRate, options.publishRate * options.seconds, receiver.arrivals.length];

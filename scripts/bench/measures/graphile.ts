@@ -1,13 +1,14 @@
 // leadhooks' peer on PostgreSQL: graphile-worker (graphile-peer.mjs) draining the same outbox as
 // its worker processes, on a fresh database of its own: each seeded delivery a job (the webhook's
 // URL and id, the event's id and body), all added in one add_jobs call before its processes start.
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Logger, makeWorkerUtils } from 'graphile-worker';
 import type { BenchOptions } from '../bench-options.js';
-import { startGraphilePeers } from '../peer-processes.js';
+import { spawnNode } from '../../lib/server-process.js';
 import { scratchDatabase } from '../postgres-database.js';
 import { RECEIVER_PORT, type DatabaseLayout } from '../seed-database.js';
-import { timeDrain, type Drain } from './delivery.js';
+import { pendingOf, timeDrain, type Drain } from './delivery.js';
 
 // Its lines while it installs its schema are not the bench's: its errors alone.
 const logger = new Logger(() => (level, message) => level === 'error' && console.error(message));
@@ -22,7 +23,7 @@ function jobsOf(seeded: string, port: number) {
 
 export async function measureGraphile(options: BenchOptions, label: string, serverUrl: string, seeded: string, layout: DatabaseLayout, workers: number): Promise<Drain> {
   const database = await scratchDatabase(serverUrl);
-  const drain = { store: database.store, workers, pending: layout.pendingEvents! * layout.clients.drain!.hooksEach };
+  const drain = { store: database.store, workers, pending: pendingOf(layout) };
   try {
     const start = async (receiver: { port: number }) => {
       const utils = await makeWorkerUtils({ connectionString: database.url, logger });
@@ -33,7 +34,10 @@ export async function measureGraphile(options: BenchOptions, label: string, serv
       await utils.addJobs(jobsOf(seeded, receiver.port)).finally(() => utils.release());
       // The planner's statistics, as migrate-to-postgres leaves leadhooks' moved outbox with.
       await database.query('ANALYZE');
-      return { processes: startGraphilePeers(workers, database.url), database };
+      // Without a line per job, as graphile-worker's own performance test runs it.
+      const script = fileURLToPath(new URL('../graphile-peer.mjs', import.meta.url));
+      const peer = () => spawnNode([script], { DATABASE_URL: database.url, NO_LOG_SUCCESS: '1' });
+      return { processes: Array.from({ length: workers }, peer), database };
     };
     // Stopped once all is delivered: graphile-worker 0.18 fails to give back the jobs of a local
     // queue stopped holding some ("Cannot background something when the queue is already released").

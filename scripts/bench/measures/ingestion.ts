@@ -7,9 +7,9 @@ import { PUBLISHER_TOKEN } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
 import type { Measured, PreparedRequest } from '../load.js';
 import { count, say } from '../progress.js';
-import { copyDatabase, groupsOf, type BenchDatabase, type ClientGroup } from '../seed-database.js';
+import { groupsOf, type BenchDatabase, type ClientGroup } from '../seed-database.js';
 import { aboutStep, inTurn, type ApiCase } from './api.js';
-import { pgbench, postgresCopy, type PostgresServer } from './postgres.js';
+import { copyOn, pgbench, postgresCopy, storesOf, type PostgresServer } from './postgres.js';
 
 /** A case: `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo; `batch` (requests of options.batch.events) at warn. */
 export type Ingesting = { store?: BenchDatabase['store']; level?: string; about: Measured; publish: Measured; batch?: Measured };
@@ -31,15 +31,18 @@ export async function measureIngestion(options: BenchOptions, dir: string, seede
   const cases: ApiCase[] = [{ label: 'bare Fastify, ingestion', group }];
   try {
     const env = (level: string) => ({ DELIVERY_WORKER: 'off', LOG_LEVEL: level });
-    for (const level of levels) cases.push({ label: `SQLite, LOG_LEVEL=${level}`, database: copyDatabase(seeded, dir, `ingestion-${level}`), env: env(level), group });
-    if ('url' in server) for (const level of levels) cases.push({ label: `PostgreSQL, LOG_LEVEL=${level}`, database: await postgresCopy(server.url, seeded, `ingestion, LOG_LEVEL=${level}`), env: env(level), group });
+    for (const store of storesOf(server)) {
+      for (const level of levels) {
+        const database = await copyOn(store, server, seeded, dir, `ingestion-${level}`);
+        cases.push({ label: `${store}, LOG_LEVEL=${level}`, database, env: env(level), group });
+      }
+    }
     const [about, publish] = await inTurn(options, cases, async (alternate) => [
       await alternate(aboutStep),
       await alternate((c) => (c.database ? { name: 'POST /events', requests: () => publications(group, '/events') } : { name: 'POST /echo', requests: () => publications(group, '/echo') })),
     ]);
     // Batches last, so that the rows they add weigh on no other measure; in one run each, not in
-    // rounds: a batch takes a tenth of a second or more, and a short round would lose much of its
-    // time to the batches the one before left running and to those cut at its end.
+    // rounds (docs/benchmarks.md says why).
     const warn = cases.filter((c) => c.env?.LOG_LEVEL === 'warn');
     const batched = await inTurn({ ...options, rounds: 1, connections: options.batch.connections }, warn, (alternate) => alternate(() => ({ name: `POST /events/batch (${count(options.batch.events)} events)`, requests: () => batches(group, options.batch) })));
     const statement = 'url' in server ? await measurePublishStatement(options, dir, server.url, seeded, group) : server;
@@ -50,10 +53,8 @@ export async function measureIngestion(options: BenchOptions, dir: string, seede
 }
 
 /**
- * pgbench's script and arguments for the statement leadhooks publishes with, caught from its event
- * repository: each event a new id (a random 53-bit number), to a client of `group` at random. Its
- * parameters become variables sent as parameters (-M extended), as node-postgres sends them; one
- * sent as null (no trace context) is written NULL.
+ * pgbench's script and arguments for leadhooks' publish statement, caught from its event repository:
+ * each event a new id, to a client of `group` at random; parameters sent as node-postgres sends them.
  */
 export async function publishStatement(group: ClientGroup): Promise<{ script: string; args: string[] }> {
   const createdAt = new Date().toISOString();

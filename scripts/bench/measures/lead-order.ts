@@ -1,18 +1,14 @@
-// Delivery in order per lead: one outbox of 20,000 deliveries (100 clients with a webhook each;
-// 2,000 leads of 10 events, each lead's events to one client), drained with its events carrying
-// leadIds and without, in turn, each from a fresh copy, on SQLite (the server's own worker) and on
-// PostgreSQL (one worker process). The copy with leadIds is the outbox that publishing them leaves:
-// the first pending delivery of each lead due, the others waiting behind it.
+// Delivery in order per lead: one outbox drained with its events carrying leadIds and without, in
+// turn, on SQLite (the server's own worker) and PostgreSQL (one worker process).
 import Database from 'better-sqlite3';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WAITING_AT } from '../../../src/delivery-policy/lead-order.js';
 import type { BenchOptions } from '../bench-options.js';
-import { inRoundOrder } from '../load.js';
 import { say } from '../progress.js';
-import { copyDatabase, seed } from '../seed-database.js';
-import { combineDrains, measureDrain, type Drain } from './delivery.js';
-import { postgresCopy, type PostgresServer } from './postgres.js';
+import { seed } from '../seed-database.js';
+import { drainsInTurn, measureDrain, type Drain } from './delivery.js';
+import { copyOn, storesOf, type PostgresServer } from './postgres.js';
 
 export type LeadOrderResults = { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[];
 
@@ -36,22 +32,15 @@ export async function measureLeadOrder(options: BenchOptions, dir: string, postg
   const withLeads = withLeadIds(without, dir, leads);
   say(`${layout.name}: ${leads} leads of ${layout.pendingEvents / leads} events each`);
   const results: LeadOrderResults = [];
-  // PostgreSQL's by the URL of its server, when there is one.
-  const stores: [Drain['store'], string | undefined][] = [['SQLite', undefined], ...('skipped' in postgresAt ? [] : [['PostgreSQL', postgresAt.url] as [Drain['store'], string]])];
-  for (const [store, serverUrl] of stores) {
-    const drains: Record<'withLeads' | 'without', Drain[]> = { withLeads: [], without: [] };
-    for (let round = 1; round <= rounds; round++) {
-      for (const [, [variant, file]] of inRoundOrder([['without', without], ['withLeads', withLeads]] as const, round - 1)) {
-        const label = `${layout.name}, ${variant === 'withLeads' ? `${leads} leads in order` : 'no leadId'}, ${store}, round ${round} of ${rounds}`;
-        if (serverUrl === undefined) {
-          drains[variant].push(await measureDrain(options, label, copyDatabase(file, dir, `leads-${variant}-${round}`), layout));
-        } else {
-          const database = await postgresCopy(serverUrl, file, label);
-          drains[variant].push(await measureDrain(options, label, database, layout, 1).finally(database.drop));
-        }
-      }
-    }
-    results.push({ store, leads, withLeads: combineDrains(drains.withLeads), without: combineDrains(drains.without) });
+  // On SQLite by the server's own worker; on PostgreSQL, when the run has a server, by one worker process.
+  for (const store of storesOf(postgresAt)) {
+    const variants = [['without', without, 'no leadId'], ['withLeads', withLeads, `${leads} leads in order`]] as const;
+    const [plain, inOrder] = await drainsInTurn(rounds, variants, async ([variant, file, shown], of, round) => {
+      const label = `${layout.name}, ${shown}, ${store}, ${of}`;
+      const database = await copyOn(store, postgresAt, file, dir, `leads-${variant}-${round}`);
+      return measureDrain(options, label, database, layout, store === 'SQLite' ? 0 : 1);
+    });
+    results.push({ store, leads, withLeads: inOrder!, without: plain! });
   }
   return results;
 }

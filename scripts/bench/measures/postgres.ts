@@ -1,25 +1,24 @@
-// The same API operations and deliveries on PostgreSQL: the small case's clients on the same rows
-// (moved from the seeded SQLite file into a fresh database by the CLI's migrate-to-postgres code),
-// and on them GET /about with the rate limit shared and without (shared-limit.ts);
-// the shallow outbox drained by one and by two worker processes sharing the database, as a
-// deployment that outgrows one machine runs them, each in turn with graphile-worker draining the
-// same deliveries (graphile.ts); the deep outbox by one; and the server's commit ceiling. The databases are made on
-// BENCH_DATABASE_URL's server, else TEST_DATABASE_URL's, else the local one, and dropped after.
+// The same API operations and deliveries on PostgreSQL (docs/benchmarks.md): the small case on the
+// same rows moved by the CLI's migrate-to-postgres code, and GET /about with the rate limit shared and
+// without on them; the outboxes drained by worker processes, graphile-worker beside them, and the
+// server's commit ceiling. Databases are dropped after.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../../src/config.js';
 import { moveToPostgres } from '../../../src/store/move-to-postgres.js';
-import type { BenchOptions } from '../bench-options.js';
+import { twiceAsLong, type BenchOptions } from '../bench-options.js';
+import type { Measured } from '../load.js';
 import { buildCode, type Build } from '../builds.js';
 import { runSql, scratchDatabase } from '../postgres-database.js';
 import { count, say } from '../progress.js';
-import type { ClientGroup } from '../seed-database.js';
-import { measureApi, type ApiOperations } from './api.js';
+import { copyDatabase, type BenchDatabase, type ClientGroup } from '../seed-database.js';
+import { aboutStep, inTurn, measureApi, type ApiCase, type ApiOperations } from './api.js';
 import { measureDrain, type Drain } from './delivery.js';
 import { measureGraphile } from './graphile.js';
-import { measureSharedLimit, type SharedLimit } from './shared-limit.js';
 
+/** GET /about on PostgreSQL with the rate limit shared, counted by each process, and off. */
+export type SharedLimit = Record<'shared' | 'own' | 'off', Measured>;
 /** pgbench's commits per second at each number of clients, or why it did not run. */
 export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { skipped: string };
 export type PostgresResults = { small: ApiOperations; sharedLimit: SharedLimit; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
@@ -75,6 +74,15 @@ export async function postgresServer(): Promise<PostgresServer> {
   return { skipped };
 }
 
+/** The stores a run measures: SQLite, and PostgreSQL when it has a server. */
+export const storesOf = (server: PostgresServer): Store[] => ['SQLite', ...('url' in server ? ['PostgreSQL' as const] : [])];
+type Store = BenchDatabase['store'];
+
+/** A fresh copy of the SQLite file `seeded` on `store`: a file `name`.db in `dir`, or a database on the server (postgresCopy). */
+export async function copyOn(store: Store, server: PostgresServer, seeded: string, dir: string, name: string, build?: Build) {
+  return store === 'PostgreSQL' && 'url' in server ? postgresCopy(server.url, seeded, name, build) : copyDatabase(seeded, dir, name);
+}
+
 export async function measurePostgres(options: BenchOptions, dir: string, server: PostgresServer, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
   if ('skipped' in server) return server;
   const { url } = server;
@@ -82,7 +90,16 @@ export async function measurePostgres(options: BenchOptions, dir: string, server
   let small: ApiOperations, sharedLimit: SharedLimit;
   try {
     [small] = (await measureApi(options, [{ label: `${seeded.group.hooksEach} webhooks per client, PostgreSQL`, database: api, group: seeded.group, withListing: true }])) as [ApiOperations];
-    sharedLimit = await measureSharedLimit(options, api, seeded.group);
+    // The rate limit shared, counted by each process and off, twice as long: a round went from 4,000
+    // to 10,000 requests a second as the servers warmed, and a 10% target wants a steadier figure.
+    const limits = [
+      ['the rate limit shared', {}],
+      ['RATE_LIMIT_SHARED=off', { RATE_LIMIT_SHARED: 'off' }],
+      ['RATE_LIMIT_PER_KEY=off', { RATE_LIMIT_PER_KEY: 'off' }],
+    ] as const;
+    const cases = limits.map(([label, env]): ApiCase => ({ label: `PostgreSQL, ${label}`, database: api, env, group: seeded.group }));
+    const [shared, own, off] = await inTurn(twiceAsLong(options), cases, (alternate) => alternate(aboutStep));
+    sharedLimit = { shared: shared!, own: own!, off: off! };
   } finally {
     await api.drop();
   }
@@ -90,10 +107,11 @@ export async function measurePostgres(options: BenchOptions, dir: string, server
   for (const workers of [1, 2]) {
     const processes = `process${workers > 1 ? 'es' : ''}`;
     const outbox = await postgresCopy(url, seeded.shallowOutbox, 'the shallow outbox');
-    drains.push(await measureDrain(options, `shallow outbox, PostgreSQL, ${workers} worker ${processes}`, outbox, options.shallowOutbox, workers).finally(outbox.drop));
+    const label = `shallow outbox, PostgreSQL, ${workers} worker ${processes}`;
+    drains.push(await measureDrain(options, label, outbox, options.shallowOutbox, workers));
     graphile.push(await measureGraphile(options, `shallow outbox, graphile-worker, ${workers} ${processes}`, url, seeded.shallowOutbox, options.shallowOutbox, workers));
   }
   const deepOutbox = await postgresCopy(url, seeded.deepOutbox, 'the deep outbox');
-  const deep = await measureDrain(options, 'deep outbox, PostgreSQL, 1 worker process', deepOutbox, options.deepOutbox, 1).finally(deepOutbox.drop);
+  const deep = await measureDrain(options, 'deep outbox, PostgreSQL, 1 worker process', deepOutbox, options.deepOutbox, 1);
   return { small, sharedLimit, drains, graphile, deep, ceiling: await measureCommitCeiling(url, dir, options.seconds) };
 }
