@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { inline } from './event-catalogue.js';
+import { parseOneByteYaml } from './one-byte-yaml.js';
 import { PACKAGE_ROOT } from './package-info.js';
 
 export const SPEC_PATH = join(PACKAGE_ROOT, 'openapi.yaml');
@@ -20,7 +20,8 @@ let parsed: Json | undefined;
  * Never to be changed: loadSpec gives a copy to whoever may change it.
  */
 function specDocument(): Json {
-  parsed ??= parse(readFileSync(SPEC_PATH, 'utf8')) as Json;
+  // Its strings one byte a character where they can be: they are written on every request (see there).
+  parsed ??= parseOneByteYaml(readFileSync(SPEC_PATH, 'utf8')) as Json;
   return parsed;
 }
 
