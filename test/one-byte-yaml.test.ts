@@ -5,6 +5,9 @@ import { parse } from 'yaml';
 import { oneByte, parseOneByteYaml } from '../src/one-byte-yaml.js';
 import { loadSpec, SPEC_PATH } from '../src/spec.js';
 import { buildTestApp, createClient, send } from './helpers/app.js';
+import { belongsTo } from './helpers/stores.js';
+
+belongsTo('either');
 
 // openapi.yaml is parsed into strings V8 keeps at one byte a character (src/one-byte-yaml.ts says
 // why: a name of it written as a header cost every request a conversion). How V8 keeps a string is

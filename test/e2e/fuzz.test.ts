@@ -1,6 +1,8 @@
 import t from 'tap';
 import { fuzzHttpSurface } from '../../scripts/lib/fuzz-http-surface.js';
-import { testDatabase } from '../helpers/stores.js';
+import { belongsTo, testDatabase } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // A fixed seed and a bounded number of runs, so the suite is repeatable; `npm run fuzz` runs
 // longer with fresh seeds.

@@ -7,7 +7,9 @@ import t from 'tap';
 import { startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { consoleSteps, sectionBlocks } from '../helpers/readme.js';
-import { onlyOn, testDatabase } from '../helpers/stores.js';
+import { belongsTo, onlyOn, testDatabase } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // The n8n community-node package of examples/n8n against the real server. Its own tests (`npm
 // test` there) build it and drive its nodes through a hand-made n8n context; given the server's

@@ -9,7 +9,9 @@ import { buildPortal } from '../../portal/build.js';
 import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { CHROMIUM, CHROMIUM_ARGS, browserTestsRun } from '../helpers/chromium.js';
-import { testDatabase, type TestDatabase } from '../helpers/stores.js';
+import { belongsTo, testDatabase, type TestDatabase } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // The client portal inside a lead product's page, in headless Chromium: the product's page is on
 // another loopback origin than leadhooks (http://localhost:P, a cross-site page for a portal on

@@ -8,7 +8,9 @@ import { buildPortal } from '../../portal/build.js';
 import { cliCreateClient, tempDir, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { eventually, startReceiver, verifies } from '../helpers/receiver.js';
 import { CHROMIUM, CHROMIUM_ARGS, browserTestsRun } from '../helpers/chromium.js';
-import { testDatabase, type TestDatabase } from '../helpers/stores.js';
+import { belongsTo, testDatabase, type TestDatabase } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // The client portal driven in headless Chromium (Debian's chromium package) against the real
 // server process on a real port, with a real receiver: what a client sees and does, by the

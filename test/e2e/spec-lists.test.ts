@@ -7,7 +7,9 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { tempDir } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { testDatabase } from '../helpers/stores.js';
+import { belongsTo, testDatabase } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // openapi.yaml owns the lists the code needs (the event names, each operation's security):
 // `npm run generate` writes them to generated/spec-lists.ts. Adding an event type to

@@ -8,7 +8,9 @@ import t, { type Test } from 'tap';
 import { startServer, startWorker } from '../../scripts/lib/server-process.js';
 import { cliCreateClient } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
-import { testDatabase } from '../helpers/stores.js';
+import { belongsTo, testDatabase } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // Traces at a real OTLP receiver (OTLP/HTTP with JSON bodies, on loopback): a span per request,
 // one per publish, one per delivery attempt in the publish's trace, though the attempt is made by

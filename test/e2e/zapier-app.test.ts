@@ -8,7 +8,9 @@ import { checkedFetch } from '../../scripts/lib/contract.js';
 import { startServer } from '../../scripts/lib/server-process.js';
 import { cliCreateClient, DELIVERY_ENV, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { testDatabase } from '../helpers/stores.js';
+import { belongsTo, testDatabase } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // The Zapier integration of examples/zapier against the real server. Its own tests
 // (examples/zapier/test, run by `npm test` there, as `zapier-platform test` runs them) need only

@@ -16,7 +16,10 @@ import { tempDir } from './temp-dir.js';
 // Which store a test file runs on: TEST_STORE, `sqlite` (the default) or `postgres` (which needs
 // TEST_DATABASE_URL, a PostgreSQL server where the tests may create databases). `npm test` runs
 // the suite on each in turn (scripts/test.mjs). The few files that belong to one engine say so
-// with belongsTo, and run on it alone, in its turn.
+// with belongsTo, and run on it alone, in its turn. A file whose subject no store reaches (the
+// browser, the spec's lists, the fuzzer, the examples, the request path's hooks) says
+// `belongsTo('either')`: it runs on the default store, in SQLite's turn only, since running it
+// again on PostgreSQL would test the same code twice.
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -54,12 +57,13 @@ export function beforeFirstQuery(t: Test, matches: (query: { text: string; name?
 
 /**
  * Declares what this file is about: one engine's own workings (its tests then run on it whatever
- * TEST_STORE says, and `npm test` runs the file in that engine's turn alone), or `both` at once
- * (run once, in SQLite's turn). scripts/test.mjs finds the call in the file's text.
+ * TEST_STORE says, and `npm test` runs the file in that engine's turn alone), `both` at once
+ * (run once, in SQLite's turn), or `either`: no store's workings, so one turn (SQLite's) is
+ * enough. scripts/test.mjs finds the call in the file's text.
  */
-export function belongsTo(engine: StoreKind | 'both'): void {
+export function belongsTo(engine: StoreKind | 'both' | 'either'): void {
   if (engine === 'postgres' && !TEST_DATABASE_URL) throw new Error(`this file's tests need PostgreSQL: ${POSTGRES_HOW_TO}`);
-  if (engine !== 'both') kind = engine;
+  if (engine === 'sqlite' || engine === 'postgres') kind = engine;
 }
 
 export const storeKind = (): StoreKind => kind;

@@ -2,6 +2,9 @@ import t, { type Test } from 'tap';
 import type { InjectOptions } from 'fastify';
 import { addressOf, createAuthFailureLimit } from '../../src/http/auth-failure-limit.js';
 import { buildTestApp, createClient, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // The limit on failed authentications (AUTH_FAILURE_LIMIT, openapi.yaml `AuthenticationsLimited`):
 // an address that sent too many wrong API keys or tokens is answered 429 in the contract's shape,

@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import t from 'tap';
 import { buildTestApp, createClient, send } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // One log line per request at info (src/http/request-log.ts): the method, the route, the status,
 // the time taken and the API client, under the request's id.

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { buildTestApp, createClient, send } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // What every request of GET /about runs besides its handler: authentication (with the rate limit)
 // and the metrics. A hook that does nothing for it (the request log at a level that writes no line,

@@ -1,6 +1,9 @@
 import t from 'tap';
 import { buildPortal } from '../../portal/build.js';
 import { buildTestApp } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // /portal inside a lead product's pages, as the app serves it: the Content-Security-Policy names
 // the origins that may frame it (PORTAL_FRAME_ANCESTORS) and the origins its logos load from

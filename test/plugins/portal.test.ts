@@ -8,6 +8,9 @@ import { portalPlugin, PORTAL_DIR } from '../../src/plugins/portal.js';
 import { loadSpec } from '../../src/spec.js';
 import { buildPortal } from '../../portal/build.js';
 import { buildTestApp, createClient, send, tempDir } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('either');
 
 // /portal as the app serves it: the page and its files without a key, under a strict
 // Content-Security-Policy; anything else under /portal is the API's usual 404. The browser test

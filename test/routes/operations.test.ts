@@ -3,6 +3,9 @@ import { createSecretBox } from '../../src/secrets/webhook-secrets.js';
 import { createHandlers } from '../../src/handlers/index.js';
 import { loadSpec } from '../../src/spec.js';
 import { buildTestApp, createClient } from '../helpers/app.js';
+import { belongsTo } from '../helpers/stores.js';
+
+belongsTo('either');
 
 const spec = loadSpec() as {
   security: Array<Record<string, string[]>>;
