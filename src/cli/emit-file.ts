@@ -1,6 +1,6 @@
 import { hash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { publishEventsOnce } from '../delivery/publish-event.js';
+import { publishEvents } from '../delivery/publish-event.js';
 import { nestsTooDeep } from '../json-depth.js';
 import { parseJsonExactly } from '../json-exact.js';
 import { MESSAGES } from '../messages.js';
@@ -50,7 +50,7 @@ function readLeads(path: string): { lead: Lead; line: number }[] {
   return leads;
 }
 
-export async function emitFile(store: Parameters<typeof publishEventsOnce>[0], path: string, context: CommandContext): Promise<Output> {
+export async function emitFile(store: Parameters<typeof publishEvents>[0], path: string, context: CommandContext): Promise<Output> {
   const leads = readLeads(path);
   const key = context.idempotencyKey ?? randomUUID();
   const unknown: number[] = [];
@@ -62,7 +62,7 @@ export async function emitFile(store: Parameters<typeof publishEventsOnce>[0], p
     let made;
     try {
       const batchKey = hash('sha256', `${key}\n${from}`, 'hex');
-      made = await publishEventsOnce(store, batch, { scope: CLI_IDEMPOTENCY_SCOPE, key: batchKey, requestHash: hash('sha256', JSON.stringify(batch)), respond: keep });
+      made = await publishEvents(store, batch, { scope: CLI_IDEMPOTENCY_SCOPE, key: batchKey, requestHash: hash('sha256', JSON.stringify(batch)), respond: keep });
     } catch (error) {
       throw new PublishFailedError(
         `${(error as Error).message}: ${from} of ${leads.length} events were published, and the next ${batch.length} may have been; to go on without publishing any twice, run the same command again with --idempotency-key ${key}`,

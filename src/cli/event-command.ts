@@ -1,6 +1,6 @@
 import { hash, randomUUID } from 'node:crypto';
 import { EVENT_NAMES, type EventName } from '../../generated/spec-lists.js';
-import { publishEventOnce } from '../delivery/publish-event.js';
+import { publishEvent } from '../delivery/publish-event.js';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { parseJsonExactly } from '../json-exact.js';
 import { errorBody, MESSAGES } from '../messages.js';
@@ -59,7 +59,7 @@ export const emitEvent: Command = async (store, [id, type, ...rest], context) =>
     result ? { status: 202, body: secrets.seal(JSON.stringify(result)) } : { status: 404, body: secrets.seal(JSON.stringify(errorBody(MESSAGES.clientNotFound))) };
   let made;
   try {
-    made = await publishEventOnce(store, input, { scope: CLI_IDEMPOTENCY_SCOPE, key, requestHash: hash('sha256', JSON.stringify(leadId === undefined ? [clientId, type, lead] : [clientId, type, lead, leadId])), respond });
+    made = await publishEvent(store, input, { scope: CLI_IDEMPOTENCY_SCOPE, key, requestHash: hash('sha256', JSON.stringify(leadId === undefined ? [clientId, type, lead] : [clientId, type, lead, leadId])), respond });
   } catch (error) {
     throw new PublishFailedError(
       `${(error as Error).message}: the event may have been published all the same; to publish it at most once, run the same command again with --idempotency-key ${key}`,

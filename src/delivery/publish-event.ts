@@ -1,7 +1,7 @@
 import { leadKey } from '../delivery-policy/lead-order.js';
 import { newEventId } from '../event-id.js';
 import type { EventName } from '../../generated/spec-lists.js';
-import type { IdempotentWrite, Keyed, NewEvent, Store } from '../store/store.js';
+import type { IdempotentWrite, Keyed, KeyedBy, MaybeKey, NewEvent, Store } from '../store/store.js';
 import { tracePublish } from '../tracing.js';
 import { matchingWebhooks } from './lead-filter.js';
 
@@ -58,22 +58,25 @@ const published = (event: NewEvent, stored: Stored): Published => stored && { ev
 const publishedAll = (events: NewEvent[], stored: Stored[]): Published[] => events.map((event, i) => published(event, stored[i]));
 
 /**
- * Stores a lead event with one delivery per subscribed webhook (the outbox), for the API and the
- * CLI alike. Undefined when the client does not exist.
+ * A store's write whose result the caller turns into its own (`as`), under the caller's
+ * Idempotency-Key when it has one: the key keeps the answer to the caller's result.
  */
-export async function publishEvent(store: Store, input: Lead): Promise<Published> {
-  return tracePublish(input, async (traceContext) => {
-    const [event] = (await newEvents(store, [input], traceContext)) as [NewEvent];
-    return published(event, await store.events.publish(event));
-  });
+async function keyedAs<S, T, K extends MaybeKey<T>>(key: K | undefined, as: (stored: S) => T, write: (key?: IdempotentWrite<S>) => Promise<S | Keyed<S>>): Promise<KeyedBy<K, T>> {
+  const made = await write(key && { ...key, respond: (stored) => key.respond(as(stored)) });
+  if (key === undefined) return as(made as S) as KeyedBy<K, T>;
+  const keyed = made as Keyed<S>;
+  return (keyed.kind === 'done' ? { kind: 'done', value: as(keyed.value) } : keyed) as KeyedBy<K, T>;
 }
 
-/** `publishEvent`, made once per Idempotency-Key (IdempotentWrite). */
-export async function publishEventOnce(store: Store, input: Lead, key: IdempotentWrite<Published>): Promise<Keyed<Published>> {
+/**
+ * Stores a lead event with one delivery per subscribed webhook (the outbox), for the API and the
+ * CLI alike, under an Idempotency-Key when given one (IdempotentWrite). Undefined when the client
+ * does not exist.
+ */
+export async function publishEvent<K extends MaybeKey<Published> = undefined>(store: Store, input: Lead, key?: K): Promise<KeyedBy<K, Published>> {
   return tracePublish(input, async (traceContext) => {
     const [event] = (await newEvents(store, [input], traceContext)) as [NewEvent];
-    const made = await store.events.publishOnce(event, { ...key, respond: (stored) => key.respond(published(event, stored)) });
-    return made.kind === 'done' ? { kind: 'done', value: published(event, made.value) } : made;
+    return keyedAs(key, (stored: Stored) => published(event, stored), (inner) => store.events.publish(event, inner));
   });
 }
 
@@ -81,18 +84,9 @@ export async function publishEventOnce(store: Store, input: Lead, key: Idempoten
  * `publishEvent` for each lead, all in one transaction (POST /events/batch): each one's answer,
  * in order, undefined for a lead of a client that does not exist.
  */
-export async function publishEvents(store: Store, inputs: Lead[]): Promise<Published[]> {
+export async function publishEvents<K extends MaybeKey<Published[]> = undefined>(store: Store, inputs: Lead[], key?: K): Promise<KeyedBy<K, Published[]>> {
   return tracePublish({ batch: inputs.length }, async (traceContext) => {
     const events = await newEvents(store, inputs, traceContext);
-    return publishedAll(events, await store.events.publishBatch(events));
-  });
-}
-
-/** `publishEvents`, made once per Idempotency-Key (IdempotentWrite). */
-export async function publishEventsOnce(store: Store, inputs: Lead[], key: IdempotentWrite<Published[]>): Promise<Keyed<Published[]>> {
-  return tracePublish({ batch: inputs.length }, async (traceContext) => {
-    const events = await newEvents(store, inputs, traceContext);
-    const made = await store.events.publishBatchOnce(events, { ...key, respond: (stored) => key.respond(publishedAll(events, stored)) });
-    return made.kind === 'done' ? { kind: 'done', value: publishedAll(events, made.value) } : made;
+    return keyedAs(key, (stored: Stored[]) => publishedAll(events, stored), (inner) => store.events.publishBatch(events, inner));
   });
 }

@@ -1,7 +1,8 @@
 import { HttpError, MESSAGES, retentionTooLong } from '../messages.js';
 import { appliedRetentionMs, retentionAllowed } from '../retention/client-retention.js';
-import { addKey, createAccount, createAccountOnce, revokeClientKey, type Account, type NewAccount } from '../secrets/accounts.js';
-import type { ClientSummary, Store } from '../store/store.js';
+import { addKey, newAccount, revokeClientKey } from '../secrets/accounts.js';
+import type { ClientSummary, ClientWithKey, Store } from '../store/store.js';
+import { answerOnce } from './answer-once.js';
 import type { Handlers } from './types.js';
 
 // The admin API (openapi.yaml, tag admin): the lead product's back office creates its customers'
@@ -30,11 +31,9 @@ export function createAccountHandlers(store: Store, retentionMs: number): Accoun
   });
   return {
     async createAccount({ body, idempotency, audit }) {
-      const answer = ({ client, apiKey }: NewAccount) => ({ status: 201 as const, body: { clientId: client.id, name: client.name, apiKey } });
-      const name = body.name.trim();
-      if (!idempotency) return answer(await createAccount(store, name, audit));
-      const made = await createAccountOnce(store, name, (apiKey) => idempotency.keep(({ client }: Account) => answer({ client, apiKey })), audit);
-      return made.kind === 'done' ? answer(made.value) : made;
+      const account = newAccount(store, body.name.trim(), audit);
+      const answer = ({ client }: ClientWithKey) => ({ status: 201 as const, body: { clientId: client.id, name: client.name, apiKey: account.apiKey } });
+      return answerOnce(idempotency, answer, account.create);
     },
 
     async listAccounts({ query }) {

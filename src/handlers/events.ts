@@ -1,9 +1,10 @@
 import type { components } from '../../generated/openapi.js';
-import { publishEvent, publishEventOnce, publishEvents, publishEventsOnce } from '../delivery/publish-event.js';
+import { publishEvent, publishEvents } from '../delivery/publish-event.js';
 import type { EventTypeEntry } from '../event-catalogue.js';
 import { parseJsonExactly } from '../json-exact.js';
 import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
+import { answerOnce } from './answer-once.js';
 import type { Handlers, Success } from './types.js';
 
 /** The answer to a publication: 202 with the event's id, or 404 when there is no such client. */
@@ -28,24 +29,16 @@ export function createEventHandlers(
   return {
     async publishEvent({ body, idempotency }) {
       const input = { clientId: body.clientId, type: body.type, data: body.data, leadId: body.leadId };
-      const answer = (event: { eventId: string; deliveries: number } | undefined) => {
+      return answerOnce(idempotency, accepted, (key) => publishEvent(store, input, key), (event) => {
         if (event && event.deliveries > 0) onPublished();
-        return accepted(event);
-      };
-      if (!idempotency) return answer(await publishEvent(store, input));
-      const made = await publishEventOnce(store, input, idempotency.keep(accepted));
-      return made.kind === 'done' ? answer(made.value) : made;
+      });
     },
 
     async publishEvents({ body, idempotency }) {
       const inputs = body.events.map(({ clientId, type, data, leadId }) => ({ clientId, type, data, leadId }));
-      const answer = (events: ({ eventId: string; deliveries: number } | undefined)[]) => {
+      return answerOnce(idempotency, acceptedBatch, (key) => publishEvents(store, inputs, key), (events) => {
         if (events.some((event) => event && event.deliveries > 0)) onPublished();
-        return acceptedBatch(events);
-      };
-      if (!idempotency) return answer(await publishEvents(store, inputs));
-      const made = await publishEventsOnce(store, inputs, idempotency.keep(acceptedBatch));
-      return made.kind === 'done' ? answer(made.value) : made;
+      });
     },
 
     async listEvents({ client, query }) {

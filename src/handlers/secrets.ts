@@ -1,6 +1,7 @@
 import { generateWebhookSecret, type SecretBox } from '../secrets/webhook-secrets.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store } from '../store/store.js';
+import { answerOnce } from './answer-once.js';
 import type { Handlers } from './types.js';
 
 export function createSecretHandlers(store: Store, graceMs: number, secrets: SecretBox): Pick<Handlers, 'rotateWebhookSecret'> {
@@ -16,9 +17,7 @@ export function createSecretHandlers(store: Store, graceMs: number, secrets: Sec
       const sealed = secrets.seal(secret);
       // The entry says when the old secret stops signing; neither secret is in it.
       const note = { context: audit, action: 'webhook.secret_rotated' as const, changes: { previousSecretExpiresAt } };
-      if (!idempotency) return answer(await store.secrets.rotate(client.id, params.hookID, sealed, previousSecretExpiresAt, note));
-      const made = await store.secrets.rotateOnce(client.id, params.hookID, sealed, previousSecretExpiresAt, idempotency.keep(answer), note);
-      return made.kind === 'done' ? answer(made.value) : made;
+      return answerOnce(idempotency, answer, (key) => store.secrets.rotate(client.id, params.hookID, sealed, previousSecretExpiresAt, note, key));
     },
   };
 }

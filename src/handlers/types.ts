@@ -55,13 +55,19 @@ export interface Answer {
 }
 
 /**
- * What a handler gets of a request's Idempotency-Key (set by src/http/idempotency.ts): `keep`
- * makes the write to pass to the store (`createOnce`, `publishOnce`, `rotateOnce`), which keeps
- * the answer `render` gives for its result (or the HttpError below 500 it throws, as the error
+ * What a handler gets of a request's Idempotency-Key (set by src/http/idempotency.ts), through
+ * answerOnce (answer-once.ts): `keep` makes the key to give the store's write, which keeps the
+ * answer `render` gives for its result (or the HttpError below 500 it throws, as the error
  * handler would send it) with it.
  */
 export interface RequestIdempotency {
-  keep<T>(render: (result: T) => Answer): IdempotentWrite<T>;
+  keep<T, A extends Answer>(render: (result: T) => A): KeptAnswer<T, A>;
+}
+
+/** An Idempotency-Key given to a write, and the answer it kept: rendered once, in the write's transaction. */
+export interface KeptAnswer<T, A extends Answer> extends IdempotentWrite<T> {
+  /** The answer kept for the write's result; throws the HttpError `render` threw. */
+  answer(): A;
 }
 
 /** What a handler may read of the HTTP request itself: the address it came in on, and the caller's (`ip`, as trustProxy says). */
@@ -92,10 +98,7 @@ export type OperationRequest<K extends OperationId> = {
     : unknown) &
   (K extends IdempotentOperation
     ? {
-        /**
-         * Set when the request carries an Idempotency-Key: pass `idempotency.keep(...)` to the
-         * store's write, and answer with what the store says when the key takes the write.
-         */
+        /** Set when the request carries an Idempotency-Key: pass it to answerOnce (answer-once.ts). */
         idempotency: RequestIdempotency | undefined;
       }
     : unknown);

@@ -4,6 +4,7 @@ import { shownHeaders, storedHeaders } from '../secrets/webhook-headers.js';
 import { generateWebhookSecret, type SecretBox } from '../secrets/webhook-secrets.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import type { Store, Webhook, WebhookSummary } from '../store/store.js';
+import { answerOnce } from './answer-once.js';
 import { webhookChanges } from './audit-changes.js';
 import { createFilterBudget } from './filter-budget.js';
 import type { Handlers, Success } from './types.js';
@@ -137,9 +138,7 @@ export function createWebhookHandlers(
       };
       const answer = (webhook: Webhook | undefined) => created(webhook && { ...webhook, secret });
       const note = { context: audit, action: 'webhook.created' as const, changes: webhookChanges(body) };
-      if (!idempotency) return answer(await store.webhooks.create(input, maxWebhooksPerClient, note));
-      const made = await store.webhooks.createOnce(input, maxWebhooksPerClient, idempotency.keep(answer), note);
-      return made.kind === 'done' ? answer(made.value) : made;
+      return answerOnce(idempotency, answer, (key) => store.webhooks.create(input, maxWebhooksPerClient, note, key));
     },
 
     async deleteWebhook({ client, params, audit }) {

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, preValidationHookHandler, RouteOptions } from 'fastify';
 import type { SecurityScheme } from '../../generated/spec-lists.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
-import type { Answer, RequestIdempotency } from '../handlers/types.js';
+import type { Answer, KeptAnswer, RequestIdempotency } from '../handlers/types.js';
 import { errorBody, HttpError, MESSAGES } from '../messages.js';
 import type { KeyTaken, StoredResponse } from '../store/store.js';
 import { copyOfBody, requestFingerprint } from './request-fingerprint.js';
@@ -35,13 +35,14 @@ const REPLAYED_HEADER = 'idempotent-replayed';
 const IN_USE: Answer = { status: 409, body: errorBody(MESSAGES.idempotencyKeyInUse) };
 const REUSED: Answer = { status: 422, body: errorBody(MESSAGES.idempotencyKeyReused) };
 
-function storedAnswer<T>(render: (result: T) => Answer, result: T): StoredResponse {
+/** The answer to keep for a write's result, and, to answer this request with, the answer itself (or the refusal, thrown again). */
+function storedAnswer<T, A extends Answer>(render: (result: T) => A, result: T): StoredResponse & { rendered: () => A } {
   try {
-    const { status, body } = render(result);
-    return { status, body: body === undefined ? '' : JSON.stringify(body) };
+    const answer = render(result);
+    return { status: answer.status, body: answer.body === undefined ? '' : JSON.stringify(answer.body), rendered: () => answer };
   } catch (error) {
     if (error instanceof HttpError && error.statusCode < 500) {
-      return { status: error.statusCode, body: JSON.stringify(errorBody(error.message)) };
+      return { status: error.statusCode, body: JSON.stringify(errorBody(error.message)), rendered: () => { throw error; } };
     }
     throw error;
   }
@@ -117,16 +118,24 @@ export function createIdempotency(secrets: SecretBox): Idempotency {
           running.add(slot);
           const fingerprint = requestFingerprint(operationId, sentBodies.get(request), request.body, request.params ?? {});
           request.idempotency = {
-            keep: (render) => ({
-              scope,
-              key,
-              requestHash: fingerprint.hash,
-              earlierHashes: fingerprint.earlier,
-              respond: (result) => {
-                const kept = storedAnswer(render, result);
-                return { status: kept.status, body: secrets.seal(kept.body) };
-              },
-            }),
+            keep: <T, A extends Answer>(render: (result: T) => A): KeptAnswer<T, A> => {
+              let rendered: (() => A) | undefined;
+              return {
+                scope,
+                key,
+                requestHash: fingerprint.hash,
+                earlierHashes: fingerprint.earlier,
+                respond: (result) => {
+                  const kept = storedAnswer(render, result);
+                  rendered = kept.rendered;
+                  return { status: kept.status, body: secrets.seal(kept.body) };
+                },
+                answer: () => {
+                  if (rendered === undefined) throw new Error('no answer was kept: the write was not made under this key');
+                  return rendered();
+                },
+              };
+            },
           };
           return answer(await call(request), reply);
         } finally {

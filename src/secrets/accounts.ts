@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, AuditContext, Client, IdempotentWrite, Keyed, Store } from '../store/store.js';
+import type { ApiKeyRecord, AuditContext, Client, ClientWithKey, MaybeKey, Store } from '../store/store.js';
 import { generateApiKey } from './credentials.js';
 
 // Accounts (clients) and their API keys, as the command-line tool and the admin API make them:
@@ -6,28 +6,22 @@ import { generateApiKey } from './credentials.js';
 // in the audit log as `audit`'s (the admin API's caller, or the command-line tool), by the key's
 // prefix, never the key.
 
-export type Account = { client: Client; key: ApiKeyRecord };
-export type NewAccount = { client: Client; apiKey: string };
-
-export async function createAccount(store: Store, name: string, audit: AuditContext): Promise<NewAccount> {
+/**
+ * A new account's API key, and the write that makes the account with it, under an
+ * Idempotency-Key when it is given one (a retried sign-up gets the first account and key again:
+ * the kept answer holds the key).
+ */
+export function newAccount(store: Store, name: string, audit: AuditContext) {
   const { apiKey, stored } = generateApiKey();
-  const { client } = await store.clients.create(name, stored, { context: audit, action: 'account.created', changes: { name } });
-  return { client, apiKey };
+  const create = <K extends MaybeKey<ClientWithKey> = undefined>(key?: K) =>
+    store.clients.create(name, stored, { context: audit, action: 'account.created', changes: { name } }, key);
+  return { apiKey, create };
 }
 
-/**
- * `createAccount`, made once per Idempotency-Key: a retried sign-up gets the first account and
- * key again. `keyed` makes the write's IdempotentWrite, given the key (its kept answer holds it).
- */
-export async function createAccountOnce(
-  store: Store,
-  name: string,
-  keyed: (apiKey: string) => IdempotentWrite<Account>,
-  audit: AuditContext,
-): Promise<Keyed<NewAccount>> {
-  const { apiKey, stored } = generateApiKey();
-  const made = await store.clients.createOnce(name, stored, keyed(apiKey), { context: audit, action: 'account.created', changes: { name } });
-  return made.kind === 'done' ? { kind: 'done', value: { client: made.value.client, apiKey } } : made;
+export async function createAccount(store: Store, name: string, audit: AuditContext): Promise<{ client: Client; apiKey: string }> {
+  const account = newAccount(store, name, audit);
+  const { client } = await account.create();
+  return { client, apiKey: account.apiKey };
 }
 
 /** A new key for a client; undefined when there is no such client. */

@@ -61,6 +61,21 @@ export type KeyTaken = { kind: 'replay'; response: StoredResponse } | { kind: 'm
 /** What a write under an Idempotency-Key came to: made now, its answer kept (`done`), or not made. */
 export type Keyed<T> = { kind: 'done'; value: T } | KeyTaken;
 
+/** The Idempotency-Key a write may be given, as its last argument: none, or one (IdempotentWrite). */
+export type MaybeKey<T> = IdempotentWrite<T> | undefined;
+
+/**
+ * What a write that may be given an Idempotency-Key returns: its result when it had none; what
+ * the key made of it (Keyed) when it had one.
+ */
+export type KeyedBy<K, T> = K extends IdempotentWrite<never> ? Keyed<T> : T;
+
+/** A client made with its first API key. */
+export type ClientWithKey = { client: Client; key: ApiKeyRecord };
+
+/** What a publication stored: its deliveries, or undefined when its client does not exist. */
+export type PublishedDeliveries = { deliveries: number } | undefined;
+
 export interface Client {
   id: number;
   name: string;

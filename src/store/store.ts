@@ -4,7 +4,7 @@
 // the parts kept in files of their own (rate-limit-repository.ts, erasure-repository.ts).
 
 import type { ClaimRequest } from '../delivery-policy/claim.js';
-import type { IdempotentWrite, Keyed, Client, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch, WantsLead } from './records.js';
+import type { ClientWithKey, KeyedBy, MaybeKey, PublishedDeliveries, ClientChanges, ClientSummary, NewApiKey, ApiKeyRecord, FoundKey, PortalLinkOpened, Webhook, NewWebhook, WebhookSummary, WebhookChanges, WebhookTarget, NewEvent, StoredEvent, WebhookFilter, DeliveryJob, ClaimedDeliveries, AttemptRecord, DeliveryAttempt, OperationalEvent, EventName, AuditNote, AuditTarget, AuditEntry, AuditQuery, PlatformBatch, WantsLead } from './records.js';
 import type { PortalBranding } from '../portal-branding.js';
 import type { ErasureRepository } from './erasure-repository.js';
 import type { RateLimitRepository } from './rate-limit-repository.js';
@@ -18,12 +18,15 @@ export type * from './erasure-repository.js';
 // transaction as the change, with the ids the write made or touched (AuditTarget); a write that
 // finds nothing to change (no such client or webhook) records nothing, one that finds it records
 // the request, whether or not a value differed. Publication and delivery write none.
+//
+// Idempotency: a write that an operation taking an Idempotency-Key makes (a client, a webhook, a
+// rotation, a publication) may be given the key as its last argument (IdempotentWrite). It is
+// then made once per key, its answer kept in the same transaction, and returns what the key made
+// of it (Keyed); without one, it returns its result.
 
 export interface ClientRepository {
   /** Creates a client together with its first API key, atomically. */
-  create(name: string, key: NewApiKey, audit?: AuditNote): Promise<{ client: Client; key: ApiKeyRecord }>;
-  /** `create`, made once per Idempotency-Key (IdempotentWrite). */
-  createOnce(name: string, key: NewApiKey, idempotency: IdempotentWrite<{ client: Client; key: ApiKeyRecord }>, audit?: AuditNote): Promise<Keyed<{ client: Client; key: ApiKeyRecord }>>;
+  create<K extends MaybeKey<ClientWithKey> = undefined>(name: string, key: NewApiKey, audit?: AuditNote, idempotency?: K): Promise<KeyedBy<K, ClientWithKey>>;
   list(): Promise<ClientSummary[]>;
   /** Up to `limit` clients with ids above `after`, by id. */
   page(after: number, limit: number): Promise<ClientSummary[]>;
@@ -61,9 +64,7 @@ export interface KeyRepository {
 
 export interface WebhookRepository {
   /** Undefined when the client already has `maxActive` active webhooks. */
-  create(input: NewWebhook, maxActive: number, audit?: AuditNote): Promise<Webhook | undefined>;
-  /** `create`, made once per Idempotency-Key (IdempotentWrite). */
-  createOnce(input: NewWebhook, maxActive: number, key: IdempotentWrite<Webhook | undefined>, audit?: AuditNote): Promise<Keyed<Webhook | undefined>>;
+  create<K extends MaybeKey<Webhook | undefined> = undefined>(input: NewWebhook, maxActive: number, audit?: AuditNote, key?: K): Promise<KeyedBy<K, Webhook | undefined>>;
   /**
    * Detaches one of the client's active webhooks: its pending deliveries are cancelled and its
    * signing secrets erased (an attempt already in flight was signed before it left, and
@@ -134,17 +135,13 @@ export interface EventRepository {
    * Stores the event and one pending delivery per active webhook of the client subscribed to
    * its type, in one transaction. Undefined when the client does not exist.
    */
-  publish(event: NewEvent): Promise<{ deliveries: number } | undefined>;
-  /** `publish`, made once per Idempotency-Key (IdempotentWrite). */
-  publishOnce(event: NewEvent, key: IdempotentWrite<{ deliveries: number } | undefined>): Promise<Keyed<{ deliveries: number } | undefined>>;
+  publish<K extends MaybeKey<PublishedDeliveries> = undefined>(event: NewEvent, key?: K): Promise<KeyedBy<K, PublishedDeliveries>>;
   /**
    * `publish` for each event, all in one transaction, in their order (a listing shows the last
    * as the newest): each one's deliveries, or undefined for an event of a client that does not
    * exist, which stores nothing.
    */
-  publishBatch(events: NewEvent[]): Promise<({ deliveries: number } | undefined)[]>;
-  /** `publishBatch`, made once per Idempotency-Key (IdempotentWrite). */
-  publishBatchOnce(events: NewEvent[], key: IdempotentWrite<({ deliveries: number } | undefined)[]>): Promise<Keyed<({ deliveries: number } | undefined)[]>>;
+  publishBatch<K extends MaybeKey<PublishedDeliveries[]> = undefined>(events: NewEvent[], key?: K): Promise<KeyedBy<K, PublishedDeliveries[]>>;
   /**
    * Up to `limit` of the client's events written before the one numbered `before` (all, without
    * it), of type `type` only when given, newest first. Read through an index, whatever the
@@ -271,9 +268,7 @@ export interface SecretRepository {
    * keeps signing until `previousUntil` (ISO 8601), and any older one stops. False when the
    * client has no such webhook.
    */
-  rotate(clientId: number, id: number, secret: string, previousUntil: string, audit?: AuditNote): Promise<boolean>;
-  /** `rotate`, made once per Idempotency-Key (IdempotentWrite). */
-  rotateOnce(clientId: number, id: number, secret: string, previousUntil: string, key: IdempotentWrite<boolean>, audit?: AuditNote): Promise<Keyed<boolean>>;
+  rotate<K extends MaybeKey<boolean> = undefined>(clientId: number, id: number, secret: string, previousUntil: string, audit?: AuditNote, key?: K): Promise<KeyedBy<K, boolean>>;
   /**
    * Secrets at rest: goes on from `after` (start with `{ webhookId: 0 }`) through the stored
    * values, webhooks' secrets, previous secrets and custom headers (deleted webhooks' too) by

@@ -42,7 +42,7 @@ const keyRows = (db: TestDatabase) =>
  * Holds the next call of a store method until `release()`: the request making it stays "still
  * running" for as long as the test wants. `arrived` resolves once that call has reached the store.
  */
-function holdNextCall(repository: object, method: string) {
+function holdNextCall<R extends object>(repository: R, method: keyof R & string) {
   const target = repository as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const original = target[method]!;
   let release!: () => void;
@@ -119,7 +119,7 @@ t.test('the same Idempotency-Key with another body is 422 and changes nothing', 
 t.test('a retry while the first request is still running is 409; once it has answered, the retry gets its answer', async (t) => {
   const { app, db } = await buildTestApp(t);
   const acme = await createClient(app);
-  const held = holdNextCall(app.store.webhooks, 'createOnce');
+  const held = holdNextCall(app.store.webhooks, 'create');
   const first = createKeyed(app, acme.apiKey, 'slow');
   await held.arrived;
 
@@ -203,7 +203,7 @@ t.test('POST /events: a retry while the first is running is 409', async (t) => {
   const { app, db } = await buildTestApp(t, NO_WORKER);
   const acme = await createClient(app);
   const body = { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } };
-  const held = holdNextCall(app.store.events, 'publishOnce');
+  const held = holdNextCall(app.store.events, 'publish');
   const first = publishKeyed(app, 'e', body);
   await held.arrived;
   const concurrent = await publishKeyed(app, 'e', body);
@@ -251,9 +251,9 @@ t.test('what fails or is refused before the operation runs keeps nothing: 5xx, i
 
   // A failure inside the store's transaction, after the webhook was inserted: both are undone.
   const webhooks = app.store.webhooks as unknown as Record<string, (...args: any[]) => Promise<unknown>>;
-  const create = webhooks.createOnce!;
-  webhooks.createOnce = (input, max, idempotency) =>
-    create.call(app.store.webhooks, input, max, {
+  const create = webhooks.create!;
+  webhooks.create = (input, max, note, idempotency) =>
+    create.call(app.store.webhooks, input, max, note, {
       ...idempotency,
       respond: () => {
         throw new Error('the disk is full');
@@ -262,7 +262,7 @@ t.test('what fails or is refused before the operation runs keeps nothing: 5xx, i
   const failed = await createKeyed(app, acme.apiKey, 'retry-me');
   t.equal(failed.status, 500);
   t.same(failed.json, { error: 'Internal server error' });
-  webhooks.createOnce = create;
+  webhooks.create = create;
   t.equal(await count(db, 'webhooks'), 0, 'the webhook was rolled back with the failure');
   t.equal(await count(db, 'idempotency_keys'), 0, 'no answer kept');
   const retried = await createKeyed(app, acme.apiKey, 'retry-me');
@@ -316,12 +316,12 @@ t.test('a key is free again once its request failed, wherever it failed: fingerp
   const { app, db } = await buildTestApp(t, NO_WORKER);
   const acme = await createClient(app);
   const operations = [
-    { name: 'POST /webhook', status: 201, repository: app.store.webhooks, method: 'createOnce', send: (key: string) => createKeyed(app, acme.apiKey, key) },
+    { name: 'POST /webhook', status: 201, repository: app.store.webhooks, method: 'create', send: (key: string) => createKeyed(app, acme.apiKey, key) },
     {
       name: 'POST /events',
       status: 202,
       repository: app.store.events,
-      method: 'publishOnce',
+      method: 'publish',
       send: (key: string) => publishKeyed(app, key, { clientId: acme.clientId, type: 'lead_create', data: { id: 7 } }),
     },
   ];

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
-import type { AuditNote, AuditRepository, AuditTarget } from '../store.js';
+import { idempotently } from '../idempotency/postgres.js';
+import type { AuditNote, AuditRepository, AuditTarget, KeyedBy, MaybeKey } from '../store.js';
 import { AUDIT_COLUMNS, AUDIT_INSERT_COLUMNS, auditValues, toAuditEntry, type AuditRow } from './audit-rules.js';
 
 const INSERT = `INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS}) VALUES ($1::timestamptz, $2, $3, $4, $5, $6, $7, $8, $9)`;
@@ -15,22 +16,24 @@ export async function writeAudit(db: Queryable, note: AuditNote | undefined, tar
 
 /**
  * `work`, and, with a note, the entry `target` makes of its result (none when it is undefined: the
- * write found nothing to change), in one transaction. Without a note, `work` runs as it always
- * did, on the pool: an unaudited write pays nothing for the log.
+ * write found nothing to change), in one transaction, under its Idempotency-Key when it is given
+ * one (../idempotency/postgres.ts). Without a note or a key, `work` runs as it always did, on the
+ * pool: an unaudited write pays nothing for the log.
  */
-export async function audited<T>(
+export async function audited<T, K extends MaybeKey<T> = undefined>(
   pool: pg.Pool,
   note: AuditNote | undefined,
   work: (db: Queryable) => Promise<T>,
   target: (result: T) => AuditTarget | undefined,
-): Promise<T> {
-  if (!note) return work(pool);
-  return inTransaction(pool, async (db) => {
+  key?: K,
+): Promise<KeyedBy<K, T>> {
+  const recorded = async (db: Queryable) => {
     const result = await work(db);
     const made = target(result);
     if (made) await writeAudit(db, note, made);
     return result;
-  });
+  };
+  return idempotently(pool, key, recorded, () => (note ? inTransaction(pool, recorded) : work(pool)));
 }
 
 export function createAuditRepository(pool: pg.Pool): AuditRepository {

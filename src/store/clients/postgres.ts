@@ -20,10 +20,7 @@ export function createClientRepository(pool: pg.Pool, keyChanges: PostgresKeyCha
   const page = async (after: number, limit: number) =>
     (await pool.query<ClientSummaryRow>(`${CLIENT_SUMMARY_SELECT} WHERE c.id > $1 ORDER BY c.id LIMIT $2`, [after, limit])).rows.map(toClientSummary);
   return {
-    async create(name, key, note) {
-      return inTransaction(pool, (db) => createWithKey(db, name, key, note));
-    },
-    async createOnce(name, key, idempotency, note) {
+    async create(name, key, note, idempotency) {
       return idempotently(pool, idempotency, (db) => createWithKey(db, name, key, note));
     },
     async list() {

@@ -35,7 +35,6 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
     audit(note, { clientId: client.id, targetId: client.id, changes: { keyId: apiKey.id, prefix: apiKey.prefix } });
     return { client, key: apiKey };
   };
-  const createTx = db.transaction(createWithKey);
   const update = db.transaction((id: number, changes: ClientChanges, note?: AuditNote) => {
     const before = one.get(id);
     if (!before) return undefined;
@@ -50,10 +49,7 @@ export function createClientRepository(db: Db, synced: SyncedWrite, grouped: Gro
   });
 
   return {
-    async create(name, key, note) {
-      return synced(() => createTx(name, key, note));
-    },
-    async createOnce(name, key, idempotency, note) {
+    async create(name, key, note, idempotency) {
       return grouped(() => idempotent.run(idempotency, () => createWithKey(name, key, note)));
     },
     async list(): Promise<ClientSummary[]> {

@@ -1,11 +1,12 @@
 import type pg from 'pg';
 import { idempotently } from '../idempotency/postgres.js';
+import { keyedEvent, madeNow } from '../idempotency/idempotency-rules.js';
 import { lockLeadsStatement } from '../postgres/lead-lock.js';
 import { leadDue } from '../postgres/lead-order.js';
 import { retriedOnConflict } from '../postgres/retry-conflict.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import { LEAD_EVENTS_ONLY } from '../rows.js';
-import type { EventRepository, NewEvent, PruneBatch, StoredEvent } from '../store.js';
+import type { EventRepository, KeyedBy, MaybeKey, NewEvent, PruneBatch, StoredEvent } from '../store.js';
 
 // The client's listing, newest first by seq (the order of writing): events_by_client and
 // events_by_client_type (../postgres/migrations.ts) hold each client's events in that order, of one
@@ -104,44 +105,32 @@ async function publishBatch(db: Queryable, events: NewEvent[], idempotency?: { s
 const anyDeliveries = (published: ({ deliveries: number } | undefined)[]) => published.some((event) => event?.deliveries);
 
 /**
- * `write` for `events`: the statement alone, its own transaction, when none is of a lead; else
- * in a transaction that takes the leads' locks (../postgres/lead-lock.ts) with its BEGIN. One
- * that PostgreSQL rolled back to break a deadlock is run again.
+ * `write` for `events`, under the leads' locks (../postgres/lead-lock.ts). Without a key, the
+ * statement alone, its own transaction, when none is of a lead; else in a transaction that takes
+ * the locks with its BEGIN; one that PostgreSQL rolled back to break a deadlock is run again.
+ * With a key, in the key's transaction (../idempotency/postgres.ts), the locks first.
  */
-function inLeadOrder<T>(pool: pg.Pool, events: NewEvent[], write: (db: Queryable) => Promise<T>): Promise<T> {
+function inLeadOrder<T, K extends MaybeKey<T>>(pool: pg.Pool, events: NewEvent[], key: K | undefined, write: (db: Queryable) => Promise<T>): Promise<KeyedBy<K, T>> {
   const lock = lockLeadsStatement(events.map((event) => event.leadKey));
-  return lock === undefined ? retriedOnConflict(() => write(pool)) : inTransaction(pool, write, lock);
-}
-
-/** Within a transaction of its own (a keyed one): the leads' locks, then `write`. */
-async function underLeadLocks<T>(db: Queryable, events: NewEvent[], write: () => Promise<T>): Promise<T> {
-  const lock = lockLeadsStatement(events.map((event) => event.leadKey));
-  if (lock !== undefined) await db.query(lock);
-  return write();
+  const underLocks = async (db: Queryable) => {
+    if (lock !== undefined) await db.query(lock);
+    return write(db);
+  };
+  return idempotently(pool, key, underLocks, () => (lock === undefined ? retriedOnConflict(() => write(pool)) : inTransaction(pool, write, lock)));
 }
 
 /** `newWork`: called once a publication that made deliveries has committed. */
 export function createEventRepository(pool: pg.Pool, newWork: () => void): EventRepository {
   return {
-    async publish(event) {
-      const published = await inLeadOrder(pool, [event], (db) => publish(db, event));
-      if (published?.deliveries) newWork();
+    async publish(event, key) {
+      const published = await inLeadOrder(pool, [event], key, (db) => publish(db, keyedEvent(event, key)));
+      if (madeNow(key, published)?.deliveries) newWork();
       return published;
     },
-    async publishOnce(event, key) {
-      const keyed = await idempotently(pool, key, (db) => underLeadLocks(db, [event], () => publish(db, { ...event, idempotency: { scope: key.scope, key: key.key } })));
-      if (keyed.kind === 'done' && keyed.value?.deliveries) newWork();
-      return keyed;
-    },
-    async publishBatch(events) {
-      const published = await inLeadOrder(pool, events, (db) => publishBatch(db, events));
-      if (anyDeliveries(published)) newWork();
+    async publishBatch(events, key) {
+      const published = await inLeadOrder(pool, events, key, (db) => publishBatch(db, events, key && { scope: key.scope, key: key.key }));
+      if (anyDeliveries(madeNow(key, published) ?? [])) newWork();
       return published;
-    },
-    async publishBatchOnce(events, key) {
-      const keyed = await idempotently(pool, key, (db) => underLeadLocks(db, events, () => publishBatch(db, events, { scope: key.scope, key: key.key })));
-      if (keyed.kind === 'done' && anyDeliveries(keyed.value)) newWork();
-      return keyed;
     },
 
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {

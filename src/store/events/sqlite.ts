@@ -1,3 +1,4 @@
+import { keyedEvent } from '../idempotency/idempotency-rules.js';
 import { idempotentRunner } from '../idempotency/sqlite.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import { leadDue } from '../sqlite/lead-order.js';
@@ -88,17 +89,11 @@ export function createEventRepository(db: Db, grouped: GroupedWrite): EventRepos
   };
 
   return {
-    async publish(event) {
-      return grouped(() => publish(event));
+    async publish(event, key) {
+      return grouped(() => idempotent.run(key, () => publish(keyedEvent(event, key))));
     },
-    async publishOnce(event, key) {
-      return grouped(() => idempotent.run(key, () => publish({ ...event, idempotency: { scope: key.scope, key: key.key } })));
-    },
-    async publishBatch(events) {
-      return grouped(() => events.map(publish));
-    },
-    async publishBatchOnce(events, key) {
-      return grouped(() => idempotent.run(key, () => events.map((event) => publish({ ...event, idempotency: { scope: key.scope, key: key.key } }))));
+    async publishBatch(events, key) {
+      return grouped(() => idempotent.run(key, () => events.map((event) => publish(keyedEvent(event, key)))));
     },
     async list(clientId, { limit, type, before = Number.MAX_SAFE_INTEGER }) {
       return type === undefined ? recent.all(clientId, before, limit) : recentOfType.all(clientId, type, before, limit);

@@ -2,7 +2,7 @@
 // store holds the key its own way (sqlite.ts and postgres.ts beside this file) and reads the row
 // under it.
 import type { IdempotencyKeyRow } from '../rows.js';
-import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite, type KeyTaken } from '../store.js';
+import { IDEMPOTENCY_KEY_LIFETIME_MS, type IdempotentWrite, type Keyed, type KeyTaken, type MaybeKey, type NewEvent } from '../store.js';
 
 /**
  * What both stores make of the row an Idempotency-Key left, once they hold the key (SQLite: in
@@ -16,4 +16,15 @@ export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: Idempo
   if (Date.parse(row.created_at) <= now - IDEMPOTENCY_KEY_LIFETIME_MS) return 'expired';
   if (row.request_hash !== write.requestHash && !write.earlierHashes?.().includes(row.request_hash)) return { kind: 'mismatch' };
   return { kind: 'replay', response: { status: row.status, body: row.body } };
+}
+
+/** The event as a publication under `key` stores it: with the key, for erasing its lead to find the key's kept answer. */
+export const keyedEvent = (event: NewEvent, key: MaybeKey<never> | IdempotentWrite<unknown>): NewEvent =>
+  key === undefined ? event : { ...event, idempotency: { scope: key.scope, key: key.key } };
+
+/** What a write that may have had an Idempotency-Key made now: its result; undefined when the key took it. */
+export function madeNow<T>(key: MaybeKey<T>, result: T | Keyed<T>): T | undefined {
+  if (key === undefined) return result as T;
+  const keyed = result as Keyed<T>;
+  return keyed.kind === 'done' ? keyed.value : undefined;
 }

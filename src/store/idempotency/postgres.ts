@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type pg from 'pg';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import type { IdempotencyKeyRow } from '../rows.js';
-import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
+import type { IdempotencyRepository, IdempotentWrite, Keyed, KeyedBy, MaybeKey } from '../store.js';
 import { settleKnownKey } from './idempotency-rules.js';
 
 // Idempotency keys on PostgreSQL, where several API processes share the database. A keyed write
@@ -23,8 +23,22 @@ export function advisoryLockKey(scope: string, key: string): string {
 
 const IN_PROGRESS = { kind: 'in-progress' } as const;
 
-/** Runs `write` in a transaction of its own under its Idempotency-Key: made, with its answer kept, unless the key takes it. */
-export async function idempotently<T>(pool: pg.Pool, idempotency: IdempotentWrite<T>, write: (db: Queryable) => Promise<T>): Promise<Keyed<T>> {
+/**
+ * Runs `write` in a transaction of its own under its Idempotency-Key when it has one: made, with
+ * its answer kept, unless the key takes it. Without one, `unkeyed` runs it (by default, in a
+ * transaction of its own).
+ */
+export async function idempotently<T, K extends MaybeKey<T>>(
+  pool: pg.Pool,
+  idempotency: K | undefined,
+  write: (db: Queryable) => Promise<T>,
+  unkeyed: (write: (db: Queryable) => Promise<T>) => Promise<T> = (write) => inTransaction(pool, write),
+): Promise<KeyedBy<K, T>> {
+  if (idempotency === undefined) return (await unkeyed(write)) as KeyedBy<K, T>;
+  return (await keyedTransaction(pool, idempotency, write)) as KeyedBy<K, T>;
+}
+
+async function keyedTransaction<T>(pool: pg.Pool, idempotency: IdempotentWrite<T>, write: (db: Queryable) => Promise<T>): Promise<Keyed<T>> {
   const { scope, key } = idempotency;
   try {
     return await inTransaction(pool, async (db): Promise<Keyed<T>> => {

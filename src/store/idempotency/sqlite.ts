@@ -1,7 +1,7 @@
 import type { IdempotencyKeyRow } from '../rows.js';
 import type { GroupedWrite } from '../sqlite/durable-writer.js';
 import type { Db } from '../sqlite/open-database.js';
-import type { IdempotencyRepository, IdempotentWrite, Keyed } from '../store.js';
+import type { IdempotencyRepository, KeyedBy, MaybeKey } from '../store.js';
 import { settleKnownKey } from './idempotency-rules.js';
 
 // Idempotency keys on SQLite. A keyed write runs in the group commit's write transaction, which
@@ -12,8 +12,11 @@ import { settleKnownKey } from './idempotency-rules.js';
 // here, by the route's idempotency wrapper (src/http/idempotency.ts).
 
 export interface IdempotentRunner {
-  /** Runs `write`, inside a write transaction, under its Idempotency-Key: made, with its answer kept, unless the key takes it. */
-  run<T>(idempotency: IdempotentWrite<T>, write: () => T): Keyed<T>;
+  /**
+   * Runs `write`, inside a write transaction, under its Idempotency-Key when it has one: made,
+   * with its answer kept, unless the key takes it. Without one, it is simply made.
+   */
+  run<T, K extends MaybeKey<T>>(idempotency: K | undefined, write: () => T): KeyedBy<K, T>;
 }
 
 const runners = new WeakMap<Db, IdempotentRunner>();
@@ -30,16 +33,17 @@ export function idempotentRunner(db: Db): IdempotentRunner {
     'INSERT INTO idempotency_keys (scope, idempotency_key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
   runner = {
-    run(idempotency, write) {
+    run<T, K extends MaybeKey<T>>(idempotency: K | undefined, write: () => T) {
+      if (idempotency === undefined) return write() as KeyedBy<K, T>;
       const { scope, key } = idempotency;
       const now = Date.now();
       const known = settleKnownKey(find.get(scope, key), idempotency, now);
-      if (typeof known === 'object') return known;
+      if (typeof known === 'object') return known as KeyedBy<K, T>;
       if (known === 'expired') remove.run(scope, key);
       const value = write();
       const { status, body } = idempotency.respond(value);
       insert.run(scope, key, idempotency.requestHash, status, body, new Date(now).toISOString());
-      return { kind: 'done', value };
+      return { kind: 'done', value } as KeyedBy<K, T>;
     },
   };
   runners.set(db, runner);

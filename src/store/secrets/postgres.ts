@@ -1,6 +1,5 @@
 import type pg from 'pg';
-import { audited, writeAudit } from '../audit/postgres.js';
-import { idempotently } from '../idempotency/postgres.js';
+import { audited } from '../audit/postgres.js';
 import { inTransaction, type Queryable } from '../postgres/transaction.js';
 import type { SecretRepository } from '../store.js';
 import { answersCursor, sealedSecrets } from './secret-rules.js';
@@ -17,16 +16,9 @@ async function rotate(db: Queryable, clientId: number, id: number, secret: strin
 
 export function createSecretRepository(pool: pg.Pool): SecretRepository {
   return {
-    async rotate(clientId, id, secret, previousUntil, note) {
+    async rotate(clientId, id, secret, previousUntil, note, key) {
       const target = (rotated: boolean) => (rotated ? { clientId, targetId: id } : undefined);
-      return audited(pool, note, (db) => rotate(db, clientId, id, secret, previousUntil), target);
-    },
-    async rotateOnce(clientId, id, secret, previousUntil, key, note) {
-      return idempotently(pool, key, async (db) => {
-        const rotated = await rotate(db, clientId, id, secret, previousUntil);
-        if (rotated) await writeAudit(db, note, { clientId, targetId: id });
-        return rotated;
-      });
+      return audited(pool, note, (db) => rotate(db, clientId, id, secret, previousUntil), target, key);
     },
     async seal(prefix, limit, seal, after) {
       // Rows locked while they are sealed, so a rotation in between is not overwritten.

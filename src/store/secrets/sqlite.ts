@@ -36,10 +36,7 @@ export function createSecretRepository(db: Db, grouped: GroupedWrite): SecretRep
   );
 
   return {
-    async rotate(clientId, id, secret, previousUntil, note) {
-      return grouped(() => rotate(clientId, id, secret, previousUntil, note));
-    },
-    async rotateOnce(clientId, id, secret, previousUntil, key, note) {
+    async rotate(clientId, id, secret, previousUntil, note, key) {
       return grouped(() => idempotent.run(key, () => rotate(clientId, id, secret, previousUntil, note)));
     },
     async seal(prefix, limit, seal, after) {

@@ -44,21 +44,18 @@ export function withFilterCache(webhooks: WebhookRepository, listener: ReturnTyp
     });
   };
   /** `change`, then the client's entry dropped: its filters may have changed. */
-  const changing =
-    <A extends unknown[], R>(clientIdOf: (...args: A) => number, change: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      try {
-        return await change(...args);
-      } finally {
-        drop(clientIdOf(...args));
-      }
-    };
+  const changing = async <R>(clientId: number, change: Promise<R>): Promise<R> => {
+    try {
+      return await change;
+    } finally {
+      drop(clientId);
+    }
+  };
 
   return {
     ...webhooks,
-    create: changing((input) => input.clientId, webhooks.create),
-    createOnce: changing((input) => input.clientId, webhooks.createOnce),
-    update: changing((clientId) => clientId, webhooks.update),
+    create: (input, maxActive, note, key) => changing(input.clientId, webhooks.create(input, maxActive, note, key)),
+    update: (clientId, id, changes, note) => changing(clientId, webhooks.update(clientId, id, changes, note)),
     async filters(clientId) {
       if (!subscribed) subscribe();
       if (listening) {

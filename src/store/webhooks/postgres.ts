@@ -1,6 +1,5 @@
 import type pg from 'pg';
-import { audited, writeAudit } from '../audit/postgres.js';
-import { idempotently } from '../idempotency/postgres.js';
+import { audited } from '../audit/postgres.js';
 import { NEW_WORK_CHANNEL } from '../postgres/notifier.js';
 import type { Queryable } from '../postgres/transaction.js';
 import { SUMMARY_COLUMNS, TARGET_COLUMNS, toSummary, toTarget, type SummaryRow, type TargetRow } from '../rows.js';
@@ -27,16 +26,9 @@ async function createCapped(db: Queryable, input: NewWebhook, maxActive: number)
 
 export function createWebhookRepository(pool: pg.Pool): WebhookRepository {
   return {
-    async create(input, maxActive, note) {
+    async create(input, maxActive, note, key) {
       const target = (made: Webhook | undefined) => made && { clientId: input.clientId, targetId: made.id };
-      return audited(pool, note, (db) => createCapped(db, input, maxActive), target);
-    },
-    async createOnce(input, maxActive, key, note) {
-      return idempotently(pool, key, async (db) => {
-        const made = await createCapped(db, input, maxActive);
-        if (made) await writeAudit(db, note, { clientId: input.clientId, targetId: made.id });
-        return made;
-      });
+      return audited(pool, note, (db) => createCapped(db, input, maxActive), target, key);
     },
     async delete(clientId, id, note) {
       const now = new Date().toISOString();

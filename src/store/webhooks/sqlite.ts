@@ -130,10 +130,7 @@ export function createWebhookRepository(db: Db, grouped: GroupedWrite): WebhookR
   };
 
   return {
-    async create(input, maxActive, note) {
-      return grouped(() => createCapped(input, maxActive, note));
-    },
-    async createOnce(input, maxActive, key, note) {
+    async create(input, maxActive, note, key) {
       return grouped(() => idempotent.run(key, () => createCapped(input, maxActive, note)));
     },
     async delete(clientId, id, note) {
