@@ -261,10 +261,10 @@ export type Config = Loaded<typeof SETTINGS>;
 const parseOptional = (value: string): string | null => (value.trim() === '' ? null : value);
 
 /**
- * The OpenTelemetry variables leadhooks decides by (src/tracing.ts); the SDK reads them, and the
- * other standard OTEL_* variables (protocol, headers, timeout, sampler, batching), itself. Kept
- * apart from SETTINGS, and none of them refused: the CLI starts tracing before it knows whether
- * its command needs the rest of the configuration.
+ * The OpenTelemetry variables leadhooks decides by (src/tracing.ts); the other standard OTEL_*
+ * variables (protocol, headers, timeout, sampler, batching) are read where the SDK is set up
+ * (src/tracing-sdk.ts) and by its exporter. Kept apart from SETTINGS, and none of them refused:
+ * the CLI starts tracing before it knows whether its command needs the rest of the configuration.
  */
 export const TRACING_SETTINGS = {
   /** Where traces are exported to, over OTLP; with neither endpoint, the SDK is not even loaded. */

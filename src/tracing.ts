@@ -1,20 +1,20 @@
 import { context, diag, DiagLogLevel, propagation, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import type { NodeSDK } from '@opentelemetry/sdk-node';
 import type { FastifyInstance } from 'fastify';
 import type { TracingConfig } from './config.js';
+import type { TraceSdk } from './tracing-sdk.js';
 import { USER_AGENT } from './package-info.js';
 
 // Traces, exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or its traces-only form) is set
 // (src/config.ts, TRACING_SETTINGS): a span per API request (@fastify/otel), one per publish, and
 // one per delivery attempt in the trace of the publish that caused it. The publish's trace
 // context is kept with the event in the outbox (W3C traceparent), so that the attempt joins its
-// trace in whichever process makes it, before or after a restart. The OpenTelemetry SDK reads the
-// other standard OTEL_* variables itself (OTEL_EXPORTER_OTLP_PROTOCOL, headers, sampling). Unset,
-// the SDK is not even loaded (it takes a fifth of a second), and each of the calls below returns
-// at its first line.
+// trace in whichever process makes it, before or after a restart. The other standard OTEL_*
+// variables (OTEL_EXPORTER_OTLP_PROTOCOL, headers, sampling) are read as the OpenTelemetry SDK
+// reads them (src/tracing-sdk.ts). Unset, the SDK is not even loaded, and each of the calls below
+// returns at its first line.
 
 const SCOPE = 'leadhooks';
-let sdk: NodeSDK | undefined;
+let sdk: TraceSdk | undefined;
 /** Where the traces go, for the lines that tell a failed export. */
 let endpoint: string | undefined;
 
@@ -67,11 +67,10 @@ export async function startTracing(config: TracingConfig): Promise<void> {
   const target = config.tracesEndpoint ?? config.endpoint;
   if (sdk || target === null || config.sdkDisabled) return;
   endpoint = target;
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
-  // Traces only: no metric readers (metrics are Prometheus's, /metrics) and no log processors
-  // (logs are pino's), whatever OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER say.
-  sdk = new NodeSDK({ instrumentations: [], serviceName: config.serviceName, metricReaders: [], logRecordProcessors: [] });
-  sdk.start();
+  const { startTraceSdk } = await import('./tracing-sdk.js');
+  // Traces only: metrics are Prometheus's (/metrics) and logs are pino's, whatever
+  // OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER say.
+  sdk = startTraceSdk(config.serviceName, config.sdkLogLevel);
   // The SDK tells a failed export (and spans dropped meanwhile) to its diagnostic logger, which
   // says nothing unless OTEL_LOG_LEVEL asks for its own console output.
   if (config.sdkLogLevel === null) {

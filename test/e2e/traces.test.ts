@@ -30,6 +30,8 @@ interface OtlpSpan {
   status?: { code?: number };
   /** The `service.name` of the resource that sent it. */
   service?: string;
+  /** The attributes of the resource that sent it. */
+  resource?: OtlpAttribute[];
 }
 
 async function startOtlpReceiver(t: Test) {
@@ -43,7 +45,7 @@ async function startOtlpReceiver(t: Test) {
       const message = JSON.parse(body) as { resourceSpans: { resource?: { attributes?: OtlpAttribute[] }; scopeSpans: { spans: OtlpSpan[] }[] }[] };
       for (const { resource, scopeSpans } of message.resourceSpans) {
         const service = resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue;
-        for (const scope of scopeSpans) spans.push(...scope.spans.map((span) => ({ ...span, service })));
+        for (const scope of scopeSpans) spans.push(...scope.spans.map((span) => ({ ...span, service, resource: resource?.attributes })));
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
@@ -169,4 +171,52 @@ t.test('a server whose trace exports fail serves, and logs the failure once a mi
   t.match(JSON.parse(line!), { level: 40, msg: 'trace export failed', endpoint: /^http:\/\/127\.0\.0\.1:/, failures: 1, reason: String });
   t.equal(failureLines().length, 1, `one line for ${connections} failed exports`);
   await server.stop();
+});
+
+/** `event emit` of one event for `clientId`, traced as `env` says. */
+const emitEvent = (clientId: number, env: Record<string, string>) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', CLI, 'event', 'emit', String(clientId), 'lead_create', '--data', '{"id":1}'], {
+    env: { PATH: process.env.PATH!, ...env },
+  });
+
+t.test('OTLP/HTTP with protobuf bodies by default, and for grpc, which is told on stderr', async (t) => {
+  const requests: string[] = [];
+  const otlp = createServer((request, response) => {
+    request.resume().on('end', () => {
+      requests.push(`${request.method} ${request.url} ${request.headers['content-type']}`);
+      response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  }).listen(0, '127.0.0.1');
+  await once(otlp, 'listening');
+  t.teardown(() => otlp.close());
+  const db = await testDatabase(t);
+  const { clientId } = await cliCreateClient(db.env);
+  const env = { ...db.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(otlp.address() as AddressInfo).port}` };
+
+  const unset = await emitEvent(clientId, env);
+  t.notMatch(unset.stderr, /^leadhooks:/m, 'nothing told when the protocol is unset');
+  t.same(requests, ['POST /v1/traces application/x-protobuf'], 'protobuf bodies when OTEL_EXPORTER_OTLP_PROTOCOL is unset');
+  const grpc = await emitEvent(clientId, { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+  t.match(grpc.stderr, /^leadhooks: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: traces are exported over http\/protobuf instead$/m);
+  t.same(requests, ['POST /v1/traces application/x-protobuf', 'POST /v1/traces application/x-protobuf'], 'grpc: over HTTP with protobuf bodies all the same');
+});
+
+t.test('the standard variables: resource attributes, sampler', async (t) => {
+  const otlp = await startOtlpReceiver(t);
+  const db = await testDatabase(t);
+  const { clientId } = await cliCreateClient(db.env);
+  const env = { ...db.env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+
+  // The CLI exports what it has before it exits: what has not arrived by then never will.
+  await emitEvent(clientId, { ...env, OTEL_TRACES_SAMPLER: 'always_off' });
+  t.same(otlp.spans, [], 'OTEL_TRACES_SAMPLER=always_off: no span');
+  await emitEvent(clientId, { ...env, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=eu', OTEL_SERVICE_NAME: 'hooks-eu' });
+  const [span] = otlp.spans;
+  t.equal(span?.name, 'publish lead_create', 'the span of the event emitted with the default sampler');
+  const resource = Object.fromEntries((span?.resource ?? []).map((a) => [a.key, a.value.stringValue ?? a.value.intValue]));
+  t.match(
+    resource,
+    { 'service.name': 'hooks-eu', 'deployment.environment.name': 'eu', 'host.name': String, 'process.pid': Number, 'service.instance.id': String, 'telemetry.sdk.language': 'nodejs' },
+    'OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, with what the host and process detectors find',
+  );
 });
