@@ -65,35 +65,33 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
   const db = new Database(path);
   // Nothing to protect while the file is being made: a failed seeding is thrown away.
   ['journal_mode = OFF', 'synchronous = OFF'].forEach((pragma) => db.pragma(pragma));
+  db.function('bench_key', { deterministic: true }, (id) => apiKeyFor(Number(id)));
+  db.function('key_hash', { deterministic: true }, (key) => hashApiKey(String(key)));
+  const now = new Date();
+  const iso = now.toISOString();
+  const groups = groupsOf(layout);
   db.transaction(() => {
     for (const sql of MIGRATIONS.slice(0, SEEDER_SCHEMA_VERSION)) db.exec(sql);
     db.pragma(`user_version = ${SEEDER_SCHEMA_VERSION}`);
-  })();
-  const now = new Date();
-  const iso = now.toISOString();
-  const insertClient = db.prepare<[number, string, string]>('INSERT INTO clients (id, name, created_at) VALUES (?, ?, ?)');
-  const insertKey = db.prepare<[number, string, string, string]>('INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)');
-  // `each` webhooks for every client from `first` on, ids ascending with the client's.
-  const insertWebhooks = db.prepare<{ last: number; first: number; each: number; now: string }>(`
-    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last),
-      h(client, hook) AS (SELECT CAST(:first AS INTEGER) + i / CAST(:each AS INTEGER), i % CAST(:each AS INTEGER) FROM n)
-    INSERT INTO webhooks (client_id, url, events, secret, created_at)
-    SELECT client, 'http://127.0.0.1:${RECEIVER_PORT}/c' || client || '/h' || hook,
-      '["lead_create","lead_update"]', 'whsec_YmVuY2htYXJrc2VjcmV0MDEyMzQ1Njc4', :now
-    FROM h`);
-  db.transaction(() => {
-    const groups = groupsOf(layout);
-    for (const group of Object.values<ClientGroup>(groups)) {
-      for (let id = group.first; id < group.first + group.size; id++) {
-        const key = apiKeyFor(id);
-        insertClient.run(id, `Bench client ${id}`, iso);
-        insertKey.run(id, key.slice(0, 11), hashApiKey(key), iso);
-      }
-      if (group.size * group.hooksEach > 0) insertWebhooks.run({ last: group.size * group.hooksEach - 1, first: group.first, each: group.hooksEach, now: iso });
+    const clients = Object.values<ClientGroup>(groups).reduce((sum, g) => sum + g.size, 0);
+    db.prepare(`
+      WITH RECURSIVE n(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < :clients)
+      INSERT INTO clients (id, name, created_at) SELECT id, 'Bench client ' || id, :now FROM n`).run({ clients, now: iso });
+    db.prepare('INSERT INTO api_keys (client_id, prefix, key_hash, created_at) SELECT id, substr(bench_key(id), 1, 11), key_hash(bench_key(id)), ? FROM clients ORDER BY id').run(iso);
+    // `each` webhooks for every client from `first` on, ids ascending with the client's.
+    const insertWebhooks = db.prepare(`
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last),
+        h(client, hook) AS (SELECT CAST(:first AS INTEGER) + i / CAST(:each AS INTEGER), i % CAST(:each AS INTEGER) FROM n)
+      INSERT INTO webhooks (client_id, url, events, secret, created_at)
+      SELECT client, 'http://127.0.0.1:${RECEIVER_PORT}/c' || client || '/h' || hook,
+        '["lead_create","lead_update"]', 'whsec_YmVuY2htYXJrc2VjcmV0MDEyMzQ1Njc4', :now
+      FROM h`);
+    for (const { first, size, hooksEach } of Object.values<ClientGroup>(groups)) {
+      if (size * hooksEach > 0) insertWebhooks.run({ last: size * hooksEach - 1, first, each: hooksEach, now: iso });
     }
     const drain = groups.drain;
     if (!layout.pendingEvents || !drain) return;
-    db.prepare<{ last: number; first: number; clients: number; now: string }>(`
+    db.prepare(`
       WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last)
       INSERT INTO events (id, client_id, type, payload, created_at)
       SELECT printf('evt_%032x', i), CAST(:first AS INTEGER) + i % CAST(:clients AS INTEGER), 'lead_create',
@@ -101,7 +99,7 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
         :now
       FROM n`).run({ last: layout.pendingEvents - 1, first: drain.first, clients: drain.size, now: iso });
     // The outbox as publishing leaves it: one delivery per webhook of the event's client, due now.
-    db.prepare<{ dueAt: number; now: string }>(`
+    db.prepare(`
       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
       SELECT e.id, w.id, 'pending', :dueAt, :now FROM events e JOIN webhooks w ON w.client_id = e.client_id
       ORDER BY e.rowid, w.id`).run({ dueAt: now.getTime(), now: iso });
