@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { startAnswering, startLeadhooks, type RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
-import { combineRounds, inRoundOrder, measureLoad, type Measured, type PreparedRequest } from '../load.js';
+import { combineRounds, inRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
 import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
 
 /** Bare Fastify (baseline-server.mjs), its GET / answering once it is up. */
@@ -40,17 +40,14 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
     for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env, c.root) : startBareFastify()));
     const alternate: Alternate = async (stepOf) => {
       const steps = cases.map(stepOf);
-      const runs = steps.map((): Measured[] => []);
-      for (let round = 0; round < rounds; round++) {
-        for (const [i, step] of inRoundOrder(steps, round)) {
-          if (!step) continue;
-          const name = `${step.name}, ${cases[i]!.label}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
-          // The first round warms each server up as a whole run does; later ones only refill the connections.
-          const spec = { requests: step.requests(round), once: step.once, connections: options.connections, warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
-          runs[i]!.push(await measureLoad(name, servers[i]!, spec));
-        }
-      }
-      return steps.map((step, i) => step && combineRounds(`${step.name}, ${cases[i]!.label}`, runs[i]!));
+      const named = (i: number) => `${steps[i]!.name}, ${cases[i]!.label}`;
+      const runs = await inRounds(rounds, steps, (step, i, round) => {
+        const name = `${named(i)}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
+        // The first round warms each server up as a whole run does; later ones only refill the connections.
+        const spec = { requests: step.requests(round), once: step.once, connections: options.connections, warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
+        return measureLoad(name, servers[i]!, spec);
+      });
+      return steps.map((step, i) => step && combineRounds(named(i), runs[i]!));
     };
     return await operations(alternate, rounds);
   } finally {

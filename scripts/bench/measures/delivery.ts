@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers } from '../../lib/server-process.js';
 import type { RunningProcess, RunningServer } from '../../lib/server-process.js';
 import type { BenchOptions } from '../bench-options.js';
-import { inRoundOrder, quantile } from '../load.js';
+import { inRounds, quantile, sum, timeWeighted } from '../load.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
 import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
 
@@ -54,7 +54,7 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
   const publish: Then = async ({ server }, receiver) => void (latency = await measurePublishLatency(options, server!, receiver));
   const outbox = (name: 'shallow' | 'deep', round: number, of: string) => {
     const layout = name === 'shallow' ? options.shallowOutbox : options.deepOutbox;
-    const then = name === 'shallow' && round === 1 ? publish : undefined;
+    const then = name === 'shallow' && round === 0 ? publish : undefined;
     return measureDrain(options, `${name} outbox, ${of}`, copyDatabase(seeded[name], dir, `${name}-${round}`), layout, 0, then);
   };
   const [bareSender, shallow, deep] = await drainsInTurn(options.drainRounds, ['bare', 'shallow', 'deep'] as const, (name, of, round) =>
@@ -63,13 +63,10 @@ export async function measureDelivery(options: BenchOptions, dir: string, seeded
   return { shallow: shallow!, deep: deep!, bareSender: bareSender!, latency: latency! };
 }
 
-/** Each case drained `rounds` times, in turn (inRoundOrder), each on a fresh copy; each case's drains combined. */
-export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>) {
-  const runs = cases.map((): Drain[] => []);
-  for (let round = 1; round <= rounds; round++) {
-    for (const [i, c] of inRoundOrder(cases, round - 1)) runs[i]!.push(await drain(c, `round ${round} of ${rounds}`, round));
-  }
-  return runs.map(combineDrains);
+/** Each case drained `rounds` times (`round` from 0), the cases in turn (inRounds), each on a fresh copy; each case's drains combined. */
+export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>): Promise<Drain[]> {
+  const drains = await inRounds(rounds, cases, (c, _, round) => drain(c, `round ${round + 1} of ${rounds}`, round));
+  return drains.map(combineDrains);
 }
 
 /** What a drain runs: its delivering processes (a server among them, or not), and its database. */
@@ -87,7 +84,7 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
   try {
     deliverers = await start(receiver);
     say(`deliveries, ${label}: ${count(drain.pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
-    const cpu = () => deliverers.processes.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
+    const cpu = () => sum(deliverers.processes.map((d) => cpuSeconds(d.pid)));
     const { databaseCpu, walBytes = async () => 0 } = deliverers.database ?? {};
     await receiver.reached(from);
     const [cpuBefore, databaseBefore, walBefore] = [cpu(), databaseCpu?.(), await walBytes()];
@@ -140,9 +137,8 @@ export function measureBareSender(options: BenchOptions, label: string, layout: 
  */
 export function combineDrains(drains: Drain[]): Drain {
   const seconds = drains.map((d) => 1 / d.rate);
-  const total = seconds.reduce((a, b) => a + b, 0);
-  const weighted = (pick: (d: Drain) => number) => drains.reduce((sum, d, i) => sum + pick(d) * seconds[i]!, 0) / total;
-  return { ...drains[0]!, rate: drains.length / total, serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores), rounds: drains.map((d) => d.rate) };
+  const weighted = (pick: (d: Drain) => number) => timeWeighted(drains, seconds, pick);
+  return { ...drains[0]!, rate: drains.length / sum(seconds), serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores), rounds: drains.map((d) => d.rate) };
 }
 
 /** Events published at a steady rate for `options.seconds`, each stamped with its send time, to the latency group's clients. */
