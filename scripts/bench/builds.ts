@@ -1,13 +1,12 @@
-// --before <ref>: the ref unpacked from git into the scratch folder, installed and built; each build's
-// own code migrates a seeded file and moves it to PostgreSQL (the ref may have fewer migrations).
+// --before <ref>: the ref unpacked from git into the scratch folder, installed and built; what each
+// build's own code does to a seeded file (databases.ts), since the ref may have fewer migrations.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { buildLeadhooks } from '../lib/server-process.js';
 import { say } from './progress.js';
-import { flushToDisk } from './seed-database.js';
 
 /** A build: what the progress lines call it, the package root its dist/ is in, and the commit it was made from (the ref's). */
 export type Build = { label: string; root: string; commit?: string };
@@ -48,13 +47,4 @@ export async function buildCode(build: Build) {
     moveToPostgres: (move as typeof import('../../src/store/move-to-postgres.js')).moveToPostgres,
     loadConfig: (config as typeof import('../../src/config.js')).loadConfig,
   };
-}
-
-/** A copy of `early` (a file at the seeder's schema) named `name` in `dir`, brought to the build's schema by its own migrations. */
-export async function migratedCopy(build: Build, early: string, dir: string, name: string): Promise<string> {
-  const path = join(dir, `${name}.db`);
-  copyFileSync(early, path);
-  (await buildCode(build)).openDatabase(path).close();
-  flushToDisk(path);
-  return path;
 }

@@ -1,32 +1,18 @@
-// The databases under test: SQLite files seeded once a run by recursive CTEs, a copy for each server.
+// The databases under test: SQLite files seeded once a run by recursive CTEs (databases.ts copies them).
 // Rows are written at the seeder's schema (SEEDER_SCHEMA_VERSION), then leadhooks' own later
 // migrations run on them, as on a deployed database, so the seeder does not go stale.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fsyncSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { hashApiKey } from '../../src/secrets/credentials.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
+import { flushToDisk } from './databases.js';
 import { say } from './progress.js';
 
 const SEEDER_SCHEMA_VERSION = 3;
 /** Stands for the receiver's port in the seeded webhooks' URLs until a run points them at it. */
 export const RECEIVER_PORT = '{receiver-port}';
-
-/**
- * A database under test: `env` starts a server or a worker on it; `query` runs one statement (its
- * parameters $1, $2… in order) beside them; on PostgreSQL, the CPU seconds the server has spent for it
- * so far and the server's WAL position in bytes (postgres-database.ts).
- */
-export interface BenchDatabase {
-  store: 'SQLite' | 'PostgreSQL';
-  env: Record<string, string>;
-  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  databaseCpu?: () => number;
-  walBytes?: () => Promise<number>;
-  drop(): Promise<void>;
-}
 
 /** A database to seed: its file's name, groups of clients, and events in its outbox (to the `drain` group's clients in turn). */
 export interface DatabaseLayout<Group extends string = string> {
@@ -109,33 +95,4 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
   flushToDisk(path);
   say(`${layout.name}: seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return path;
-}
-
-/** A private copy of a seeded file, to run a server on, on disk before it returns (flushToDisk). */
-export function copyDatabase(seeded: string, dir: string, name: string): BenchDatabase {
-  const path = join(dir, `${name}.db`);
-  // A reflink where the file system has them, a plain copy elsewhere.
-  copyFileSync(seeded, path, constants.COPYFILE_FICLONE);
-  flushToDisk(path);
-  return {
-    store: 'SQLite',
-    env: { DATABASE_PATH: path },
-    async query<T>(sql: string, params: unknown[] = []) {
-      const db = new Database(path);
-      const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
-      const rows = statement.reader ? statement.all(...params) : (statement.run(...params), []);
-      db.close();
-      return rows as T[];
-    },
-    // Removed once measured: the deep outbox's copies would otherwise fill the scratch folder.
-    drop: async () => ['', '-wal', '-shm'].forEach((end) => rmSync(path + end, { force: true })),
-  };
-}
-
-// A file left dirty in the page cache would be written back while a server runs (200 MB for the
-// deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
-export function flushToDisk(path: string): void {
-  const fd = openSync(path, 'r+');
-  fsyncSync(fd);
-  closeSync(fd);
 }

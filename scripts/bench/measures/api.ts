@@ -3,9 +3,11 @@
 // (docs/benchmarks.md). Keys go round a group of clients so that the rate limit and key cache see many.
 import { fileURLToPath } from 'node:url';
 import { startAnswering, startLeadhooks, type RunningServer } from '../../lib/server-process.js';
-import type { BenchOptions } from '../bench-options.js';
+import type { Bench, BenchOptions } from '../bench-options.js';
+import type { Build } from '../builds.js';
+import { copyOn, storesOf, type BenchDatabase, type Store } from '../databases.js';
 import { combineRounds, inRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
-import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
+import { apiKeyFor, type ClientGroup } from '../seed-database.js';
 
 /** Bare Fastify (baseline-server.mjs), its GET / answering once it is up. */
 export const startBareFastify = () => startAnswering([fileURLToPath(new URL('../baseline-server.mjs', import.meta.url))], {}, '/');
@@ -13,8 +15,8 @@ export const startBareFastify = () => startAnswering([fileURLToPath(new URL('../
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';
 
-/** A case: leadhooks on `database` (`env` added to its environment; `root`: the package whose build runs, this one unless set), or bare Fastify without one. */
-export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; root?: string; group: ClientGroup; withListing?: boolean };
+/** A case: leadhooks on `database` (`env` added to its environment) from `build`'s dist/ (this package's unless set), or bare Fastify without one. */
+export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; build?: Build; group: ClientGroup; withListing?: boolean };
 
 /** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo; `hooksEach`: webhooks each client held at the start. */
 export type ApiOperations = { label: string; hooksEach: number; about: Measured; listing?: Measured; create: Measured; remove: Measured };
@@ -26,10 +28,10 @@ export const creations = (group: ClientGroup, path: string): PreparedRequest[] =
   keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
 /** One case's part in an operation, or none. */
-export type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
+type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
 
 /** Each case's step of an operation in rounds, the cases in turn in each; each one's figure over its rounds. */
-export type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
+type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
 
 /** `operations` measured through `alternate`, each case on a server of its own, up for all of them; `rounds`: how many. */
 export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operations: (alternate: Alternate, rounds: number) => Promise<T>): Promise<T> {
@@ -37,7 +39,7 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
   const rounds = cases.length === 1 ? 1 : options.rounds;
   const servers: RunningServer[] = [];
   try {
-    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env, c.root) : startBareFastify()));
+    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env, c.build?.root) : startBareFastify()));
     const alternate: Alternate = async (stepOf) => {
       const steps = cases.map(stepOf);
       const named = (i: number) => `${steps[i]!.name}, ${cases[i]!.label}`;
@@ -52,6 +54,22 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
     return await operations(alternate, rounds);
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+/** A case to run on a fresh copy of the SQLite file `seeded` named `copy` (copyOn). */
+type CaseOnCopy = Omit<ApiCase, 'database'> & { seeded: string; copy: string };
+
+/** `measure` on the cases `casesOf` gives for each store the run measures, each on a copy of its own; the copies are dropped after, whatever happens. */
+export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => CaseOnCopy[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
+  const cases: ApiCase[] = [];
+  try {
+    for (const store of storesOf(bench.postgres)) {
+      for (const { seeded, copy, ...c } of casesOf(store)) cases.push({ ...c, database: await copyOn(bench, store, seeded, copy, c.build) });
+    }
+    return await measure(cases);
+  } finally {
+    await Promise.all(cases.map((c) => c.database?.drop()));
   }
 }
 
