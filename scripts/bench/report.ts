@@ -9,7 +9,7 @@ import type { BenchOptions } from './bench-options.js';
 import { generatorSaturated, type Measured } from './load.js';
 import type { ApiOperations } from './measures/api.js';
 import type { BeforeNow } from './measures/before-now.js';
-import type { Drain, measureDelivery } from './measures/delivery.js';
+import { drainLabel, type Drain, type measureDelivery } from './measures/delivery.js';
 import type { FilterResults, Ingesting, IngestionResults } from './measures/ingestion.js';
 import type { LeadOrderResults } from './measures/lead-order.js';
 import type { CommitCeiling, PostgresResults } from './measures/postgres.js';
@@ -204,8 +204,7 @@ function peerTable(rows: string[][], ceiling: CommitCeiling): string {
 function drainName(drain: Drain): string {
   if (drain.store === 'none') return `${count(drain.pending)} to send, the bare undici sender, no database`;
   const rounds = drain.rounds && drain.rounds.length > 1 ? `, ${drain.rounds.length} drains of ${count(Math.min(...drain.rounds))} to ${count(Math.max(...drain.rounds))}/s` : '';
-  const workers = drain.workers === 0 ? "the server's own worker" : `${drain.workers} worker process${drain.workers > 1 ? 'es' : ''}`;
-  return `${count(drain.pending)} pending, ${drain.store}, ${workers}${rounds}`;
+  return drainLabel(drain) + rounds;
 }
 
 /** Each ingestion case's GET /about and POST /events (bare Fastify's GET / and POST /echo), and pgbench's publish statement. */

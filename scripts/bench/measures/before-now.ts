@@ -4,10 +4,9 @@
 import { twiceAsLong, type Bench } from '../bench-options.js';
 import { NOW, type Build } from '../builds.js';
 import { copyDatabase, copyOn, migratedCopy, storesOf } from '../databases.js';
-import { count } from '../progress.js';
 import { groupsOf, seed } from '../seed-database.js';
 import { aboutStep, creations, inTurn, onEachStore, type ApiCase } from './api.js';
-import { drainsInTurn, measureDrain, pendingOf } from './delivery.js';
+import { drainLabel, drainsInTurn, measureDrain, pendingOf } from './delivery.js';
 import { publications } from './ingestion.js';
 
 /** Each figure of the two builds: a rate, requests or deliveries per second. */
@@ -38,7 +37,7 @@ export async function measureBeforeNow(bench: Bench, before: Build): Promise<Bef
     { from: 'deep', outbox: options.deepOutbox, store: 'SQLite', workers: 0 },
     ...('url' in postgres ? [{ from: 'shallow', outbox: options.shallowOutbox, store: 'PostgreSQL', workers: 1 } as const] : []),
   ] as const;
-  const measures = drains.map(({ outbox, store, workers }) => `${count(pendingOf(outbox))} pending, ${store}, ${workers ? '1 worker process' : "the server's own worker"}`);
+  const measures = drains.map(({ outbox, store, workers }) => drainLabel({ pending: pendingOf(outbox), store, workers }));
   const runs = drains.flatMap((drain, i) => builds.map((build, b) => ({ ...drain, measure: measures[i]!, build, b })));
   const drained = await drainsInTurn(options.drainRounds, runs, async ({ from, outbox, store, workers, measure, build, b }, of, round) => {
     const copy = copyOn(bench, store, own[b]![from], `${from}-build-${b}-${round}`, build);

@@ -16,6 +16,9 @@ import { groupsOf, RECEIVER_PORT, type DatabaseLayout } from '../seed-database.j
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 export const pendingOf = (outbox: DatabaseLayout): number => outbox.pendingEvents! * outbox.clients.drain!.hooksEach;
+/** A drain as the report names it: "20,000 pending, SQLite, the server's own worker". */
+export const drainLabel = ({ pending, store, workers }: Pick<Drain, 'pending' | 'store' | 'workers'>): string =>
+  `${count(pending)} pending, ${store}, ${workers === 0 ? "the server's own worker" : `${workers} worker process${workers > 1 ? 'es' : ''}`}`;
 
 /**
  * `store` 'none': the bare sender; `workers`: worker processes, 0 for the server's own worker;
