@@ -24,7 +24,7 @@ export type ApiOperations = { label: string; hooksEach: number; about: Measured;
 const keysOf = (group: ClientGroup) => Array.from({ length: group.size }, (_, i) => ({ id: group.first + i, key: apiKeyFor(group.first + i) }));
 const gets = (group: ClientGroup, path: string): PreparedRequest[] => keysOf(group).map(({ key }) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 /** Webhook creations, a different URL for each client (a Zapier-like one, of the usual size). */
-export const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
+const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
   keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
 /** One case's part in an operation, or none. */
@@ -75,13 +75,14 @@ export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => Ca
 
 /** GET /about, or bare Fastify's GET /, with the keys of the case's clients in turn. */
 export const aboutStep = (c: ApiCase): Step => (c.database ? { name: 'GET /about', requests: () => gets(c.group, '/about') } : { name: 'GET /', requests: () => gets(c.group, '/') });
+/** POST /webhook, or bare Fastify's POST /echo, with the same bodies. */
+export const createStep = (c: ApiCase): Step => (c.database ? { name: 'POST /webhook', requests: () => creations(c.group, '/webhook') } : { name: 'POST /echo', requests: () => creations(c.group, '/echo') });
 
 export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<ApiOperations[]> {
   return inTurn(options, cases, async (alternate, rounds) => {
-    const echo = (c: ApiCase, name = 'POST /echo'): Step => ({ name, requests: () => creations(c.group, '/echo') });
     const about = await alternate(aboutStep);
     const listing = await alternate((c) => (c.withListing ? { name: `GET ${LISTING}`, requests: () => gets(c.group, LISTING) } : undefined));
-    const create = await alternate((c) => (c.database ? { name: 'POST /webhook', requests: () => creations(c.group, '/webhook') } : echo(c)));
+    const create = await alternate(createStep);
     // Each case deletes the webhooks its POST runs made (the newest), then seeded ones, never below
     // 90% of what its clients held at the start.
     const supplies = await Promise.all(
@@ -93,7 +94,7 @@ export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<Api
     );
     // Each round an even share of the supply (the last what is left).
     const share = (supply: PreparedRequest[], round: number, size = Math.floor(supply.length / rounds)) => supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
-    const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : echo(c, 'POST /echo (beside DELETE)')));
+    const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : { name: 'POST /echo (beside DELETE)', requests: () => creations(c.group, '/echo') }));
     return cases.map((c, i) => ({ label: c.label, hooksEach: c.group.hooksEach, about: about[i]!, ...(listing[i] && { listing: listing[i] }), create: create[i]!, remove: remove[i]! }));
   });
 }

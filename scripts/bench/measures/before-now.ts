@@ -5,9 +5,9 @@ import { twiceAsLong, type Bench } from '../bench-options.js';
 import { NOW, type Build } from '../builds.js';
 import { copyDatabase, copyOn, migratedCopy, storesOf } from '../databases.js';
 import { groupsOf, seed } from '../seed-database.js';
-import { aboutStep, creations, inTurn, onEachStore, type ApiCase } from './api.js';
+import { aboutStep, createStep, inTurn, onEachStore, type ApiCase } from './api.js';
 import { drainLabel, drainsInTurn, measureDrain, pendingOf } from './delivery.js';
-import { publications } from './ingestion.js';
+import { publishStep } from './ingestion.js';
 
 /** Each figure of the two builds: a rate, requests or deliveries per second. */
 export type BeforeNow = { ref: string; figures: { measure: string; before: number; now: number }[] };
@@ -27,9 +27,9 @@ export async function measureBeforeNow(bench: Bench, before: Build): Promise<Bef
   const group = groupsOf(options.ingestion).publishers;
   // The request path: a request as cheap as GET /about shows a cost added to every request.
   const path = builds.map((build, i): ApiCase => ({ label: `SQLite, LOG_LEVEL=warn, ${build.label}`, database: copyDatabase(own[i]!.ingestion, dir, `path-build-${i}`), env: { DELIVERY_WORKER: 'off', LOG_LEVEL: 'warn' }, build, group }));
-  const [about, create] = await inTurn(longer, path, async (alternate) => [await alternate(aboutStep), await alternate(() => ({ name: 'POST /webhook', requests: () => creations(group, '/webhook') }))]);
+  const [about, create] = await inTurn(longer, path, async (alternate) => [await alternate(aboutStep), await alternate(createStep)]);
   const casesOf = (store: string) => builds.map((build, i) => ({ label: `${store}, ${build.label}`, env: { DELIVERY_WORKER: 'off' }, build, group, seeded: own[i]!.ingestion, copy: `publish-build-${i}` }));
-  const publish = await onEachStore(bench, casesOf, (cases) => inTurn(longer, cases, (alternate) => alternate(() => ({ name: 'POST /events', requests: () => publications(group, '/events') }))));
+  const publish = await onEachStore(bench, casesOf, (cases) => inTurn(longer, cases, (alternate) => alternate(publishStep)));
 
   // Each drain by each build in turn, on a fresh database each, the drains in turn too.
   const drains = [

@@ -28,8 +28,11 @@ const BENCH_FILTER = { campaign: 'spring-webinar-2026', score: { $gte: 50, $lte:
 const publication = (group: ClientGroup, n: number) => ({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) });
 /** `length` requests to `path` with the publisher token, the n-th with `body(n)`: single publications (`publications`: to the group's clients in turn), or as many batches of `events` as connections. */
 const publishing = (path: string, length: number, body: (n: number) => unknown): PreparedRequest[] => Array.from({ length }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(n)) }));
-export const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
+const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
 const batches = (group: ClientGroup, { events, connections }: BenchOptions['batch']) => publishing('/events/batch', connections, (b) => ({ events: Array.from({ length: events }, (_, n) => publication(group, b * events + n)) }));
+
+/** POST /events, or bare Fastify's POST /echo, with the same publications to the case's clients. */
+export const publishStep = (c: ApiCase) => (c.database ? { name: 'POST /events', requests: () => publications(c.group, '/events') } : { name: 'POST /echo', requests: () => publications(c.group, '/echo') });
 
 export async function measureIngestion(bench: Bench, seeded: string): Promise<IngestionResults> {
   const { options, postgres } = bench;
@@ -39,7 +42,7 @@ export async function measureIngestion(bench: Bench, seeded: string): Promise<In
     const cases: ApiCase[] = [{ label: 'bare Fastify, ingestion', group }, ...onStores];
     const [about, publish] = await inTurn(options, cases, async (alternate) => [
       await alternate(aboutStep),
-      await alternate((c) => (c.database ? { name: 'POST /events', requests: () => publications(group, '/events') } : { name: 'POST /echo', requests: () => publications(group, '/echo') })),
+      await alternate(publishStep),
     ]);
     // Batches last, so that the rows they add weigh on no other measure; in one run each, not in
     // rounds (docs/benchmarks.md says why).
@@ -59,7 +62,7 @@ export async function measureFilters(bench: Bench): Promise<FilterResults> {
   db.close();
   const kinds = [['unfiltered', groups.plain], ['filtered', groups.filtered]] as const;
   const casesOf = (store: Store) => kinds.map(([kind, group]) => ({ label: `${store}, ${group.hooksEach} ${kind} webhooks per client`, env: { DELIVERY_WORKER: 'off', LOG_LEVEL: 'warn' }, group, seeded, copy: `filters-${kind}` }));
-  const publish = await onEachStore(bench, casesOf, (cases) => inTurn(bench.options, cases, (alternate) => alternate((c) => ({ name: 'POST /events', requests: () => publications(c.group, '/events') }))));
+  const publish = await onEachStore(bench, casesOf, (cases) => inTurn(bench.options, cases, (alternate) => alternate(publishStep)));
   // The cases go a store at a time, the unfiltered first.
   return { hooksEach: groups.filtered.hooksEach, cases: storesOf(bench.postgres).map((store, s) => ({ store, plain: publish[2 * s]!, filtered: publish[2 * s + 1]! })) };
 }
