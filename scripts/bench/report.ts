@@ -149,6 +149,18 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     loadRatioRow('GET /about on PostgreSQL, the rate limit shared / counted by each process (RATE_LIMIT_SHARED=off), in turn', '≥ 0.9', shared, own, noLimit);
     if (tenClients) ratioRow(`POST /webhook on PostgreSQL / pgbench's commits/s at ${tenClients.clients} clients`, '≥ 0.5', pg.small.create.rps, tenClients.commitsPerSecond, `${rps(pg.small.create)} / ${count(tenClients.commitsPerSecond)}/s`);
     grew(`deliveries/s on PostgreSQL, 1 worker process, ${count(pg.deep.pending)} pending`, `${count(one.pending)} pending`, one.rate, pg.deep.rate, '/s');
+    for (const [i, ours] of pg.drains.entries()) {
+      const theirs = pg.graphile[i]!;
+      /** leadhooks' figure beside graphile-worker's, and their ratio, against `target` if there is one. */
+      const beside = (measure: string, a: number, b: number, show: (n: number) => string, target?: string) => {
+        const [ratio, met] = target ? against(a / b, target) : [(a / b).toFixed(2), '–'];
+        peer.push([`${measure}, ${ours.workers} process${ours.workers > 1 ? 'es' : ''} each`, show(a), show(b), ratio, target ?? 'reported, no target', met]);
+      };
+      beside('deliveries/s', ours.rate, theirs.rate, (n) => `${count(n)}/s`, '≥ 1.5');
+      beside('PostgreSQL CPU per delivery', ours.databaseMs!, theirs.databaseMs!, (n) => `${n.toFixed(2)} ms`, '≤ 0.7');
+      beside('WAL per delivery', ours.walKiB!, theirs.walKiB!, (n) => `${n.toFixed(2)} KiB`);
+      beside('worker CPU', ours.serverCores, theirs.serverCores, percent);
+    }
   }
   const [first] = results.leadOrder;
   if (first) eachStore(`deliveries/s, ${count(first.withLeads.pending)} over ${count(first.leads)} leads in order / without leadId`, results.leadOrder.map(({ store, withLeads, without }) => [store, withLeads.rate, without.rate, '/s'] as const));
@@ -158,18 +170,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     const lowest = figures.reduce((a, b) => (b.now / b.before < a.now / a.before ? b : a));
     const [ratio, met] = against(lowest.now / lowest.before, `≥ ${BEFORE_NOW_LEAST}`);
     targets.push([`every request, publish and delivery figure within 3% of ${ref} (now / before ≥ ${BEFORE_NOW_LEAST})`, `lowest ${ratio} (${lowest.measure}), ${figures.length} figures`, met]);
-  }
-  for (const [i, ours] of (pg?.drains ?? []).entries()) {
-    const theirs = pg!.graphile[i]!;
-    /** leadhooks' figure beside graphile-worker's, and their ratio, against `target` if there is one. */
-    const beside = (measure: string, a: number, b: number, show: (n: number) => string, target?: string) => {
-      const [ratio, met] = target ? against(a / b, target) : [(a / b).toFixed(2), '–'];
-      peer.push([`${measure}, ${ours.workers} process${ours.workers > 1 ? 'es' : ''} each`, show(a), show(b), ratio, target ?? 'reported, no target', met]);
-    };
-    beside('deliveries/s', ours.rate, theirs.rate, (n) => `${count(n)}/s`, '≥ 1.5');
-    beside('PostgreSQL CPU per delivery', ours.databaseMs!, theirs.databaseMs!, (n) => `${n.toFixed(2)} ms`, '≤ 0.7');
-    beside('WAL per delivery', ours.walKiB!, theirs.walKiB!, (n) => `${n.toFixed(2)} KiB`);
-    beside('worker CPU', ours.serverCores, theirs.serverCores, percent);
   }
   return { targets, growth, peer };
 }
