@@ -1,8 +1,11 @@
 // What a run measures and for how long: a full run, or a smoke run (CI) that goes through every
 // measure for a second on small databases and judges nothing.
+import type { PostgresServer } from './databases.js';
 import type { DatabaseLayout } from './seed-database.js';
 
 export type BenchOptions = ReturnType<typeof parseOptions>;
+/** What every measure is handed: the run's options, its scratch folder, and the PostgreSQL server it measures on (or why not). */
+export type Bench = { options: BenchOptions; dir: string; postgres: PostgresServer };
 
 const USAGE = 'usage: npm run bench -- [seconds per measure] [--smoke] [--before <git ref>]';
 

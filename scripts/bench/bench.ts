@@ -6,19 +6,19 @@ import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { buildLeadhooks } from '../lib/server-process.js';
-import { parseOptions } from './bench-options.js';
+import { parseOptions, type Bench } from './bench-options.js';
 import { prepareBuild } from './builds.js';
-import { measureBeforeNow } from './measures/before-now.js';
+import { copyDatabase, postgresServer } from './databases.js';
 import { measureApi, startBareFastify, type ApiOperations } from './measures/api.js';
+import { measureBeforeNow } from './measures/before-now.js';
 import { measureDelivery } from './measures/delivery.js';
-import { measureFilters } from './measures/filters.js';
-import { measureIngestion } from './measures/ingestion.js';
+import { measureFilters, measureIngestion } from './measures/ingestion.js';
 import { measureLeadOrder } from './measures/lead-order.js';
-import { measurePostgres, postgresServer } from './measures/postgres.js';
+import { measurePostgres } from './measures/postgres.js';
 import { measureStartUp } from './measures/start-up.js';
 import { count, elapsedSeconds, loadAverage, say } from './progress.js';
 import { judge, reportTables, writeBenchmarksReport, type Results } from './report.js';
-import { copyDatabase, groupsOf, seed, webhookCount } from './seed-database.js';
+import { groupsOf, seed, webhookCount } from './seed-database.js';
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));
@@ -45,15 +45,15 @@ async function main() {
     // leadhooks, on a database copy of its own, in turn with bare Fastify under the same requests,
     // and with tracing on, exporting OTLP/JSON to another bare Fastify.
     const sink = await startBareFastify();
-    const traced = copy(seeded.api, 'traced');
+    const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
     const [bare, besideBare, tracing] = (await measureApi(options, [
       { label: 'bare Fastify', group: groups.small },
       { label: 'beside bare Fastify', database: copy(seeded.api, 'beside-bare'), group: groups.small },
-      { label: 'tracing on', database: { ...traced, env: { ...traced.env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } }, group: groups.small },
+      { label: 'tracing on', database: copy(seeded.api, 'traced'), env: tracingOn, group: groups.small },
     ]).finally(() => sink.stop())) as [ApiOperations, ApiOperations, ApiOperations];
-    const postgresAt = await postgresServer();
-    const ingestion = await measureIngestion(options, dir, seed(dir, options.ingestion), postgresAt);
-    const filters = await measureFilters(options, dir, postgresAt);
+    const bench: Bench = { options, dir, postgres: await postgresServer() };
+    const ingestion = await measureIngestion(bench, seed(dir, options.ingestion));
+    const filters = await measureFilters(bench);
 
     // The small case and its two grown cases, in turn, each on a copy of its own.
     const [small, bigClients, bigDatabase] = (await measureApi(options, [
@@ -62,10 +62,10 @@ async function main() {
       { label: `${groups.small.hooksEach} per client, ${count(grownWebhooks)}-webhook database`, database: copy(seeded.grown, 'big-database'), group: groups.small },
     ])) as [ApiOperations, ApiOperations, ApiOperations];
 
-    const { shallow, deep, bareSender, latency } = await measureDelivery(options, dir, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
-    const postgres = await measurePostgres(options, dir, postgresAt, { ...seeded, group: groups.small });
-    const leadOrder = await measureLeadOrder(options, dir, postgresAt);
-    const beforeNow = before && (await measureBeforeNow(options, dir, before, postgresAt));
+    const { shallow, deep, bareSender, latency } = await measureDelivery(bench, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
+    const postgres = await measurePostgres(bench, { ...seeded, group: groups.small });
+    const leadOrder = await measureLeadOrder(bench);
+    const beforeNow = before && (await measureBeforeNow(bench, before));
 
     const results: Results = { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder, ...(beforeNow && { beforeNow }) };
     const judged = judge(results, options.smoke);

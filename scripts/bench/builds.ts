@@ -1,43 +1,33 @@
-// --before <ref>: the ref unpacked from git into the scratch folder, installed and built; each build's
-// own code migrates a seeded file and moves it to PostgreSQL (the ref may have fewer migrations).
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+// --before <ref>: the ref unpacked from git into the scratch folder, installed and built; what each
+// build's own code does to a seeded file (databases.ts), since the ref may have fewer migrations.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { buildLeadhooks } from '../lib/server-process.js';
 import { say } from './progress.js';
-import { flushToDisk } from './seed-database.js';
 
 /** A build: what the progress lines call it, the package root its dist/ is in, and the commit it was made from (the ref's). */
 export type Build = { label: string; root: string; commit?: string };
 
 export const NOW: Build = { label: 'now', root: PACKAGE_ROOT };
 
-/** `command` in `cwd`, its output; throws with its stderr if it fails. */
-function run(command: string[], cwd = PACKAGE_ROOT): string {
-  // A lock file is larger than spawnSync's default megabyte.
-  const done = spawnSync(command[0]!, command.slice(1), { cwd, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
-  if (done.status !== 0) throw new Error(`${command.join(' ')} failed: ${done.error?.message ?? done.stderr.trim()}`);
-  return done.stdout;
-}
+// A lock file, and an archive of the package, are larger than execFileSync's default megabyte.
+const git = (...args: string[]) => execFileSync('git', args, { cwd: PACKAGE_ROOT, stdio: 'pipe', maxBuffer: 2 ** 30 });
 
 /** The commit `ref` names, unpacked into `dir`, installed (this package's node_modules if the lock is the same) and built. */
 export function prepareBuild(ref: string, dir: string): Build {
-  const commit = run(['git', 'rev-parse', '--short', `${ref}^{commit}`]).trim();
+  const commit = git('rev-parse', '--short', `${ref}^{commit}`).toString().trim();
   const root = join(dir, `before-${commit}`);
-  const archive = join(dir, `before-${commit}.tar`);
   mkdirSync(root);
-  run(['git', 'archive', '--format=tar', '-o', archive, commit]);
-  run(['tar', '-xf', archive, '-C', root]);
-  rmSync(archive);
-  const sameLock = run(['git', 'show', `${commit}:package-lock.json`]) === readFileSync(join(PACKAGE_ROOT, 'package-lock.json'), 'utf8');
-  if (sameLock) {
+  execFileSync('tar', ['-x', '-C', root], { input: git('archive', commit) });
+  if (git('show', `${commit}:package-lock.json`).equals(readFileSync(join(PACKAGE_ROOT, 'package-lock.json')))) {
     say(`${commit}: the same package-lock.json as this package: its node_modules shared`);
     symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
   } else {
     say(`${commit}: another package-lock.json: npm ci, from the cache where it can`);
-    run(['npm', 'ci', '--prefer-offline', '--no-audit', '--no-fund'], root);
+    execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
   }
   say(`${commit}: building (npm run build)`);
   buildLeadhooks(root);
@@ -57,13 +47,4 @@ export async function buildCode(build: Build) {
     moveToPostgres: (move as typeof import('../../src/store/move-to-postgres.js')).moveToPostgres,
     loadConfig: (config as typeof import('../../src/config.js')).loadConfig,
   };
-}
-
-/** A copy of `early` (a file at the seeder's schema) named `name` in `dir`, brought to the build's schema by its own migrations. */
-export async function migratedCopy(build: Build, early: string, dir: string, name: string): Promise<string> {
-  const path = join(dir, `${name}.db`);
-  copyFileSync(early, path);
-  (await buildCode(build)).openDatabase(path).close();
-  flushToDisk(path);
-  return path;
 }

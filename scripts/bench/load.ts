@@ -10,7 +10,7 @@ export type PreparedRequest = autocannon.Request;
 export type Measured = { name: string; rps: number; completed: number; p50Ms: number; p99Ms: number; serverCores: number; generatorCores: number; peakRssMb: number };
 
 /** `requests` sent in turn, each connection from its own place; `once`: each request once, split among the connections. */
-export type LoadSpec = { requests: PreparedRequest[]; once?: boolean; connections: number; warmupSeconds: number; seconds: number };
+type LoadSpec = { requests: PreparedRequest[]; once?: boolean; connections: number; warmupSeconds: number; seconds: number };
 
 /** Whether the load generator was near the one core it can use: then it, not the server, set the rate. */
 export const generatorSaturated = (m: Measured): boolean => m.generatorCores >= 0.9;
@@ -72,15 +72,29 @@ export function inRoundOrder<T>(cases: readonly T[], round: number): [number, T]
   return round % 2 === 0 ? entries : entries.reverse();
 }
 
+/** `run` on each case (an undefined one takes no part) `rounds` times, the cases in turn in each round (inRoundOrder); each case's results. */
+export async function inRounds<C, R>(rounds: number, cases: readonly (C | undefined)[], run: (c: C, i: number, round: number) => Promise<R>): Promise<R[][]> {
+  const results = cases.map((): R[] => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, c] of inRoundOrder(cases, round)) {
+      if (c !== undefined) results[i]!.push(await run(c, i, round));
+    }
+  }
+  return results;
+}
+
+export const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+
+/** The mean of `pick` over `runs`, each run weighted by its time in `seconds`. */
+export const timeWeighted = <T>(runs: T[], seconds: number[], pick: (run: T) => number): number => sum(runs.map((run, i) => pick(run) * seconds[i]!)) / sum(seconds);
+
 /**
  * One figure from a measure's rounds: the rate over all their requests; as p99 the worst round's (an
  * upper bound of the p99 over all), as p50 the median round's; CPU weighted by each round's time.
  */
 export function combineRounds(name: string, rounds: Measured[]): Measured {
-  const seconds = rounds.map((r) => r.completed / r.rps);
-  const total = seconds.reduce((a, b) => a + b, 0);
-  const weighted = (pick: (r: Measured) => number) => rounds.reduce((sum, r, i) => sum + pick(r) * seconds[i]!, 0) / total;
-  const completed = rounds.reduce((sum, r) => sum + r.completed, 0);
+  const [seconds, completed] = [rounds.map((r) => r.completed / r.rps), sum(rounds.map((r) => r.completed))];
+  const weighted = (pick: (r: Measured) => number) => timeWeighted(rounds, seconds, pick);
   const [p50Ms, p99Ms, peakRssMb] = [quantile(rounds.map((r) => r.p50Ms), 0.5), Math.max(...rounds.map((r) => r.p99Ms)), Math.max(...rounds.map((r) => r.peakRssMb))];
-  return { name, completed, rps: completed / total, p50Ms, p99Ms, serverCores: weighted((r) => r.serverCores), generatorCores: weighted((r) => r.generatorCores), peakRssMb };
+  return { name, completed, rps: completed / sum(seconds), p50Ms, p99Ms, serverCores: weighted((r) => r.serverCores), generatorCores: weighted((r) => r.generatorCores), peakRssMb };
 }

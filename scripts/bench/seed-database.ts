@@ -1,32 +1,18 @@
-// The databases under test: SQLite files seeded once a run by recursive CTEs, a copy for each server.
+// The databases under test: SQLite files seeded once a run by recursive CTEs (databases.ts copies them).
 // Rows are written at the seeder's schema (SEEDER_SCHEMA_VERSION), then leadhooks' own later
 // migrations run on them, as on a deployed database, so the seeder does not go stale.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fsyncSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { hashApiKey } from '../../src/secrets/credentials.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
+import { flushToDisk } from './databases.js';
 import { say } from './progress.js';
 
 const SEEDER_SCHEMA_VERSION = 3;
 /** Stands for the receiver's port in the seeded webhooks' URLs until a run points them at it. */
 export const RECEIVER_PORT = '{receiver-port}';
-
-/**
- * A database under test: `env` starts a server or a worker on it; `query` runs one statement (its
- * parameters $1, $2… in order) beside them; on PostgreSQL, the CPU seconds the server has spent for it
- * so far and the server's WAL position in bytes (postgres-database.ts).
- */
-export interface BenchDatabase {
-  store: 'SQLite' | 'PostgreSQL';
-  env: Record<string, string>;
-  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  databaseCpu?: () => number;
-  walBytes?: () => Promise<number>;
-  drop(): Promise<void>;
-}
 
 /** A database to seed: its file's name, groups of clients, and events in its outbox (to the `drain` group's clients in turn). */
 export interface DatabaseLayout<Group extends string = string> {
@@ -65,35 +51,33 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
   const db = new Database(path);
   // Nothing to protect while the file is being made: a failed seeding is thrown away.
   ['journal_mode = OFF', 'synchronous = OFF'].forEach((pragma) => db.pragma(pragma));
+  db.function('bench_key', { deterministic: true }, (id) => apiKeyFor(Number(id)));
+  db.function('key_hash', { deterministic: true }, (key) => hashApiKey(String(key)));
+  const now = new Date();
+  const iso = now.toISOString();
+  const groups = groupsOf(layout);
   db.transaction(() => {
     for (const sql of MIGRATIONS.slice(0, SEEDER_SCHEMA_VERSION)) db.exec(sql);
     db.pragma(`user_version = ${SEEDER_SCHEMA_VERSION}`);
-  })();
-  const now = new Date();
-  const iso = now.toISOString();
-  const insertClient = db.prepare<[number, string, string]>('INSERT INTO clients (id, name, created_at) VALUES (?, ?, ?)');
-  const insertKey = db.prepare<[number, string, string, string]>('INSERT INTO api_keys (client_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)');
-  // `each` webhooks for every client from `first` on, ids ascending with the client's.
-  const insertWebhooks = db.prepare<{ last: number; first: number; each: number; now: string }>(`
-    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last),
-      h(client, hook) AS (SELECT CAST(:first AS INTEGER) + i / CAST(:each AS INTEGER), i % CAST(:each AS INTEGER) FROM n)
-    INSERT INTO webhooks (client_id, url, events, secret, created_at)
-    SELECT client, 'http://127.0.0.1:${RECEIVER_PORT}/c' || client || '/h' || hook,
-      '["lead_create","lead_update"]', 'whsec_YmVuY2htYXJrc2VjcmV0MDEyMzQ1Njc4', :now
-    FROM h`);
-  db.transaction(() => {
-    const groups = groupsOf(layout);
-    for (const group of Object.values<ClientGroup>(groups)) {
-      for (let id = group.first; id < group.first + group.size; id++) {
-        const key = apiKeyFor(id);
-        insertClient.run(id, `Bench client ${id}`, iso);
-        insertKey.run(id, key.slice(0, 11), hashApiKey(key), iso);
-      }
-      if (group.size * group.hooksEach > 0) insertWebhooks.run({ last: group.size * group.hooksEach - 1, first: group.first, each: group.hooksEach, now: iso });
+    const clients = Object.values<ClientGroup>(groups).reduce((sum, g) => sum + g.size, 0);
+    db.prepare(`
+      WITH RECURSIVE n(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < :clients)
+      INSERT INTO clients (id, name, created_at) SELECT id, 'Bench client ' || id, :now FROM n`).run({ clients, now: iso });
+    db.prepare('INSERT INTO api_keys (client_id, prefix, key_hash, created_at) SELECT id, substr(bench_key(id), 1, 11), key_hash(bench_key(id)), ? FROM clients ORDER BY id').run(iso);
+    // `each` webhooks for every client from `first` on, ids ascending with the client's.
+    const insertWebhooks = db.prepare(`
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last),
+        h(client, hook) AS (SELECT CAST(:first AS INTEGER) + i / CAST(:each AS INTEGER), i % CAST(:each AS INTEGER) FROM n)
+      INSERT INTO webhooks (client_id, url, events, secret, created_at)
+      SELECT client, 'http://127.0.0.1:${RECEIVER_PORT}/c' || client || '/h' || hook,
+        '["lead_create","lead_update"]', 'whsec_YmVuY2htYXJrc2VjcmV0MDEyMzQ1Njc4', :now
+      FROM h`);
+    for (const { first, size, hooksEach } of Object.values<ClientGroup>(groups)) {
+      if (size * hooksEach > 0) insertWebhooks.run({ last: size * hooksEach - 1, first, each: hooksEach, now: iso });
     }
     const drain = groups.drain;
     if (!layout.pendingEvents || !drain) return;
-    db.prepare<{ last: number; first: number; clients: number; now: string }>(`
+    db.prepare(`
       WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last)
       INSERT INTO events (id, client_id, type, payload, created_at)
       SELECT printf('evt_%032x', i), CAST(:first AS INTEGER) + i % CAST(:clients AS INTEGER), 'lead_create',
@@ -101,7 +85,7 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
         :now
       FROM n`).run({ last: layout.pendingEvents - 1, first: drain.first, clients: drain.size, now: iso });
     // The outbox as publishing leaves it: one delivery per webhook of the event's client, due now.
-    db.prepare<{ dueAt: number; now: string }>(`
+    db.prepare(`
       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
       SELECT e.id, w.id, 'pending', :dueAt, :now FROM events e JOIN webhooks w ON w.client_id = e.client_id
       ORDER BY e.rowid, w.id`).run({ dueAt: now.getTime(), now: iso });
@@ -111,33 +95,4 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
   flushToDisk(path);
   say(`${layout.name}: seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return path;
-}
-
-/** A private copy of a seeded file, to run a server on, on disk before it returns (flushToDisk). */
-export function copyDatabase(seeded: string, dir: string, name: string): BenchDatabase {
-  const path = join(dir, `${name}.db`);
-  // A reflink where the file system has them, a plain copy elsewhere.
-  copyFileSync(seeded, path, constants.COPYFILE_FICLONE);
-  flushToDisk(path);
-  return {
-    store: 'SQLite',
-    env: { DATABASE_PATH: path },
-    async query<T>(sql: string, params: unknown[] = []) {
-      const db = new Database(path);
-      const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
-      const rows = statement.reader ? statement.all(...params) : (statement.run(...params), []);
-      db.close();
-      return rows as T[];
-    },
-    // Removed once measured: the deep outbox's copies would otherwise fill the scratch folder.
-    drop: async () => ['', '-wal', '-shm'].forEach((end) => rmSync(path + end, { force: true })),
-  };
-}
-
-// A file left dirty in the page cache would be written back while a server runs (200 MB for the
-// deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
-export function flushToDisk(path: string): void {
-  const fd = openSync(path, 'r+');
-  fsyncSync(fd);
-  closeSync(fd);
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { parseOptions } from '../../scripts/bench/bench-options.js';
 import { publishStatement } from '../../scripts/bench/measures/ingestion.js';
-import { pgbench, postgresCopy } from '../../scripts/bench/measures/postgres.js';
+import { pgbench, postgresCopy } from '../../scripts/bench/databases.js';
 import { groupsOf, seed } from '../../scripts/bench/seed-database.js';
 import { belongsTo, TEST_DATABASE_URL } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';

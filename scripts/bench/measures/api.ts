@@ -3,9 +3,11 @@
 // (docs/benchmarks.md). Keys go round a group of clients so that the rate limit and key cache see many.
 import { fileURLToPath } from 'node:url';
 import { startAnswering, startLeadhooks, type RunningServer } from '../../lib/server-process.js';
-import type { BenchOptions } from '../bench-options.js';
-import { combineRounds, inRoundOrder, measureLoad, type Measured, type PreparedRequest } from '../load.js';
-import { apiKeyFor, type BenchDatabase, type ClientGroup } from '../seed-database.js';
+import type { Bench, BenchOptions } from '../bench-options.js';
+import type { Build } from '../builds.js';
+import { copyOn, storesOf, type BenchDatabase, type Store } from '../databases.js';
+import { combineRounds, inRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
+import { apiKeyFor, type ClientGroup } from '../seed-database.js';
 
 /** Bare Fastify (baseline-server.mjs), its GET / answering once it is up. */
 export const startBareFastify = () => startAnswering([fileURLToPath(new URL('../baseline-server.mjs', import.meta.url))], {}, '/');
@@ -13,8 +15,8 @@ export const startBareFastify = () => startAnswering([fileURLToPath(new URL('../
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';
 
-/** A case: leadhooks on `database` (`env` added to its environment; `root`: the package whose build runs, this one unless set), or bare Fastify without one. */
-export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; root?: string; group: ClientGroup; withListing?: boolean };
+/** A case: leadhooks on `database` (`env` added to its environment) from `build`'s dist/ (this package's unless set), or bare Fastify without one. */
+export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; build?: Build; group: ClientGroup; withListing?: boolean };
 
 /** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo; `hooksEach`: webhooks each client held at the start. */
 export type ApiOperations = { label: string; hooksEach: number; about: Measured; listing?: Measured; create: Measured; remove: Measured };
@@ -22,14 +24,14 @@ export type ApiOperations = { label: string; hooksEach: number; about: Measured;
 const keysOf = (group: ClientGroup) => Array.from({ length: group.size }, (_, i) => ({ id: group.first + i, key: apiKeyFor(group.first + i) }));
 const gets = (group: ClientGroup, path: string): PreparedRequest[] => keysOf(group).map(({ key }) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 /** Webhook creations, a different URL for each client (a Zapier-like one, of the usual size). */
-export const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
+const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
   keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
 /** One case's part in an operation, or none. */
-export type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
+type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
 
 /** Each case's step of an operation in rounds, the cases in turn in each; each one's figure over its rounds. */
-export type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
+type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
 
 /** `operations` measured through `alternate`, each case on a server of its own, up for all of them; `rounds`: how many. */
 export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operations: (alternate: Alternate, rounds: number) => Promise<T>): Promise<T> {
@@ -37,20 +39,17 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
   const rounds = cases.length === 1 ? 1 : options.rounds;
   const servers: RunningServer[] = [];
   try {
-    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env, c.root) : startBareFastify()));
+    for (const c of cases) servers.push(await (c.database ? startLeadhooks(c.database.env, c.env, c.build?.root) : startBareFastify()));
     const alternate: Alternate = async (stepOf) => {
       const steps = cases.map(stepOf);
-      const runs = steps.map((): Measured[] => []);
-      for (let round = 0; round < rounds; round++) {
-        for (const [i, step] of inRoundOrder(steps, round)) {
-          if (!step) continue;
-          const name = `${step.name}, ${cases[i]!.label}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
-          // The first round warms each server up as a whole run does; later ones only refill the connections.
-          const spec = { requests: step.requests(round), once: step.once, connections: options.connections, warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
-          runs[i]!.push(await measureLoad(name, servers[i]!, spec));
-        }
-      }
-      return steps.map((step, i) => step && combineRounds(`${step.name}, ${cases[i]!.label}`, runs[i]!));
+      const named = (i: number) => `${steps[i]!.name}, ${cases[i]!.label}`;
+      const runs = await inRounds(rounds, steps, (step, i, round) => {
+        const name = `${named(i)}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
+        // The first round warms each server up as a whole run does; later ones only refill the connections.
+        const spec = { requests: step.requests(round), once: step.once, connections: options.connections, warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
+        return measureLoad(name, servers[i]!, spec);
+      });
+      return steps.map((step, i) => step && combineRounds(named(i), runs[i]!));
     };
     return await operations(alternate, rounds);
   } finally {
@@ -58,15 +57,32 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
   }
 }
 
+/** A case to run on a fresh copy of the SQLite file `seeded` named `copy` (copyOn). */
+type CaseOnCopy = Omit<ApiCase, 'database'> & { seeded: string; copy: string };
+
+/** `measure` on the cases `casesOf` gives for each store the run measures, each on a copy of its own; the copies are dropped after, whatever happens. */
+export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => CaseOnCopy[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
+  const cases: ApiCase[] = [];
+  try {
+    for (const store of storesOf(bench.postgres)) {
+      for (const { seeded, copy, ...c } of casesOf(store)) cases.push({ ...c, database: await copyOn(bench, store, seeded, copy, c.build) });
+    }
+    return await measure(cases);
+  } finally {
+    await Promise.all(cases.map((c) => c.database?.drop()));
+  }
+}
+
 /** GET /about, or bare Fastify's GET /, with the keys of the case's clients in turn. */
 export const aboutStep = (c: ApiCase): Step => (c.database ? { name: 'GET /about', requests: () => gets(c.group, '/about') } : { name: 'GET /', requests: () => gets(c.group, '/') });
+/** POST /webhook, or bare Fastify's POST /echo, with the same bodies. */
+export const createStep = (c: ApiCase): Step => (c.database ? { name: 'POST /webhook', requests: () => creations(c.group, '/webhook') } : { name: 'POST /echo', requests: () => creations(c.group, '/echo') });
 
 export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<ApiOperations[]> {
   return inTurn(options, cases, async (alternate, rounds) => {
-    const echo = (c: ApiCase, name = 'POST /echo'): Step => ({ name, requests: () => creations(c.group, '/echo') });
     const about = await alternate(aboutStep);
     const listing = await alternate((c) => (c.withListing ? { name: `GET ${LISTING}`, requests: () => gets(c.group, LISTING) } : undefined));
-    const create = await alternate((c) => (c.database ? { name: 'POST /webhook', requests: () => creations(c.group, '/webhook') } : echo(c)));
+    const create = await alternate(createStep);
     // Each case deletes the webhooks its POST runs made (the newest), then seeded ones, never below
     // 90% of what its clients held at the start.
     const supplies = await Promise.all(
@@ -78,7 +94,7 @@ export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<Api
     );
     // Each round an even share of the supply (the last what is left).
     const share = (supply: PreparedRequest[], round: number, size = Math.floor(supply.length / rounds)) => supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
-    const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : echo(c, 'POST /echo (beside DELETE)')));
+    const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : { name: 'POST /echo (beside DELETE)', requests: () => creations(c.group, '/echo') }));
     return cases.map((c, i) => ({ label: c.label, hooksEach: c.group.hooksEach, about: about[i]!, ...(listing[i] && { listing: listing[i] }), create: create[i]!, remove: remove[i]! }));
   });
 }

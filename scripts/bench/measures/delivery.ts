@@ -6,21 +6,26 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers } from '../../lib/server-process.js';
 import type { RunningProcess, RunningServer } from '../../lib/server-process.js';
-import type { BenchOptions } from '../bench-options.js';
-import { inRoundOrder, quantile } from '../load.js';
+import type { Bench, BenchOptions } from '../bench-options.js';
+import type { Build } from '../builds.js';
+import { copyDatabase, dropAfter, type BenchDatabase, type Store } from '../databases.js';
+import { inRounds, quantile, sum, timeWeighted } from '../load.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
-import { copyDatabase, groupsOf, RECEIVER_PORT, type BenchDatabase, type DatabaseLayout } from '../seed-database.js';
+import { groupsOf, RECEIVER_PORT, type DatabaseLayout } from '../seed-database.js';
 
-export type Outbox = DatabaseLayout<'drain' | 'latency'>;
+type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 export const pendingOf = (outbox: DatabaseLayout): number => outbox.pendingEvents! * outbox.clients.drain!.hooksEach;
+/** A drain as the report names it: "20,000 pending, SQLite, the server's own worker". */
+export const drainLabel = ({ pending, store, workers }: Pick<Drain, 'pending' | 'store' | 'workers'>): string =>
+  `${count(pending)} pending, ${store}, ${workers === 0 ? "the server's own worker" : `${workers} worker process${workers > 1 ? 'es' : ''}`}`;
 
 /**
  * `store` 'none': the bare sender; `workers`: worker processes, 0 for the server's own worker;
  * `rate`: deliveries/s between the window's two marks; `databaseMs` and `walKiB`, on PostgreSQL: the
  * server's CPU and WAL per delivery meanwhile; `rounds`: the rates combineDrains combined.
  */
-export type Drain = { store: BenchDatabase['store'] | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; walKiB?: number; rounds?: number[] };
+export type Drain = { store: Store | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; walKiB?: number; rounds?: number[] };
 
 async function startReceiver() {
   const [arrivals, latencies]: [number[], number[]] = [[], []];
@@ -49,27 +54,31 @@ async function startReceiver() {
 }
 
 /** The bare sender, the shallow and the deep outbox in turn; the publish latency after the first shallow drain. */
-export async function measureDelivery(options: BenchOptions, dir: string, seeded: { shallow: string; deep: string }) {
+export async function measureDelivery({ options, dir }: Bench, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
   const publish: Then = async ({ server }, receiver) => void (latency = await measurePublishLatency(options, server!, receiver));
-  const outbox = (name: 'shallow' | 'deep', round: number, of: string) => {
-    const layout = name === 'shallow' ? options.shallowOutbox : options.deepOutbox;
-    const then = name === 'shallow' && round === 1 ? publish : undefined;
+  const [bareSender, shallow, deep] = await drainsInTurn(options.drainRounds, ['bare', 'shallow', 'deep'] as const, (name, of, round) => {
+    if (name === 'bare') return measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox);
+    const [layout, then] = name === 'shallow' ? [options.shallowOutbox, round === 0 ? publish : undefined] : [options.deepOutbox];
     return measureDrain(options, `${name} outbox, ${of}`, copyDatabase(seeded[name], dir, `${name}-${round}`), layout, 0, then);
-  };
-  const [bareSender, shallow, deep] = await drainsInTurn(options.drainRounds, ['bare', 'shallow', 'deep'] as const, (name, of, round) =>
-    name === 'bare' ? measureBareSender(options, `bare undici sender, ${of}`, options.shallowOutbox) : outbox(name, round, of),
-  );
+  });
   return { shallow: shallow!, deep: deep!, bareSender: bareSender!, latency: latency! };
 }
 
-/** Each case drained `rounds` times, in turn (inRoundOrder), each on a fresh copy; each case's drains combined. */
-export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>) {
-  const runs = cases.map((): Drain[] => []);
-  for (let round = 1; round <= rounds; round++) {
-    for (const [i, c] of inRoundOrder(cases, round - 1)) runs[i]!.push(await drain(c, `round ${round} of ${rounds}`, round));
-  }
-  return runs.map(combineDrains);
+/** Each case drained `rounds` times (`round` from 0), the cases in turn (inRounds), each on a fresh copy; each case's drains combined. */
+export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>): Promise<Drain[]> {
+  const drains = await inRounds(rounds, cases, (c, _, round) => drain(c, `round ${round + 1} of ${rounds}`, round));
+  return drains.map(combineDrains);
+}
+
+/**
+ * One figure from drains of the same outbox: the rate over all their windows (the same deliveries
+ * each, so the harmonic mean of the rates), the CPU weighted by each window's time.
+ */
+export function combineDrains(drains: Drain[]): Drain {
+  const seconds = drains.map((d) => 1 / d.rate);
+  const weighted = (pick: (d: Drain) => number) => timeWeighted(drains, seconds, pick);
+  return { ...drains[0]!, rate: drains.length / sum(seconds), serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores), rounds: drains.map((d) => d.rate) };
 }
 
 /** What a drain runs: its delivering processes (a server among them, or not), and its database. */
@@ -87,23 +96,22 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
   try {
     deliverers = await start(receiver);
     say(`deliveries, ${label}: ${count(drain.pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
-    const cpu = () => deliverers.processes.reduce((sum, d) => sum + cpuSeconds(d.pid), 0);
     const { databaseCpu, walBytes = async () => 0 } = deliverers.database ?? {};
-    await receiver.reached(from);
-    const [cpuBefore, databaseBefore, walBefore] = [cpu(), databaseCpu?.(), await walBytes()];
-    const [receiverBefore, wall] = [process.cpuUsage(), performance.now()];
-    await receiver.reached(to);
-    const [seconds, receiverCpu, wal] = [(performance.now() - wall) / 1000, process.cpuUsage(receiverBefore), await walBytes()];
-    const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
-    const receiverCores = (receiverCpu.user + receiverCpu.system) / 1e6 / seconds;
-    const perDelivery = databaseCpu && {
-      databaseMs: ((databaseCpu() - databaseBefore!) * 1000) / (to - from),
-      walKiB: (wal - walBefore) / 1024 / (to - from),
+    // What the deliverers, PostgreSQL and the receiver (this process) have used so far, and where the server's WAL is.
+    const used = async () => {
+      const { user, system } = process.cpuUsage();
+      return { cpu: sum(deliverers.processes.map((d) => cpuSeconds(d.pid))), database: databaseCpu?.(), wal: await walBytes(), receiver: (user + system) / 1e6, at: performance.now() };
     };
-    const timed: Drain = { ...drain, rate, serverCores: (cpu() - cpuBefore) / seconds, receiverCores, ...perDelivery };
-    const { databaseMs, walKiB } = perDelivery ?? {};
-    const onPostgres = perDelivery ? `, PostgreSQL ${databaseMs!.toFixed(2)} ms and ${walKiB!.toFixed(2)} KiB of WAL per delivery` : '';
-    say(`deliveries, ${label}: ${Math.round(rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(receiverCores)}${onPostgres}`);
+    await receiver.reached(from);
+    const before = await used();
+    await receiver.reached(to);
+    const after = await used();
+    const seconds = (after.at - before.at) / 1000;
+    const rate = (to - from) / ((receiver.arrivals[to - 1]! - receiver.arrivals[from - 1]!) / 1000);
+    const onPostgres = databaseCpu && { databaseMs: ((after.database! - before.database!) * 1000) / (to - from), walKiB: (after.wal - before.wal) / 1024 / (to - from) };
+    const timed: Drain = { ...drain, rate, serverCores: (after.cpu - before.cpu) / seconds, receiverCores: (after.receiver - before.receiver) / seconds, ...onPostgres };
+    const perDelivery = onPostgres ? `, PostgreSQL ${onPostgres.databaseMs.toFixed(2)} ms and ${onPostgres.walKiB.toFixed(2)} KiB of WAL per delivery` : '';
+    say(`deliveries, ${label}: ${Math.round(rate)}/s; CPU: deliverers ${percent(timed.serverCores)}, receiver ${percent(timed.receiverCores)}${perDelivery}`);
     if (then) await receiver.reached(drain.pending).then(() => then(deliverers, receiver));
     return timed;
   } finally {
@@ -114,15 +122,17 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
 
 /**
  * An outbox (a private copy, dropped after) delivered by a server with its own worker (`workers` 0)
- * or by worker processes sharing the database; `root`: the package whose build runs, this one unless set.
+ * or by worker processes sharing the database, from `build`'s dist/ (this package's unless set).
  */
-export function measureDrain(options: BenchOptions, label: string, database: BenchDatabase, layout: Outbox, workers = 0, then?: Then, root?: string): Promise<Drain> {
-  return timeDrain(options, label, { store: database.store, workers, pending: pendingOf(layout) }, async (receiver) => {
-    await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
-    const local = { ALLOW_PRIVATE_TARGETS: 'true' };
-    const server = workers === 0 ? await startLeadhooks(database.env, local, root) : undefined;
-    return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local), root), server, database };
-  }, then).finally(() => database.drop());
+export function measureDrain(options: BenchOptions, label: string, copy: BenchDatabase | Promise<BenchDatabase>, layout: Outbox, workers = 0, then?: Then, build?: Build): Promise<Drain> {
+  return dropAfter(copy, (database) =>
+    timeDrain(options, label, { store: database.store, workers, pending: pendingOf(layout) }, async (receiver) => {
+      await database.query('UPDATE webhooks SET url = replace(url, $1, $2)', [RECEIVER_PORT, String(receiver.port)]);
+      const local = { ALLOW_PRIVATE_TARGETS: 'true' };
+      const server = workers === 0 ? await startLeadhooks(database.env, local, build?.root) : undefined;
+      return { processes: server ? [server] : startWorkers(workers, leadhooksEnv(database.env, local), build?.root), server, database };
+    }, then),
+  );
 }
 
 /** The same outbox's deliveries sent by the bare sender (bare-sender.mjs). */
@@ -132,17 +142,6 @@ export function measureBareSender(options: BenchOptions, label: string, layout: 
   return timeDrain(options, label, { store: 'none', workers: 0, pending }, async (receiver) => ({
     processes: [spawnNode([script, `http://127.0.0.1:${receiver.port}`, ...[pending, clients, hooksEach].map(String)], {})],
   }));
-}
-
-/**
- * One figure from drains of the same outbox: the rate over all their windows (the same deliveries
- * each, so the harmonic mean of the rates), the CPU weighted by each window's time.
- */
-export function combineDrains(drains: Drain[]): Drain {
-  const seconds = drains.map((d) => 1 / d.rate);
-  const total = seconds.reduce((a, b) => a + b, 0);
-  const weighted = (pick: (d: Drain) => number) => drains.reduce((sum, d, i) => sum + pick(d) * seconds[i]!, 0) / total;
-  return { ...drains[0]!, rate: drains.length / total, serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores), rounds: drains.map((d) => d.rate) };
 }
 
 /** Events published at a steady rate for `options.seconds`, each stamped with its send time, to the latency group's clients. */

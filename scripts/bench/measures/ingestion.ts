@@ -1,55 +1,70 @@
 // Ingestion: durable POST /events, the delivery worker off, on both stores at LOG_LEVEL=info and
 // warn, in turn with bare Fastify (POST /echo, the same bodies), GET /about beside its GET /, and
 // POST /events/batch at warn; then pgbench runs leadhooks' publish statement (docs/benchmarks.md).
+// Beside it, publishing to webhooks that all have a filter, in turn with webhooks that have none.
+import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { createEventRepository } from '../../../src/store/events/postgres.js';
 import { PUBLISHER_TOKEN } from '../../lib/server-process.js';
-import type { BenchOptions } from '../bench-options.js';
+import type { Bench, BenchOptions } from '../bench-options.js';
+import { dropAfter, pgbench, postgresCopy, storesOf, type Store } from '../databases.js';
 import type { Measured, PreparedRequest } from '../load.js';
 import { count, say } from '../progress.js';
-import { groupsOf, type BenchDatabase, type ClientGroup } from '../seed-database.js';
-import { aboutStep, inTurn, type ApiCase } from './api.js';
-import { copyOn, pgbench, postgresCopy, storesOf, type PostgresServer } from './postgres.js';
+import { groupsOf, seed, type ClientGroup } from '../seed-database.js';
+import { aboutStep, inTurn, onEachStore, type ApiCase } from './api.js';
 
 /** A case: `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo; `batch` (requests of options.batch.events) at warn. */
-export type Ingesting = { store?: BenchDatabase['store']; level?: string; about: Measured; publish: Measured; batch?: Measured };
+export type Ingesting = { store?: Store; level?: string; about: Measured; publish: Measured; batch?: Measured };
 export type IngestionResults = { cases: Ingesting[]; statement: { clients: number; tps: number } | { skipped: string }; batch: BenchOptions['batch'] & { hooksEach: number } };
+export type FilterResults = { hooksEach: number; cases: { store: Store; plain: Measured; filtered: Measured }[] };
 
 /** A lead as a lead product sends one: about 300 bytes. */
 export const lead = (n: number) => ({ leadId: `ld_${String(n).padStart(8, '0')}`, firstName: 'Ada', lastName: 'Lovelace', email: `ada.lovelace+${n}@example.com`, phone: '+44 20 7946 0958', company: 'Analytical Engines Ltd', source: 'csv-import', campaign: 'spring-webinar-2026', score: 87, tags: ['webinar', 'enterprise'], consent: true, createdAt: '2026-11-27T16:00:00.000Z' });
 
+/** What each filtered webhook holds: a field, a range and a list, all of which the bench's leads match. */
+const BENCH_FILTER = { campaign: 'spring-webinar-2026', score: { $gte: 50, $lte: 100 }, tags: { $in: ['webinar', 'trade-show'] } };
+
 /** The n-th publication: lead_create, then lead_update, to each client of the group in turn. */
 const publication = (group: ClientGroup, n: number) => ({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) });
 /** `length` requests to `path` with the publisher token, the n-th with `body(n)`: single publications (`publications`: to the group's clients in turn), or as many batches of `events` as connections. */
-export const publishing = (path: string, length: number, body: (n: number) => unknown): PreparedRequest[] => Array.from({ length }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(n)) }));
-export const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
+const publishing = (path: string, length: number, body: (n: number) => unknown): PreparedRequest[] => Array.from({ length }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(n)) }));
+const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
 const batches = (group: ClientGroup, { events, connections }: BenchOptions['batch']) => publishing('/events/batch', connections, (b) => ({ events: Array.from({ length: events }, (_, n) => publication(group, b * events + n)) }));
 
-export async function measureIngestion(options: BenchOptions, dir: string, seeded: string, server: PostgresServer): Promise<IngestionResults> {
+/** POST /events, or bare Fastify's POST /echo, with the same publications to the case's clients. */
+export const publishStep = (c: ApiCase) => (c.database ? { name: 'POST /events', requests: () => publications(c.group, '/events') } : { name: 'POST /echo', requests: () => publications(c.group, '/echo') });
+
+export async function measureIngestion(bench: Bench, seeded: string): Promise<IngestionResults> {
+  const { options, postgres } = bench;
   const group = groupsOf(options.ingestion).publishers;
-  const levels = ['info', 'warn'];
-  const cases: ApiCase[] = [{ label: 'bare Fastify, ingestion', group }];
-  try {
-    const env = (level: string) => ({ DELIVERY_WORKER: 'off', LOG_LEVEL: level });
-    for (const store of storesOf(server)) {
-      for (const level of levels) {
-        const database = await copyOn(store, server, seeded, dir, `ingestion-${level}`);
-        cases.push({ label: `${store}, LOG_LEVEL=${level}`, database, env: env(level), group });
-      }
-    }
+  const levels = (store: Store) => ['info', 'warn'].map((level) => ({ label: `${store}, LOG_LEVEL=${level}`, env: { DELIVERY_WORKER: 'off', LOG_LEVEL: level }, group, seeded, copy: `ingestion-${level}` }));
+  return onEachStore(bench, levels, async (onStores) => {
+    const cases: ApiCase[] = [{ label: 'bare Fastify, ingestion', group }, ...onStores];
     const [about, publish] = await inTurn(options, cases, async (alternate) => [
       await alternate(aboutStep),
-      await alternate((c) => (c.database ? { name: 'POST /events', requests: () => publications(group, '/events') } : { name: 'POST /echo', requests: () => publications(group, '/echo') })),
+      await alternate(publishStep),
     ]);
     // Batches last, so that the rows they add weigh on no other measure; in one run each, not in
     // rounds (docs/benchmarks.md says why).
     const warn = cases.filter((c) => c.env?.LOG_LEVEL === 'warn');
     const batched = await inTurn({ ...options, rounds: 1, connections: options.batch.connections }, warn, (alternate) => alternate(() => ({ name: `POST /events/batch (${count(options.batch.events)} events)`, requests: () => batches(group, options.batch) })));
-    const statement = 'url' in server ? await measurePublishStatement(options, dir, server.url, seeded, group) : server;
+    const statement = 'url' in postgres ? await measurePublishStatement(bench, postgres.url, seeded, group) : postgres;
     return { cases: cases.map((c, i) => ({ store: c.database?.store, level: c.env?.LOG_LEVEL, about: about[i]!, publish: publish[i]!, ...(warn.includes(c) && { batch: batched[warn.indexOf(c)] }) })), statement, batch: { ...options.batch, hooksEach: group.hooksEach } };
-  } finally {
-    await Promise.all(cases.map((c) => c.database?.drop()));
-  }
+  });
+}
+
+/** POST /events at LOG_LEVEL=warn to clients whose webhooks all have a filter, in turn with clients whose webhooks have none, on each store. Every filter matches, so both make the same deliveries. */
+export async function measureFilters(bench: Bench): Promise<FilterResults> {
+  const groups = groupsOf(bench.options.filters);
+  const seeded = seed(bench.dir, bench.options.filters);
+  const db = new Database(seeded);
+  db.prepare('UPDATE webhooks SET filter = ? WHERE client_id BETWEEN ? AND ?').run(JSON.stringify(BENCH_FILTER), groups.filtered.first, groups.filtered.first + groups.filtered.size - 1);
+  db.close();
+  const kinds = [['unfiltered', groups.plain], ['filtered', groups.filtered]] as const;
+  const casesOf = (store: Store) => kinds.map(([kind, group]) => ({ label: `${store}, ${group.hooksEach} ${kind} webhooks per client`, env: { DELIVERY_WORKER: 'off', LOG_LEVEL: 'warn' }, group, seeded, copy: `filters-${kind}` }));
+  const publish = await onEachStore(bench, casesOf, (cases) => inTurn(bench.options, cases, (alternate) => alternate(publishStep)));
+  // The cases go a store at a time, the unfiltered first.
+  return { hooksEach: groups.filtered.hooksEach, cases: storesOf(bench.postgres).map((store, s) => ({ store, plain: publish[2 * s]!, filtered: publish[2 * s + 1]! })) };
 }
 
 /**
@@ -71,10 +86,10 @@ export async function publishStatement(group: ClientGroup): Promise<{ script: st
 }
 
 /** pgbench, as many clients as the load has connections, running publishStatement on a fresh copy of the seeded rows. */
-async function measurePublishStatement(options: BenchOptions, dir: string, serverUrl: string, seeded: string, group: ClientGroup) {
-  const [{ script, args }, database, clients] = [await publishStatement(group), await postgresCopy(serverUrl, seeded, "pgbench's publish statement"), options.connections];
-  const run = pgbench(dir, database.url, script, clients, options.seconds, args);
-  await database.drop();
-  if ('tps' in run) say(`pgbench, ${clients} clients, leadhooks' publish statement: ${count(run.tps)} commits/s`);
-  return 'tps' in run ? { clients, tps: run.tps } : run;
+async function measurePublishStatement({ options, dir }: Bench, serverUrl: string, seeded: string, group: ClientGroup) {
+  const [{ script, args }, clients] = [await publishStatement(group), options.connections];
+  const run = await dropAfter(postgresCopy(serverUrl, seeded, "pgbench's publish statement"), async (database) => pgbench(dir, database.url, script, clients, options.seconds, args));
+  if ('skipped' in run) return run;
+  say(`pgbench, ${clients} clients, leadhooks' publish statement: ${count(run.tps)} commits/s`);
+  return { clients, tps: run.tps };
 }

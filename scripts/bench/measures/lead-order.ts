@@ -1,14 +1,14 @@
 // Delivery in order per lead: one outbox drained with its events carrying leadIds and without, in
 // turn, on SQLite (the server's own worker) and PostgreSQL (one worker process).
-import Database from 'better-sqlite3';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { WAITING_AT } from '../../../src/delivery-policy/lead-order.js';
-import type { BenchOptions } from '../bench-options.js';
+import type { Bench } from '../bench-options.js';
+import { copyOn, storesOf } from '../databases.js';
 import { say } from '../progress.js';
 import { seed } from '../seed-database.js';
 import { drainsInTurn, measureDrain, type Drain } from './delivery.js';
-import { copyOn, storesOf, type PostgresServer } from './postgres.js';
 
 export type LeadOrderResults = { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[];
 
@@ -26,19 +26,17 @@ function withLeadIds(seeded: string, dir: string, leads: number): string {
   return path;
 }
 
-export async function measureLeadOrder(options: BenchOptions, dir: string, postgresAt: PostgresServer): Promise<LeadOrderResults> {
-  const { layout, leads, rounds } = options.leadOrder;
-  const without = seed(dir, layout);
-  const withLeads = withLeadIds(without, dir, leads);
+export async function measureLeadOrder(bench: Bench): Promise<LeadOrderResults> {
+  const { layout, leads, rounds } = bench.options.leadOrder;
+  const without = seed(bench.dir, layout);
+  const withLeads = withLeadIds(without, bench.dir, leads);
   say(`${layout.name}: ${leads} leads of ${layout.pendingEvents / leads} events each`);
   const results: LeadOrderResults = [];
-  // On SQLite by the server's own worker; on PostgreSQL, when the run has a server, by one worker process.
-  for (const store of storesOf(postgresAt)) {
+  for (const store of storesOf(bench.postgres)) {
     const variants = [['without', without, 'no leadId'], ['withLeads', withLeads, `${leads} leads in order`]] as const;
-    const [plain, inOrder] = await drainsInTurn(rounds, variants, async ([variant, file, shown], of, round) => {
-      const label = `${layout.name}, ${shown}, ${store}, ${of}`;
-      const database = await copyOn(store, postgresAt, file, dir, `leads-${variant}-${round}`);
-      return measureDrain(options, label, database, layout, store === 'SQLite' ? 0 : 1);
+    const [plain, inOrder] = await drainsInTurn(rounds, variants, ([variant, file, shown], of, round) => {
+      const copy = copyOn(bench, store, file, `leads-${variant}-${round}`);
+      return measureDrain(bench.options, `${layout.name}, ${shown}, ${store}, ${of}`, copy, layout, store === 'SQLite' ? 0 : 1);
     });
     results.push({ store, leads, withLeads: inOrder!, without: plain! });
   }
