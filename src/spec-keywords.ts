@@ -1,3 +1,6 @@
+import type { KeywordDefinition } from 'ajv';
+import { hasCredentials } from './http-url.js';
+
 // The keywords of leadhooks' own checks of input, beside Ajv's: openapi.yaml names them where a
 // schema needs them, the checks in src/http/ and src/delivery/lead-filter.ts raise them, and
 // src/input-messages.ts turns their issues into words.
@@ -32,3 +35,16 @@ export type LeadFilterIssue =
 
 /** The keyword of openapi.yaml's LeadFilter that checks a filter, and the issue it raises. */
 export const LEAD_FILTER_KEYWORD = 'x-lead-filter';
+
+/** The keyword of the words a field's refusal is answered with. */
+export const ERROR_KEYWORD = 'x-error';
+
+/**
+ * For the body policy's validator: `x-error`, which checks nothing, and `x-no-credentials`, which
+ * refuses a URL with user information before its pattern and format are checked (after its
+ * lengths), so that such a URL is told so whatever else is wrong with it.
+ */
+export const INPUT_KEYWORDS: KeywordDefinition[] = [
+  { keyword: ERROR_KEYWORD, schemaType: ['string', 'object'] },
+  { keyword: 'x-no-credentials', type: 'string', schemaType: 'boolean', before: 'pattern', errors: false, validate: (on: boolean, url: string) => !on || !hasCredentials(url) },
+];
