@@ -119,7 +119,7 @@ ajv.addFormat('date-time', { type: 'string', validate: (value: string) => isRfc3
 
 /**
  * A webhook's filter (openapi.yaml, LeadFilter): its operators and paths, within the bounds the
- * keyword's value gives. The issue is what src/input-messages.ts words.
+ * keyword's value gives. The issue is what LeadFilter's `x-error` words.
  */
 ajv.addKeyword({
   keyword: LEAD_FILTER_KEYWORD,
