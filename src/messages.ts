@@ -1,9 +1,10 @@
 import { MAX_JSON_DEPTH } from './json-depth.js';
-import { limitOf, schemaAt, type SpecSchema } from './spec.js';
 
-// Every word the API says to a client, and the error that carries one with its status; the words
-// of bad input, made from openapi.yaml's schemas, are in src/input-messages.ts. The interface document fixes three of them (`Client not found`, `Missing data`,
-// `Webhook ID is undefined`); docs/api.md "The API" lists the rest with the status each goes with.
+// Every word the API says to a client, and the error that carries one with its status, but the
+// words for a field of bad input, which openapi.yaml holds beside the field (`x-error`, read by
+// src/input-messages.ts). The interface document fixes three of them (`Client not found`,
+// `Missing data`, and `Webhook ID is undefined`, hookID's); docs/api.md "The API" lists the rest
+// with the status each goes with.
 // Below every layer that speaks to a client (authentication, handlers, delivery's disabled
 // reason, the HTTP layer), so that none of them imports another's words.
 
@@ -25,23 +26,6 @@ export interface ErrorBody {
 
 export const errorBody = (message: string): ErrorBody => ({ error: message });
 
-/**
- * What `make` returns, made the first time it is asked for. The words that quote openapi.yaml's
- * limits are made so: reading the description takes a tenth of a second or more, which a
- * process that never refuses input (the worker, most CLI commands) does not pay.
- */
-export function once<T>(make: () => T): () => T {
-  let made: { value: T } | undefined;
-  return () => (made ??= { value: make() }).value;
-}
-
-/** `1 to 200` for `minLength`/`maxLength` (or `minimum`/`maximum`, `minItems`/`maxItems`). */
-export const range = (schema: SpecSchema | undefined, least: string, most: string) => `${limitOf(schema, least)} to ${limitOf(schema, most)}`;
-
-const invalidIdempotencyKey = once(
-  () => `Invalid data: Idempotency-Key must be ${range(schemaAt('#/components/parameters/IdempotencyKey/schema'), 'minLength', 'maxLength')} visible ASCII characters`,
-);
-
 export const MESSAGES = {
   // The interface document's words for an unknown API client; 401 here.
   unauthorized: 'Client not found',
@@ -60,9 +44,7 @@ export const MESSAGES = {
   deliveryNotFound: 'Delivery not found',
   deliveryPending: 'Delivery already queued: it is still pending',
   deliveryErased: 'Delivery of an erased lead: there is nothing left to send',
-  invalidSince: 'Invalid data: since must be an RFC 3339 date-time, such as 2026-11-22T08:00:00Z',
   futureSince: 'Invalid data: since must not be in the future',
-  invalidUntil: 'Invalid data: until must be an RFC 3339 date-time, such as 2026-11-22T09:00:00Z',
   emptyRange: 'Invalid data: until must be later than since',
   notReady: 'Not ready: the database does not answer',
   databaseUnavailable: 'Service unavailable: the database does not answer; a write may have been kept, so retry with the same Idempotency-Key',
@@ -77,14 +59,8 @@ export const MESSAGES = {
   portalLinkUnknown: 'This portal link is not valid',
   notPortalSession: 'Not a portal session',
   missingData: 'Missing data',
-  undefinedHookId: 'Webhook ID is undefined',
-  invalidUrl: 'Invalid data: url must be an absolute http or https URL',
-  urlWithCredentials: 'Invalid data: url must not contain a user name or password',
   noBody: 'Invalid data: this operation takes no body',
   tooDeep: `Invalid data: JSON may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep`,
-  get invalidIdempotencyKey() {
-    return invalidIdempotencyKey();
-  },
   idempotencyKeyReused: 'Idempotency-Key already used for a different request',
   idempotencyKeyInUse: 'Idempotency-Key in use: a request with this key is still running; retry later',
 } as const;

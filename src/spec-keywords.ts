@@ -1,6 +1,9 @@
+import type { KeywordDefinition } from 'ajv';
+import { hasCredentials } from './http-url.js';
+
 // The keywords of leadhooks' own checks of input, beside Ajv's: openapi.yaml names them where a
 // schema needs them, the checks in src/http/ and src/delivery/lead-filter.ts raise them, and
-// src/input-messages.ts turns their issues into words.
+// src/input-messages.ts turns their issues into the words of the field's `x-error`.
 
 /**
  * The keyword of the issue src/http/body-policy.ts raises for text that no store keeps as it was
@@ -15,7 +18,7 @@ export const UNSTORABLE_TEXT = 'unstorableText';
  */
 export const RESERVED_NAMES_KEYWORD = 'x-reserved-names';
 
-/** Why a header name is refused: taken by leadhooks or the connection, or already given in another case. */
+/** Why a header name is refused (the issue's `kind`): taken by leadhooks or the connection, or already given in another case. */
 export type HeaderNameProblem = 'reserved' | 'duplicate';
 
 /**
@@ -23,7 +26,7 @@ export type HeaderNameProblem = 'reserved' | 'duplicate';
  * `x-lead-filter` keyword raises it). `at` is where, as `filter.$or[1].score`.
  */
 export type LeadFilterIssue =
-  | { kind: 'operator'; at: string; operator: string; allowed: readonly string[] }
+  | { kind: 'operator' | 'top-operator'; at: string; operator: string; allowed: readonly string[] }
   | { kind: 'path'; at: string; path: string }
   | { kind: 'operand'; at: string; expected: string }
   | { kind: 'mixed'; at: string }
@@ -32,3 +35,16 @@ export type LeadFilterIssue =
 
 /** The keyword of openapi.yaml's LeadFilter that checks a filter, and the issue it raises. */
 export const LEAD_FILTER_KEYWORD = 'x-lead-filter';
+
+/** The keyword of the words a field's refusal is answered with (src/input-messages.ts reads it). */
+export const ERROR_KEYWORD = 'x-error';
+
+/**
+ * For the body policy's validator: `x-error`, which checks nothing, and `x-no-credentials`, which
+ * refuses a URL with user information before its pattern and format are checked (after its
+ * lengths), so that such a URL is told so whatever else is wrong with it.
+ */
+export const INPUT_KEYWORDS: KeywordDefinition[] = [
+  { keyword: ERROR_KEYWORD, schemaType: ['string', 'object'] },
+  { keyword: 'x-no-credentials', type: 'string', schemaType: 'boolean', before: 'pattern', errors: false, validate: (on: boolean, url: string) => !on || !hasCredentials(url) },
+];

@@ -30,18 +30,18 @@ export function loadSpec(): Json {
   return structuredClone(specDocument());
 }
 
-/** The operation with this operationId, as written (its `$ref`s unresolved). */
-function operationOf(spec: Json, operationId: string): Json {
+/** The operation with this operationId, as written (its `$ref`s unresolved), and the parameters of its path. */
+function operationOf(spec: Json, operationId: string): { operation: Json; pathParameters: unknown[] } {
   for (const path of Object.values(spec.paths as Record<string, Json>)) {
     for (const candidate of Object.values(path)) {
-      if ((candidate as Json | undefined)?.operationId === operationId) return candidate as Json;
+      if ((candidate as Json | undefined)?.operationId === operationId) return { operation: candidate as Json, pathParameters: (path.parameters as unknown[] | undefined) ?? [] };
     }
   }
   throw new Error(`openapi.yaml has no operation ${operationId}`);
 }
 
-// Readers of schemas, for the code that follows what the description says: the input messages
-// quote its limits (src/messages.ts, src/input-messages.ts), the CLI checks its input by them (src/cli/operation-input.ts).
+// Readers of schemas, for the code that follows what the description says: the words of bad
+// input are its own (src/input-messages.ts), the CLI checks its input by them (src/cli/operation-input.ts).
 
 /** A schema of openapi.yaml with its `$ref`s replaced by what they point at (a copy), to read its keywords. */
 export interface SpecSchema {
@@ -51,13 +51,26 @@ export interface SpecSchema {
   required?: string[];
 }
 
-/** The request body schema of an operation, resolved; throws when it takes no body. */
-export function bodySchemaOf(operationId: string): SpecSchema {
+/** Where a request carries each part Fastify validates apart (`params`: the path's parameters). */
+const PARAMETERS_IN: Record<string, string> = { params: 'path', querystring: 'query', headers: 'header' };
+
+/**
+ * The schema of a part of an operation's requests as Fastify validates it (`body`, `params`,
+ * `querystring`, `headers`), resolved: its parameters as the properties of one object, header
+ * names in lower case as Node gives them. Undefined for a body the operation does not take.
+ */
+export function requestSchemaOf(operationId: string, part: string): SpecSchema | undefined {
   const spec = specDocument();
-  const body = operationOf(spec, operationId).requestBody as { content?: Record<string, { schema?: unknown }> } | undefined;
-  const schema = body?.content?.['application/json']?.schema;
-  if (schema === undefined) throw new Error(`openapi.yaml: ${operationId} has no JSON request body`);
-  return inline(spec, schema) as SpecSchema;
+  const { operation, pathParameters } = operationOf(spec, operationId);
+  if (part === 'body') {
+    const schema = (operation.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content?.['application/json']?.schema;
+    return schema === undefined ? undefined : (inline(spec, schema) as SpecSchema);
+  }
+  const parameters = [...pathParameters, ...((operation.parameters as unknown[] | undefined) ?? [])].map(
+    (parameter) => inline(spec, parameter) as { in?: string; name: string; schema?: SpecSchema },
+  );
+  const named = parameters.filter((parameter) => parameter.in === PARAMETERS_IN[part]);
+  return { type: 'object', properties: Object.fromEntries(named.map(({ name, schema }) => [part === 'headers' ? name.toLowerCase() : name, schema ?? {}])) };
 }
 
 /** The schema at a local reference (`#/components/schemas/WebhookUrl`), resolved. */
@@ -65,23 +78,12 @@ export function schemaAt(ref: string): SpecSchema {
   return inline(specDocument(), { $ref: ref }) as SpecSchema;
 }
 
-/** The schema of one of an operation's parameters (`query`, `limit`), resolved. */
-export function parameterSchemaOf(operationId: string, location: string, name: string): SpecSchema {
-  const spec = specDocument();
-  const parameters = ((operationOf(spec, operationId).parameters as unknown[] | undefined) ?? []).map(
-    (parameter) => inline(spec, parameter) as { in?: string; name?: string; schema?: SpecSchema },
-  );
-  const schema = parameters.find((parameter) => parameter.in === location && parameter.name === name)?.schema;
-  if (!schema) throw new Error(`openapi.yaml: ${operationId} has no ${location} parameter ${name}`);
-  return schema;
-}
-
 /**
  * The number a schema holds for a keyword (`maxLength`, `minimum`, `maxItems`...). Throws when it
- * holds none, so that no message quotes a limit the description dropped as `undefined`.
+ * holds none, so that no check reads a limit the description dropped as `undefined`.
  */
 export function limitOf(schema: SpecSchema | undefined, keyword: string): number {
   const value = schema?.[keyword];
-  if (typeof value !== 'number') throw new Error(`openapi.yaml: a schema the input messages quote has no ${keyword}: ${JSON.stringify(schema)}`);
+  if (typeof value !== 'number') throw new Error(`openapi.yaml: a schema read for its limits has no ${keyword}: ${JSON.stringify(schema)}`);
   return value;
 }

@@ -7,7 +7,7 @@ import { errorBody, MESSAGES } from '../messages.js';
 import type { StoredResponse } from '../store/store.js';
 import { CLI_IDEMPOTENCY_SCOPE, positiveInt, PublishFailedError, RefusedError, UsageError, type Command } from './command.js';
 import { emitFile } from './emit-file.js';
-import { refusedBody, takesIdempotencyKey } from './operation-input.js';
+import { refusedBody, refusedIdempotencyKey } from './operation-input.js';
 
 // `leadhooks event emit`: publishes as POST /events does, always under an Idempotency-Key
 // (docs/api.md, "Retrying writes safely"), --idempotency-key or a new random one. A database
@@ -46,7 +46,8 @@ export const emitEvent: Command = async (store, [id, type, ...rest], context) =>
     throw new UsageError("--data must be a JSON object, such as --data '{\"id\": 1}'");
   }
   if (typeof lead !== 'object' || lead === null || Array.isArray(lead)) throw new UsageError('--data must be a JSON object');
-  if (idempotencyKey !== undefined && !takesIdempotencyKey(idempotencyKey)) throw new UsageError(MESSAGES.invalidIdempotencyKey);
+  const refusedKey = idempotencyKey === undefined ? undefined : refusedIdempotencyKey(idempotencyKey);
+  if (refusedKey !== undefined) throw new UsageError(refusedKey);
   const key = idempotencyKey ?? randomUUID();
   const leadId = leadIdOf(context.leadId);
   const input = { clientId, type: type as EventName, data: lead as Record<string, unknown>, ...(leadId === undefined ? {} : { leadId }) };

@@ -96,7 +96,8 @@ function checkFilter(filter: Json, at: string): LeadFilterIssue | undefined {
     } else if (key === '$not') {
       if ((issue = checkFilter(operand, here))) return issue;
     } else if (key.startsWith('$')) {
-      return { kind: 'operator', at, operator: key, allowed: LOGICAL_OPERATORS };
+      // At the top, where a key is a field path or one of these, the words say both.
+      return { kind: at === 'filter' ? 'top-operator' : 'operator', at, operator: key, allowed: LOGICAL_OPERATORS };
     } else if (!isFieldPath(key)) {
       return { kind: 'path', at, path: key };
     } else if (isOperatorObject(operand) && (issue = checkCondition(operand, here))) {

@@ -9,7 +9,7 @@ import { mayHoldInexactNumber, parseJsonExactly } from '../json-exact.js';
 import { HEADER_NAME_KEYWORDS } from './header-names.js';
 import { checkLeadFilter, type LeadFilterLimits } from '../delivery/lead-filter.js';
 import { isHttpUrl } from '../http-url.js';
-import { LEAD_FILTER_KEYWORD } from '../spec-keywords.js';
+import { INPUT_KEYWORDS, LEAD_FILTER_KEYWORD } from '../spec-keywords.js';
 import { HttpError, MESSAGES } from '../messages.js';
 import { isLogoUrl } from '../portal-branding.js';
 import { withStorableText, type Schema } from './storable-text.js';
@@ -99,8 +99,9 @@ export function createRouteBodyPolicy(config: Pick<Config, 'publisherBodyLimit' 
 // or Number would round to another, is refused here, so no id reaches a handler or a store
 // rounded. openapi.yaml is OpenAPI 3.1, whose schemas are JSON Schema 2020-12.
 const ajv = new Ajv2020({ useDefaults: true, removeAdditional: true, allErrors: false, strict: true, coerceTypes: false } satisfies Options);
-// A webhook's custom headers: the names openapi.yaml reserves, in any case (./header-names.ts).
-for (const keyword of HEADER_NAME_KEYWORDS) ajv.addKeyword(keyword);
+// A webhook's custom headers: the names openapi.yaml reserves, in any case (./header-names.ts);
+// the words of a refusal, and a URL's user information (src/spec-keywords.ts).
+for (const keyword of [...HEADER_NAME_KEYWORDS, ...INPUT_KEYWORDS]) ajv.addKeyword(keyword);
 
 /** `format: http-url` (a webhook's URL): the schema's pattern checks the shape, src/http-url.ts the rest. */
 ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
@@ -118,7 +119,7 @@ ajv.addFormat('date-time', { type: 'string', validate: (value: string) => isRfc3
 
 /**
  * A webhook's filter (openapi.yaml, LeadFilter): its operators and paths, within the bounds the
- * keyword's value gives. The issue is what src/input-messages.ts words.
+ * keyword's value gives. The issue is what LeadFilter's `x-error` words.
  */
 ajv.addKeyword({
   keyword: LEAD_FILTER_KEYWORD,

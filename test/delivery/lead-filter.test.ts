@@ -176,7 +176,8 @@ t.test('$and, $or, $not', async (t) => {
 t.test('the check refuses what is not the language, and says where', async (t) => {
   const cases: Array<[unknown, unknown]> = [
     [{ score: { $regex: 'x' } }, { kind: 'operator', at: 'filter.score', operator: '$regex', allowed: ['$in', '$exists', '$gt', '$gte', '$lt', '$lte'] }],
-    [{ $nor: [] }, { kind: 'operator', at: 'filter', operator: '$nor', allowed: ['$and', '$or', '$not'] }],
+    [{ $nor: [] }, { kind: 'top-operator', at: 'filter', operator: '$nor', allowed: ['$and', '$or', '$not'] }],
+    [{ $or: [{ $nor: [] }] }, { kind: 'operator', at: 'filter.$or[0]', operator: '$nor', allowed: ['$and', '$or', '$not'] }],
     [{ $or: [{ a: { $and: [] } }] }, { kind: 'operator', at: 'filter.$or[0].a', operator: '$and', allowed: ['$in', '$exists', '$gt', '$gte', '$lt', '$lte'] }],
     [{ '': 1 }, { kind: 'path', at: 'filter', path: '' }],
     [{ '.a': 1 }, { kind: 'path', at: 'filter', path: '.a' }],
