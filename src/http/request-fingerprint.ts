@@ -19,7 +19,8 @@ import { isRawJsonNumber } from '../json-exact.js';
 //
 // One case stays open while both releases serve side by side in a rolling deploy: a key first
 // used on this release for a body the schema fills a default into, retried on an instance of the
-// release before, is refused there (422), as that release compares its own form only.
+// release before, is refused there (422), as that release compares its own form only
+// (docs/operations.md, "Many machines: PostgreSQL", says so to operators).
 
 /**
  * A JSON object, not an array nor a number kept as its text (src/json-exact.ts), which is written
