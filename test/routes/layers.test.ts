@@ -82,8 +82,10 @@ const REPOSITORY_USES: Record<string, string[]> = {
   events: ['idempotency'],
   secrets: ['idempotency', 'audit'],
   webhooks: ['idempotency', 'audit'],
-  // A management write (a key's too) records its audit entry in its own transaction.
+  // A management write (a key's too) records its audit entry in its own transaction, under the
+  // write's Idempotency-Key when it has one.
   keys: ['audit'],
+  audit: ['idempotency'],
   // A 410 detaches the webhook; disabling one settles its deliveries and writes an operational event.
   deliveries: ['webhooks', 'operational-events'],
 };
