@@ -12,7 +12,7 @@ import { drainsInTurn, measureDrain, type Drain } from './delivery.js';
 
 export type LeadOrderResults = { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[];
 
-/** A copy of the seeded outbox whose events are about `leads` leads, in turn, as publishing them with a leadId would leave it. */
+/** The outbox as publishing its events with `leads` leadIds in turn would leave it. */
 function withLeadIds(seeded: string, dir: string, leads: number): string {
   const path = join(dir, 'outbox-leads.with-lead-ids.db');
   copyFileSync(seeded, path);

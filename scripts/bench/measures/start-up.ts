@@ -5,7 +5,7 @@ import { say } from '../progress.js';
 
 const startOnce = (database: Record<string, string>) => startLeadhooks(database).then((server) => server.stop().then(() => server.startMs));
 
-/** The median of `probes` starts on each database, in ms, taken in turn after one unmeasured start each (the page cache). */
+/** The median of `probes` starts on each database, in ms, after an unmeasured one each (the page cache). */
 export async function measureStartUp(cases: { label: string; database: Record<string, string> }[], probes: number): Promise<number[]> {
   for (const { database } of cases) await startOnce(database);
   const starts = await inRounds(probes, cases, ({ database }) => startOnce(database));
