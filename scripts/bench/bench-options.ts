@@ -1,11 +1,9 @@
-// What a run measures and for how long: a full run, or a smoke run (CI) that goes through every
-// measure for a second on small databases and judges nothing.
+// What a full run and a smoke run (every measure for a second, nothing judged) measure.
 import type { PostgresServer } from './databases.js';
 import type { DatabaseLayout } from './seed-database.js';
 
 export type BenchOptions = ReturnType<typeof parseOptions>;
 export type Bench = { options: BenchOptions; dir: string; postgres: PostgresServer };
-
 const USAGE = 'usage: npm run bench -- [seconds per measure] [--smoke] [--before <git ref>]';
 
 export function parseOptions(argv: string[]) {

@@ -9,7 +9,6 @@ import { say } from './progress.js';
 
 /** `root`: the package root its dist/ is in. */
 export type Build = { label: string; root: string; commit?: string };
-
 export const NOW: Build = { label: 'now', root: PACKAGE_ROOT };
 
 // A lock file, and an archive of the package, are larger than execFileSync's default megabyte.

@@ -21,7 +21,6 @@ export interface BenchDatabase {
 }
 
 export type Store = 'SQLite' | 'PostgreSQL';
-
 /** Asked once a run, so that the measures agree. */
 export type PostgresServer = { url: string } | { skipped: string };
 
@@ -119,10 +118,7 @@ export async function postgresCopy(serverUrl: string, from: string, label: strin
   return database;
 }
 
-/**
- * CPU seconds of the local PostgreSQL processes that work for `database`: its backends (whose title
- * names it: `postgres: 15/main: user database 127.0.0.1(41234) idle`) and the server's own; NaN if none.
- */
+/** Of its backends (`postgres: 15/main: user database 127.0.0.1(41234) idle`) and the server's own; NaN if none here. */
 function postgresCpuSeconds(database: string): number {
   let [seconds, found] = [0, false];
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {

@@ -4,13 +4,10 @@ import type { RunningServer } from '../lib/server-process.js';
 import { cpuSeconds, peakRssMb, percent, say } from './progress.js';
 
 export type PreparedRequest = autocannon.Request;
-
 /** A measured run; CPU in cores (1 = one core busy all the time). */
 export type Measured = { name: string; rps: number; completed: number; p50Ms: number; p99Ms: number; serverCores: number; generatorCores: number; peakRssMb: number };
-
 /** `once`: each request sent once, split among the connections. */
 type LoadSpec = { requests: PreparedRequest[]; once?: boolean; connections: number; warmupSeconds: number; seconds: number };
-
 export const generatorSaturated = (m: Measured): boolean => m.generatorCores >= 0.9;
 
 async function send(origin: string, spec: LoadSpec, requests: PreparedRequest[], seconds: number) {
@@ -76,7 +73,6 @@ export async function inRounds<C, R>(rounds: number, cases: readonly (C | undefi
 }
 
 export const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
-
 export const timeWeighted = <T>(runs: T[], seconds: number[], pick: (run: T) => number): number => sum(runs.map((run, i) => pick(run) * seconds[i]!)) / sum(seconds);
 
 /** One figure from a measure's rounds, as docs/benchmarks.md (The load) says. */

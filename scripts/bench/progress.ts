@@ -23,5 +23,4 @@ export function cpuSeconds(pid: number): number {
 
 /** Peak resident set size of a process so far (VmHWM), in MB. */
 export const peakRssMb = (pid: number): number => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
-
 export const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(', ');

@@ -1,5 +1,4 @@
-// SQLite files seeded by recursive CTEs at the seeder's schema, then migrated by leadhooks as a
-// deployed database is, so that the seeder does not go stale.
+// Seeded at the seeder's schema, then migrated as a deployed database is: the seeder does not go stale.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';

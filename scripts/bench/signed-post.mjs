@@ -1,6 +1,4 @@
-// One delivery as leadhooks sends it, for the bench's peers (bare-sender.mjs, graphile-peer.mjs):
-// the body signed as Standard Webhooks does (HMAC-SHA256 of "id.timestamp.body"), POSTed through
-// undici, its answer read. Every seeded webhook has the same secret.
+// One delivery as leadhooks sends it, signed as Standard Webhooks does; every seeded webhook has this secret.
 import { createHmac, createSecretKey } from 'node:crypto';
 import { Agent, request } from 'undici';
 

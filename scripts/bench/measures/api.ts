@@ -1,5 +1,4 @@
-// The API operations, each case on a server of its own, the cases in turn in rounds. Keys go round
-// a group of clients so that the rate limit and key cache see many.
+// The API operations. Keys go round a group of clients so that the rate limit and key cache see many.
 import { fileURLToPath } from 'node:url';
 import { startAnswering, startLeadhooks, type RunningServer } from '../../lib/server-process.js';
 import type { Bench, BenchOptions } from '../bench-options.js';
@@ -9,16 +8,11 @@ import { combineRounds, inRounds, measureLoad, type Measured, type PreparedReque
 import { apiKeyFor, type ClientGroup } from '../seed-database.js';
 
 export const startBareFastify = () => startAnswering([fileURLToPath(new URL('../baseline-server.mjs', import.meta.url))], {}, '/');
-
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';
-
-/** Bare Fastify without a `database`. */
 export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; build?: Build; group: ClientGroup; withListing?: boolean };
-
 /** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo. */
 export type ApiOperations = { label: string; hooksEach: number; about: Measured; listing?: Measured; create: Measured; remove: Measured };
-
 const keysOf = (group: ClientGroup) => Array.from({ length: group.size }, (_, i) => ({ id: group.first + i, key: apiKeyFor(group.first + i) }));
 const gets = (group: ClientGroup, path: string): PreparedRequest[] => keysOf(group).map(({ key }) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 /** A Zapier-like URL for each client, of the usual size. */
@@ -26,7 +20,6 @@ const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
   keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
 type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
-
 type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
 
 /** `operations` measured through `alternate`, each case's server up for all of them. */

@@ -13,19 +13,14 @@ import { aboutStep, inTurn, onEachStore, type ApiCase } from './api.js';
 /** `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo. */
 export type Ingesting = { store?: Store; level?: string; about: Measured; publish: Measured; batch?: Measured };
 export type IngestionResults = { cases: Ingesting[]; statement: { clients: number; tps: number } | { skipped: string }; batch: BenchOptions['batch'] & { hooksEach: number } };
-export type FilterResults = { hooksEach: number; cases: { store: Store; plain: Measured; filtered: Measured }[] };
-
 /** About 300 bytes, as a lead product sends one. */
 export const lead = (n: number) => ({ leadId: `ld_${String(n).padStart(8, '0')}`, firstName: 'Ada', lastName: 'Lovelace', email: `ada.lovelace+${n}@example.com`, phone: '+44 20 7946 0958', company: 'Analytical Engines Ltd', source: 'csv-import', campaign: 'spring-webinar-2026', score: 87, tags: ['webinar', 'enterprise'], consent: true, createdAt: '2026-11-27T16:00:00.000Z' });
-
 /** A field, a range and a list, all of which the bench's leads match. */
 const BENCH_FILTER = { campaign: 'spring-webinar-2026', score: { $gte: 50, $lte: 100 }, tags: { $in: ['webinar', 'trade-show'] } };
-
 const publication = (group: ClientGroup, n: number) => ({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) });
 const publishing = (path: string, length: number, body: (n: number) => unknown): PreparedRequest[] => Array.from({ length }, (_, n) => ({ method: 'POST', path, headers: { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(n)) }));
 const publications = (group: ClientGroup, path: string) => publishing(path, 4 * group.size, (n) => publication(group, n));
 const batches = (group: ClientGroup, { events, connections }: BenchOptions['batch']) => publishing('/events/batch', connections, (b) => ({ events: Array.from({ length: events }, (_, n) => publication(group, b * events + n)) }));
-
 export const publishStep = (c: ApiCase) => (c.database ? { name: 'POST /events', requests: () => publications(c.group, '/events') } : { name: 'POST /echo', requests: () => publications(c.group, '/echo') });
 
 export async function measureIngestion(bench: Bench, seeded: string): Promise<IngestionResults> {
@@ -46,7 +41,7 @@ export async function measureIngestion(bench: Bench, seeded: string): Promise<In
   });
 }
 
-export async function measureFilters(bench: Bench): Promise<FilterResults> {
+export async function measureFilters(bench: Bench) {
   const groups = groupsOf(bench.options.filters);
   const seeded = seed(bench.dir, bench.options.filters);
   const db = new Database(seeded);

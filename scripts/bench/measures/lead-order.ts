@@ -1,5 +1,4 @@
-// Delivery in order per lead: one outbox drained with its events carrying leadIds and without, in
-// turn, on SQLite (the server's own worker) and PostgreSQL (one worker process).
+// Delivery in order per lead (docs/benchmarks.md).
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -9,8 +8,6 @@ import { copyOn, storesOf } from '../databases.js';
 import { say } from '../progress.js';
 import { seed } from '../seed-database.js';
 import { drainsInTurn, measureDrain, type Drain } from './delivery.js';
-
-export type LeadOrderResults = { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[];
 
 /** The outbox as publishing its events with `leads` leadIds in turn would leave it. */
 function withLeadIds(seeded: string, dir: string, leads: number): string {
@@ -26,12 +23,12 @@ function withLeadIds(seeded: string, dir: string, leads: number): string {
   return path;
 }
 
-export async function measureLeadOrder(bench: Bench): Promise<LeadOrderResults> {
+export async function measureLeadOrder(bench: Bench) {
   const { layout, leads, rounds } = bench.options.leadOrder;
   const without = seed(bench.dir, layout);
   const withLeads = withLeadIds(without, bench.dir, leads);
   say(`${layout.name}: ${leads} leads of ${layout.pendingEvents / leads} events each`);
-  const results: LeadOrderResults = [];
+  const results: { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[] = [];
   for (const store of storesOf(bench.postgres)) {
     const variants = [['without', without, 'no leadId'], ['withLeads', withLeads, `${leads} leads in order`]] as const;
     const [plain, inOrder] = await drainsInTurn(rounds, variants, ([variant, file, shown], of, round) => {

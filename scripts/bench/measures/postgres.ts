@@ -5,17 +5,14 @@ import { Logger, makeWorkerUtils } from 'graphile-worker';
 import { spawnNode } from '../../lib/server-process.js';
 import { twiceAsLong, type Bench, type BenchOptions } from '../bench-options.js';
 import { dropAfter, pgbench, postgresCopy, scratchDatabase } from '../databases.js';
-import type { Measured } from '../load.js';
 import { count, say } from '../progress.js';
 import { RECEIVER_PORT, type ClientGroup, type DatabaseLayout } from '../seed-database.js';
-import { aboutStep, inTurn, measureApi, type ApiCase, type ApiOperations } from './api.js';
+import { aboutStep, inTurn, measureApi, type ApiCase } from './api.js';
 import { measureDrain, pendingOf, timeDrain, type Drain } from './delivery.js';
 
-export type SharedLimit = Record<'shared' | 'own' | 'off', Measured>;
 export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { skipped: string };
-export type PostgresResults = { small: ApiOperations; sharedLimit: SharedLimit; drains: Drain[]; graphile: Drain[]; deep: Drain; ceiling: CommitCeiling } | { skipped: string };
 
-export async function measurePostgres(bench: Bench, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }): Promise<PostgresResults> {
+export async function measurePostgres(bench: Bench, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }) {
   const { options, postgres } = bench;
   if ('skipped' in postgres) return postgres;
   const { url } = postgres;

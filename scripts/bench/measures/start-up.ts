@@ -1,4 +1,4 @@
-// Start to listening: from spawning leadhooks as `npm start` runs it to its first answered request.
+// From spawning leadhooks as `npm start` runs it to its first answer.
 import { startLeadhooks } from '../../lib/server-process.js';
 import { inRounds, quantile } from '../load.js';
 import { say } from '../progress.js';
