@@ -28,7 +28,6 @@ export function parseOptions(argv: string[]) {
     smoke,
     before,
     command: ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' '),
-    /** Each measure's, split among its rounds. */
     seconds: seconds ?? (smoke ? 1 : 8),
     rounds: smoke ? 1 : 4,
     warmupSeconds: smoke ? 1 : 2,

@@ -19,7 +19,6 @@ import { count, elapsedSeconds, loadAverage, say } from './progress.js';
 import { judge, reportTables, writeBenchmarksReport } from './report.js';
 import { groupsOf, seed, webhookCount } from './seed-database.js';
 
-/** Each measure's figures; `before`: the build --before compares with. */
 async function measureAll(options: BenchOptions, dir: string, before?: Build) {
   const seeded = { api: seed(dir, options.api), grown: seed(dir, options.apiGrown), shallowOutbox: seed(dir, options.shallowOutbox), deepOutbox: seed(dir, options.deepOutbox) };
   const copy = (from: string, name: string) => copyDatabase(from, dir, name);
@@ -33,7 +32,6 @@ async function measureAll(options: BenchOptions, dir: string, before?: Build) {
     { label: `${count(grownWebhooks)} webhooks`, database: copy(seeded.grown, 'start-up').env },
   ], options.startProbes)) as [number, number];
 
-  // Tracing exports OTLP/JSON to another bare Fastify.
   const sink = await startBareFastify();
   const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
   const [bare, besideBare, tracing] = (await measureApi(options, [

@@ -7,7 +7,6 @@ import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { buildLeadhooks } from '../lib/server-process.js';
 import { say } from './progress.js';
 
-/** `root`: the package root its dist/ is in. */
 export type Build = { label: string; root: string; commit?: string };
 export const NOW: Build = { label: 'now', root: PACKAGE_ROOT };
 

@@ -11,15 +11,7 @@ import { buildCode, type Build } from './builds.js';
 import { cpuSeconds, say } from './progress.js';
 
 /** `query`: one statement, parameters $1, $2…; `databaseCpu`: CPU seconds so far; `walBytes`: the WAL position. */
-export interface BenchDatabase {
-  store: Store;
-  env: Record<string, string>;
-  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  databaseCpu?: () => number;
-  walBytes?: () => Promise<number>;
-  drop(): Promise<void>;
-}
-
+export type BenchDatabase = { store: Store; env: Record<string, string>; query<T>(sql: string, params?: unknown[]): Promise<T[]>; databaseCpu?: () => number; walBytes?: () => Promise<number>; drop(): Promise<void> };
 export type Store = 'SQLite' | 'PostgreSQL';
 /** Asked once a run, so that the measures agree. */
 export type PostgresServer = { url: string } | { skipped: string };
@@ -35,9 +27,8 @@ export async function postgresServer(): Promise<PostgresServer> {
 
 export const storesOf = (server: PostgresServer): Store[] => ['SQLite', ...('url' in server ? ['PostgreSQL' as const] : [])];
 
-export async function copyOn({ dir, postgres }: Bench, store: Store, seeded: string, name: string, build?: Build): Promise<BenchDatabase> {
-  return store === 'PostgreSQL' && 'url' in postgres ? postgresCopy(postgres.url, seeded, name, build) : copyDatabase(seeded, dir, name);
-}
+export const copyOn = async ({ dir, postgres }: Bench, store: Store, seeded: string, name: string, build?: Build): Promise<BenchDatabase> =>
+  store === 'PostgreSQL' && 'url' in postgres ? postgresCopy(postgres.url, seeded, name, build) : copyDatabase(seeded, dir, name);
 
 export async function dropAfter<D extends BenchDatabase, T>(opening: D | Promise<D>, use: (database: D) => Promise<T>): Promise<T> {
   const database = await opening;
@@ -67,7 +58,6 @@ export function copyDatabase(seeded: string, dir: string, name: string): BenchDa
   };
 }
 
-/** A copy of `early` (at the seeder's schema) migrated by the build's own code. */
 export async function migratedCopy(build: Build, early: string, dir: string, name: string): Promise<string> {
   const path = join(dir, `${name}.db`);
   copyFileSync(early, path);
@@ -109,7 +99,6 @@ export async function scratchDatabase(serverUrl: string): Promise<BenchDatabase 
   };
 }
 
-/** The rows of the SQLite file `from` moved into a fresh database, by `build`'s code if given. */
 export async function postgresCopy(serverUrl: string, from: string, label: string, build?: Build) {
   const database = await scratchDatabase(serverUrl);
   say(`${label}: moving into a fresh PostgreSQL database`);
@@ -134,7 +123,6 @@ function postgresCpuSeconds(database: string): number {
   return found ? seconds : Number.NaN;
 }
 
-/** pgbench's transactions/s running `script`, or why it did not run. */
 export function pgbench(dir: string, url: string, script: string, clients: number, seconds: number, args: string[] = []): { tps: number } | { skipped: string } {
   const path = join(dir, 'pgbench.sql');
   writeFileSync(path, script);

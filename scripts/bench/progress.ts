@@ -5,15 +5,12 @@ import { readFileSync } from 'node:fs';
 const started = Date.now();
 export const elapsedSeconds = (): number => (Date.now() - started) / 1000;
 export const say = (line: string): void => console.log(`[${elapsedSeconds().toFixed(0).padStart(3)} s] ${line}`);
-/** 1234567 → "1,234,567". */
 export const count = (n: number): string => Math.round(n).toLocaleString('en-US');
-/** Cores in use as a share of one: 1.1 → "110%". */
 export const percent = (cores: number): string => `${Math.round(cores * 100)}%`;
 
 // utime and stime in /proc/<pid>/stat count clock ticks; almost always 100 a second, but asked.
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** User + system, all threads. */
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name, in parentheses, may hold spaces: the fields are counted after it.

@@ -44,7 +44,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     const met = (value: number) => (target.startsWith('≥') ? value >= Number(target.slice(2)) : value <= Number(target.slice(2)));
     return [shownRatio(ratio, met), verdict(met(ratio))] as const;
   };
-  /** A target's row for the ratio `a / b`, `shown` saying what `a` and `b` were. */
   const ratioRow = (measure: string, target: string, a: number, b: number, shown: string) => {
     const [ratio, met] = against(a / b, target);
     targets.push([`${measure} ${target}`, `${ratio} (${shown})`, met]);
@@ -123,7 +122,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     grew(`deliveries/s on PostgreSQL, 1 worker process, ${count(pg.deep.pending)} pending`, `${count(one.pending)} pending`, one.rate, pg.deep.rate, '/s');
     for (const [i, ours] of pg.drains.entries()) {
       const theirs = pg.graphile[i]!;
-      /** leadhooks' figure beside graphile-worker's, and their ratio, against `target` if there is one. */
       const beside = (measure: string, a: number, b: number, show: (n: number) => string, target?: string) => {
         const [ratio, met] = target ? against(a / b, target) : [(a / b).toFixed(2), '–'];
         peer.push([`${measure}, ${ours.workers} process${ours.workers > 1 ? 'es' : ''} each`, show(a), show(b), ratio, target ?? 'reported, no target', met]);
@@ -211,7 +209,6 @@ function figuresTable(results: Results): string {
   return table(['measure', 'req/s', 'p50 ms', 'p99 ms', 'server (or workers) CPU', 'load generator CPU', 'peak RSS MB'], 'lrrrrrr', rows);
 }
 
-/** Writes BENCHMARKS.md at `path`; its number of lines. */
 export function writeBenchmarksReport(path: string, options: BenchOptions, results: Results, judged: ReturnType<typeof judge>, facts: { minutes: number; loadBefore: string; loadAfter: string }): number {
   const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: PACKAGE_ROOT, encoding: 'utf8' });
   const commit = git.status === 0 ? git.stdout.trim() : 'an unknown commit';

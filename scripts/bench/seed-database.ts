@@ -13,19 +13,10 @@ const SEEDER_SCHEMA_VERSION = 3;
 export const RECEIVER_PORT = '{receiver-port}';
 
 /** `pendingEvents`: outbox events, to the `drain` group's clients in turn. */
-export interface DatabaseLayout<Group extends string = string> {
-  name: string;
-  clients: Record<Group, { clients: number; hooksEach: number }>;
-  pendingEvents?: number;
-}
-
+export type DatabaseLayout<Group extends string = string> = { name: string; clients: Record<Group, { clients: number; hooksEach: number }>; pendingEvents?: number };
 export type ClientGroup = { first: number; size: number; hooksEach: number };
+export const apiKeyFor = (clientId: number): string => 'lh_' + createHash('sha256').update(`leadhooks-bench-${clientId}`).digest('base64url');
 
-export function apiKeyFor(clientId: number): string {
-  return 'lh_' + createHash('sha256').update(`leadhooks-bench-${clientId}`).digest('base64url');
-}
-
-/** Client ids consecutive from 1 in the layout's order. */
 export function groupsOf<Group extends string>(layout: DatabaseLayout<Group>): Record<Group, ClientGroup> {
   let first = 1;
   const groups = Object.entries<{ clients: number; hooksEach: number }>(layout.clients).map(([name, { clients, hooksEach }]) => {

@@ -22,7 +22,6 @@ const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
 type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
 type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
 
-/** `operations` measured through `alternate`, each case's server up for all of them. */
 export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operations: (alternate: Alternate, rounds: number) => Promise<T>): Promise<T> {
   // One case alone has nothing to alternate with: one run per operation.
   const rounds = cases.length === 1 ? 1 : options.rounds;
@@ -48,7 +47,6 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
 
 type CaseOnCopy = Omit<ApiCase, 'database'> & { seeded: string; copy: string };
 
-/** `measure` on each store's cases, each on a copy of its own, dropped after. */
 export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => CaseOnCopy[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
   const cases: ApiCase[] = [];
   try {

@@ -3,8 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers } from '../../lib/server-process.js';
-import type { RunningProcess, RunningServer } from '../../lib/server-process.js';
+import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
 import type { Bench, BenchOptions } from '../bench-options.js';
 import type { Build } from '../builds.js';
 import { copyDatabase, dropAfter, type BenchDatabase, type Store } from '../databases.js';
@@ -15,7 +14,6 @@ import { groupsOf, RECEIVER_PORT, type DatabaseLayout } from '../seed-database.j
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 export const pendingOf = (outbox: DatabaseLayout): number => outbox.pendingEvents! * outbox.clients.drain!.hooksEach;
-/** "20,000 pending, SQLite, the server's own worker". */
 export const drainLabel = ({ pending, store, workers }: Pick<Drain, 'pending' | 'store' | 'workers'>): string =>
   `${count(pending)} pending, ${store}, ${workers === 0 ? "the server's own worker" : `${workers} worker process${workers > 1 ? 'es' : ''}`}`;
 
@@ -47,7 +45,6 @@ async function startReceiver() {
   return { port: (server.address() as AddressInfo).port, arrivals, latencies, reached, stop: () => server.close().closeAllConnections() };
 }
 
-/** The publish latency is measured after the first shallow drain. */
 export async function measureDelivery({ options, dir }: Bench, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
   const publish: Then = async ({ server }, receiver) => void (latency = await measurePublishLatency(options, server!, receiver));
@@ -59,11 +56,8 @@ export async function measureDelivery({ options, dir }: Bench, seeded: { shallow
   return { shallow: shallow!, deep: deep!, bareSender: bareSender!, latency: latency! };
 }
 
-/** Each case drained `rounds` times, the cases in turn; each case's drains combined. */
-export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>): Promise<Drain[]> {
-  const drains = await inRounds(rounds, cases, (c, _, round) => drain(c, `round ${round + 1} of ${rounds}`, round));
-  return drains.map(combineDrains);
-}
+export const drainsInTurn = async <T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>): Promise<Drain[]> =>
+  (await inRounds(rounds, cases, (c, _, round) => drain(c, `round ${round + 1} of ${rounds}`, round))).map(combineDrains);
 
 /** The rate over all the windows (the same deliveries each: the harmonic mean), CPU weighted by time. */
 export function combineDrains(drains: Drain[]): Drain {
@@ -106,7 +100,6 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
   }
 }
 
-/** An outbox copy, dropped after, drained by a server's own worker (`workers` 0) or by worker processes. */
 export function measureDrain(options: BenchOptions, label: string, copy: BenchDatabase | Promise<BenchDatabase>, layout: Outbox, workers = 0, then?: Then, build?: Build): Promise<Drain> {
   return dropAfter(copy, (database) =>
     timeDrain(options, label, { store: database.store, workers, pending: pendingOf(layout) }, async (receiver) => {
