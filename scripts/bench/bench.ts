@@ -23,7 +23,6 @@ async function measureAll(options: BenchOptions, dir: string, before?: Build) {
   const seeded = { api: seed(dir, options.api), grown: seed(dir, options.apiGrown), shallowOutbox: seed(dir, options.shallowOutbox), deepOutbox: seed(dir, options.deepOutbox) };
   const copy = (from: string, name: string) => copyDatabase(from, dir, name);
   const [groups, grownWebhooks] = [groupsOf(options.api), webhookCount(options.apiGrown)];
-
   // Start-up first, while the grown database is as seeded.
   const emptyPath = join(dir, 'empty.db');
   openDatabase(emptyPath).close();
@@ -31,7 +30,6 @@ async function measureAll(options: BenchOptions, dir: string, before?: Build) {
     { label: 'empty database', database: { DATABASE_PATH: emptyPath } },
     { label: `${count(grownWebhooks)} webhooks`, database: copy(seeded.grown, 'start-up').env },
   ], options.startProbes)) as [number, number];
-
   const sink = await startBareFastify();
   const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
   const [bare, besideBare, tracing] = (await measureApi(options, [
@@ -42,18 +40,15 @@ async function measureAll(options: BenchOptions, dir: string, before?: Build) {
   const bench: Bench = { options, dir, postgres: await postgresServer() };
   const ingestion = await measureIngestion(bench, seed(dir, options.ingestion));
   const filters = await measureFilters(bench);
-
   const [small, bigClients, bigDatabase] = (await measureApi(options, [
     { label: `${groups.small.hooksEach} webhooks per client`, database: copy(seeded.api, 'small'), group: groups.small, withListing: true },
     { label: `${count(groups.big.hooksEach)} webhooks per client`, database: copy(seeded.api, 'big-clients'), group: groups.big, withListing: true },
     { label: `${groups.small.hooksEach} per client, ${count(grownWebhooks)}-webhook database`, database: copy(seeded.grown, 'big-database'), group: groups.small },
   ])) as [ApiOperations, ApiOperations, ApiOperations];
-
   const { shallow, deep, bareSender, latency } = await measureDelivery(bench, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
   const postgres = await measurePostgres(bench, { ...seeded, group: groups.small });
   const leadOrder = await measureLeadOrder(bench);
   const beforeNow = before && (await measureBeforeNow(bench, before));
-
   return { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder, ...(beforeNow && { beforeNow }) };
 }
 export type Results = Awaited<ReturnType<typeof measureAll>>;

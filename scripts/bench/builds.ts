@@ -12,7 +12,6 @@ export const NOW: Build = { label: 'now', root: PACKAGE_ROOT };
 
 // A lock file, and an archive of the package, are larger than execFileSync's default megabyte.
 const git = (...args: string[]) => execFileSync('git', args, { cwd: PACKAGE_ROOT, stdio: 'pipe', maxBuffer: 2 ** 30 });
-
 export function prepareBuild(ref: string, dir: string): Build {
   const commit = git('rev-parse', '--short', `${ref}^{commit}`).toString().trim();
   const root = join(dir, `before-${commit}`);

@@ -15,7 +15,6 @@ export type BenchDatabase = { store: Store; env: Record<string, string>; query<T
 export type Store = 'SQLite' | 'PostgreSQL';
 /** Asked once a run, so that the measures agree. */
 export type PostgresServer = { url: string } | { skipped: string };
-
 export async function postgresServer(): Promise<PostgresServer> {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const unreachable = await runSql(url, 'SELECT 1').then(() => undefined, (error: Error) => error.message);
@@ -26,7 +25,6 @@ export async function postgresServer(): Promise<PostgresServer> {
 }
 
 export const storesOf = (server: PostgresServer): Store[] => ['SQLite', ...('url' in server ? ['PostgreSQL' as const] : [])];
-
 export const copyOn = async ({ dir, postgres }: Bench, store: Store, seeded: string, name: string, build?: Build): Promise<BenchDatabase> =>
   store === 'PostgreSQL' && 'url' in postgres ? postgresCopy(postgres.url, seeded, name, build) : copyDatabase(seeded, dir, name);
 
@@ -79,7 +77,6 @@ async function runSql(url: string, sql: string): Promise<void> {
 }
 
 let created = 0;
-
 export async function scratchDatabase(serverUrl: string): Promise<BenchDatabase & { url: string }> {
   const name = `leadhooks_bench_${process.pid}_${++created}`;
   await runSql(serverUrl, `CREATE DATABASE ${name}`);

@@ -52,9 +52,7 @@ export async function measureLoad(name: string, server: RunningServer, spec: Loa
 
 /** The value at `q` (0.5: the median, the upper middle one for an even count). */
 export const quantile = (values: number[], q: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
-
 export const inRoundOrder = <T>(cases: readonly T[], round: number): [number, T][] => (round % 2 === 0 ? [...cases.entries()] : [...cases.entries()].reverse());
-
 export async function inRounds<C, R>(rounds: number, cases: readonly (C | undefined)[], run: (c: C, i: number, round: number) => Promise<R>): Promise<R[][]> {
   const results = cases.map((): R[] => []);
   for (let round = 0; round < rounds; round++) {
@@ -67,7 +65,6 @@ export async function inRounds<C, R>(rounds: number, cases: readonly (C | undefi
 
 export const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 export const timeWeighted = <T>(runs: T[], seconds: number[], pick: (run: T) => number): number => sum(runs.map((run, i) => pick(run) * seconds[i]!)) / sum(seconds);
-
 export function combineRounds(name: string, rounds: Measured[]): Measured {
   const [seconds, completed] = [rounds.map((r) => r.completed / r.rps), sum(rounds.map((r) => r.completed))];
   const weighted = (pick: (r: Measured) => number) => timeWeighted(rounds, seconds, pick);

@@ -1,4 +1,3 @@
-// Progress lines, numbers as shown, and a process's CPU and peak memory from /proc.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
@@ -10,7 +9,6 @@ export const percent = (cores: number): string => `${Math.round(cores * 100)}%`;
 
 // utime and stime in /proc/<pid>/stat count clock ticks; almost always 100 a second, but asked.
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name, in parentheses, may hold spaces: the fields are counted after it.

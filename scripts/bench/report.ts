@@ -9,17 +9,15 @@ import type { BenchOptions } from './bench-options.js';
 import { generatorSaturated, type Measured } from './load.js';
 import type { ApiOperations } from './measures/api.js';
 import type { BeforeNow } from './measures/before-now.js';
-import { drainLabel, type Drain } from './measures/delivery.js';
+import { drainLabel } from './measures/delivery.js';
 import type { Ingesting, IngestionResults } from './measures/ingestion.js';
 import type { CommitCeiling } from './measures/postgres.js';
 import { count, percent } from './progress.js';
 
 export type { Results };
 
-
 /** How far below the build compared with a figure may fall: within 3% of it. */
 const BEFORE_NOW_LEAST = 0.97;
-
 const OPERATIONS = [
   { name: 'GET /about', of: (o: ApiOperations) => o.about },
   { name: 'GET /webhook', of: (o: ApiOperations) => o.listing },
@@ -35,7 +33,6 @@ export function shownRatio(ratio: number, met: (value: number) => boolean): stri
 }
 
 const rps = (m: Measured) => `${count(m.rps)} req/s`;
-
 export function judge(results: Results, smoke: boolean): { targets: string[][]; growth: string[][]; peer: string[][] } {
   const [targets, growth, peer]: [string[][], string[][], string[][]] = [[], [], []];
   const verdict = (met: boolean) => (smoke ? '–' : met ? 'yes' : '**no**');
@@ -50,7 +47,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   };
   const loadRatioRow = (measure: string, target: string, a: Measured, b: Measured, more = '') => ratioRow(measure, target, a.rps, b.rps, `${rps(a)} / ${rps(b)}${more}`);
   const { bare, besideBare, small, bigClients, bigDatabase, shallow, deep, latency } = results;
-
   for (const [label, m, baseline, baselineName] of [
     ['GET /about', besideBare.about, bare.about, 'bare GET'],
     ['POST /webhook', besideBare.create, bare.create, 'bare POST'],
@@ -63,7 +59,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   }
   const p99 = (label: string, m: Measured, most: number) => targets.push([`${label} p99 at 50 connections ≤ ${most} ms`, `${m.p99Ms.toFixed(1)} ms (the worst of its rounds, ${count(m.completed)} requests in all)`, verdict(m.p99Ms <= most)]);
   p99('GET /about', besideBare.about, 5);
-
   const { cases, statement, batch } = results.ingestion;
   const ingesting = (store: Ingesting['store'], level: string) => cases.find((c) => c.store === store && c.level === level);
   const [bareIngest, sqlite, sqliteInfo, onPostgres] = [cases.find((c) => !c.store)!, ingesting('SQLite', 'warn')!, ingesting('SQLite', 'info')!, ingesting('PostgreSQL', 'warn')];
@@ -78,7 +73,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     const events = m.rps * batch.events;
     targets.push([`POST /events/batch on ${store}, ${count(batch.events)} events a request over ${batch.connections} connections, LOG_LEVEL=warn ≥ ${count(least)} events/s`, `${count(events)} events/s to ${batch.hooksEach} webhooks each: ${count(events * batch.hooksEach)} deliveries/s (p99 ${m.p99Ms.toFixed(0)} ms a request, server CPU ${percent(m.serverCores)})`, verdict(events >= least)]);
   }
-
   /** One row for both stores (the report keeps to 150 lines), met when both are. */
   const eachStore = (measure: string, ratios: (readonly [store: string, a: number, b: number, unit: string])[]) => {
     const shown = ratios.map(([store, a, b, unit]) => `${store} ${against(a / b, '≥ 0.9')[0]} (${count(a)}${unit} / ${count(b)}${unit})`);
@@ -86,7 +80,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   };
   const { hooksEach } = results.filters;
   eachStore(`POST /events, ${hooksEach} filtered webhooks per client / ${hooksEach} unfiltered, LOG_LEVEL=warn`, results.filters.cases.map(({ store, plain, filtered }) => [store, filtered.rps, plain.rps, ' req/s'] as const));
-
   /** A grown case against its small one: to stay within 10% of it, `lower` for a time, else a rate. */
   const grew = (measure: string, smallCase: string, a: number, b: number, unit: string, lower = false) => {
     const target = lower ? '≤ 1.1' : '≥ 0.9';
@@ -100,7 +93,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     grew(`${name}, ${count(results.grownWebhooks)}-webhook database`, `${count(results.apiWebhooks)} webhooks`, of(small)!.rps, of(bigDatabase)!.rps, ' req/s');
   }
   if (small.listing && bigClients.listing) grew(`GET /webhook, ${many} (pages of 10)`, few, small.listing.rps, bigClients.listing.rps, ' req/s');
-
   targets.push(['deliveries/s to local receivers ≥ 5,000', `${count(shallow.rate)}/s`, verdict(shallow.rate >= 5000)]);
   ratioRow("deliveries/s / the bare undici sender's (sign + POST, no database)", '≥ 0.8', shallow.rate, results.bareSender.rate, `${count(shallow.rate)}/s / ${count(results.bareSender.rate)}/s`);
   targets.push([`publish (202) → receiver p99 at ${latency.rate} events/s ≤ 20 ms`, `${latency.p99Ms} ms (p50 ${latency.p50Ms} ms)`, verdict(latency.p99Ms <= 20)]);
@@ -108,7 +100,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   const [rss, bareRss] = [besideBare.remove.peakRssMb, bare.remove.peakRssMb];
   ratioRow("peak RSS of the server / bare Fastify's under the same requests", '≤ 1.6', rss, bareRss, `${rss.toFixed(0)} MB / ${bareRss.toFixed(0)} MB`);
   grew(`start to listening, ${count(results.grownWebhooks)} webhooks`, 'an empty database', results.startEmptyMs, results.startGrownMs, ' ms', true);
-
   const pg = 'skipped' in results.postgres ? undefined : results.postgres;
   if (pg) {
     const [one, tenClients] = [pg.drains[0]!, 'skipped' in pg.ceiling ? undefined : pg.ceiling[0]];
@@ -168,12 +159,6 @@ function peerTable(rows: string[][], ceiling: CommitCeiling): string {
   return `${table(['measure', 'leadhooks', 'graphile-worker', 'leadhooks / graphile-worker', 'target', 'met'], 'lrrrll', rows)}\n\n${commits}`;
 }
 
-function drainName(drain: Drain): string {
-  if (drain.store === 'none') return `${count(drain.pending)} to send, the bare undici sender, no database`;
-  const rounds = drain.rounds && drain.rounds.length > 1 ? `, ${drain.rounds.length} drains of ${count(Math.min(...drain.rounds))} to ${count(Math.max(...drain.rounds))}/s` : '';
-  return drainLabel(drain) + rounds;
-}
-
 function ingestionTable({ cases, statement }: IngestionResults): string {
   const bare = cases.find((c) => !c.store)!;
   const rows = cases.map((c) => [c.store ? `${c.store}, LOG_LEVEL=${c.level}` : 'bare Fastify (GET /, POST /echo)', rps(c.about), rps(c.publish), c.store ? (c.publish.rps / bare.publish.rps).toFixed(2) : '–', `${c.publish.p99Ms.toFixed(1)} ms`, percent(c.publish.serverCores)]);
@@ -203,7 +188,7 @@ function figuresTable(results: Results): string {
   measured.push(...results.ingestion.cases.flatMap((c) => [c.about, c.publish, ...(c.batch ? [c.batch] : [])]));
   const rows = measured.map((m) => [m.name, count(m.rps), m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), percent(m.serverCores), percent(m.generatorCores) + (generatorSaturated(m) ? ' (saturated)' : ''), m.peakRssMb.toFixed(0)]);
   for (const drain of [shallow, deep, results.bareSender]) {
-    rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
+    rows.push([`deliveries/s, ${drainLabel(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
   }
   rows.push([`publish → receiver at ${latency.rate} events/s (${count(latency.published)} events)`, '', String(latency.p50Ms), String(latency.p99Ms), '', '', '']);
   return table(['measure', 'req/s', 'p50 ms', 'p99 ms', 'server (or workers) CPU', 'load generator CPU', 'peak RSS MB'], 'lrrrrrr', rows);

@@ -21,7 +21,6 @@ const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
 
 type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
 type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
-
 export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operations: (alternate: Alternate, rounds: number) => Promise<T>): Promise<T> {
   // One case alone has nothing to alternate with: one run per operation.
   const rounds = cases.length === 1 ? 1 : options.rounds;
@@ -46,7 +45,6 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
 }
 
 type CaseOnCopy = Omit<ApiCase, 'database'> & { seeded: string; copy: string };
-
 export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => CaseOnCopy[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
   const cases: ApiCase[] = [];
   try {
@@ -68,13 +66,11 @@ export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<Api
     const listing = await alternate((c) => (c.withListing ? { name: `GET ${LISTING}`, requests: () => gets(c.group, LISTING) } : undefined));
     const create = await alternate(createStep);
     // The webhooks POST made, then seeded ones, down to 90% of what the clients held.
-    const supplies = await Promise.all(
-      cases.map(async ({ database, group }) => {
-        const active = (await database?.query<{ id: unknown; client: unknown }>('SELECT id, client_id AS client FROM webhooks WHERE client_id BETWEEN $1 AND $2 AND deleted_at IS NULL ORDER BY id DESC', [group.first, group.first + group.size - 1])) ?? [];
-        const deletable = active.slice(0, Math.max(0, active.length - Math.ceil(0.9 * group.hooksEach * group.size)));
-        return deletable.map(({ id, client }): PreparedRequest => ({ method: 'DELETE', path: `/webhook/${id}`, headers: { 'x-api-key': apiKeyFor(Number(client)) } }));
-      }),
-    );
+    const supplies = await Promise.all(cases.map(async ({ database, group }) => {
+      const active = (await database?.query<{ id: unknown; client: unknown }>('SELECT id, client_id AS client FROM webhooks WHERE client_id BETWEEN $1 AND $2 AND deleted_at IS NULL ORDER BY id DESC', [group.first, group.first + group.size - 1])) ?? [];
+      const deletable = active.slice(0, Math.max(0, active.length - Math.ceil(0.9 * group.hooksEach * group.size)));
+      return deletable.map(({ id, client }): PreparedRequest => ({ method: 'DELETE', path: `/webhook/${id}`, headers: { 'x-api-key': apiKeyFor(Number(client)) } }));
+    }));
     const share = (supply: PreparedRequest[], round: number, size = Math.floor(supply.length / rounds)) => supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
     const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : { name: 'POST /echo (beside DELETE)', requests: () => creations(c.group, '/echo') }));
     return cases.map((c, i) => ({ label: c.label, hooksEach: c.group.hooksEach, about: about[i]!, ...(listing[i] && { listing: listing[i] }), create: create[i]!, remove: remove[i]! }));

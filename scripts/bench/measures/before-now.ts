@@ -8,7 +8,6 @@ import { drainLabel, drainsInTurn, measureDrain, pendingOf } from './delivery.js
 import { publishStep } from './ingestion.js';
 
 export type BeforeNow = { ref: string; figures: { measure: string; before: number; now: number }[] };
-
 export async function measureBeforeNow(bench: Bench, before: Build): Promise<BeforeNow> {
   const { options, dir, postgres } = bench;
   const builds = [before, NOW];
@@ -18,14 +17,12 @@ export async function measureBeforeNow(bench: Bench, before: Build): Promise<Bef
     const copy = (from: string, name: string) => migratedCopy(build, from, dir, `${name}-build-${i}`);
     own.push({ ingestion: await copy(early.ingestion, 'ingestion'), shallow: await copy(early.shallow, 'outbox-shallow'), deep: await copy(early.deep, 'outbox-deep') });
   }
-
   const longer = twiceAsLong(options);
   const group = groupsOf(options.ingestion).publishers;
   const path = builds.map((build, i): ApiCase => ({ label: `SQLite, LOG_LEVEL=warn, ${build.label}`, database: copyDatabase(own[i]!.ingestion, dir, `path-build-${i}`), env: { DELIVERY_WORKER: 'off', LOG_LEVEL: 'warn' }, build, group }));
   const [about, create] = await inTurn(longer, path, async (alternate) => [await alternate(aboutStep), await alternate(createStep)]);
   const casesOf = (store: string) => builds.map((build, i) => ({ label: `${store}, ${build.label}`, env: { DELIVERY_WORKER: 'off' }, build, group, seeded: own[i]!.ingestion, copy: `publish-build-${i}` }));
   const publish = await onEachStore(bench, casesOf, (cases) => inTurn(longer, cases, (alternate) => alternate(publishStep)));
-
   const drains = [
     { from: 'shallow', outbox: options.shallowOutbox, store: 'SQLite', workers: 0 },
     { from: 'deep', outbox: options.deepOutbox, store: 'SQLite', workers: 0 },
@@ -37,7 +34,6 @@ export async function measureBeforeNow(bench: Bench, before: Build): Promise<Bef
     const copy = copyOn(bench, store, own[b]![from], `${from}-build-${b}-${round}`, build);
     return measureDrain(options, `${measure}, ${build.label}, ${of}`, copy, outbox, workers, undefined, build);
   });
-
   // Each measure's figures go a build at a time, the one compared with first.
   const paired = (names: string[], rates: number[]) => names.map((measure, i) => ({ measure, before: rates[2 * i]!, now: rates[2 * i + 1]! }));
   const figures = [

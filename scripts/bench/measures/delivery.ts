@@ -14,8 +14,12 @@ import { groupsOf, RECEIVER_PORT, type DatabaseLayout } from '../seed-database.j
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 export const pendingOf = (outbox: DatabaseLayout): number => outbox.pendingEvents! * outbox.clients.drain!.hooksEach;
-export const drainLabel = ({ pending, store, workers }: Pick<Drain, 'pending' | 'store' | 'workers'>): string =>
-  `${count(pending)} pending, ${store}, ${workers === 0 ? "the server's own worker" : `${workers} worker process${workers > 1 ? 'es' : ''}`}`;
+/** With its rounds' range, if it has rounds. */
+export function drainLabel({ pending, store, workers, rounds = [] }: Pick<Drain, 'pending' | 'store' | 'workers' | 'rounds'>): string {
+  if (store === 'none') return `${count(pending)} to send, the bare undici sender, no database`;
+  const range = rounds.length > 1 ? `, ${rounds.length} drains of ${count(Math.min(...rounds))} to ${count(Math.max(...rounds))}/s` : '';
+  return `${count(pending)} pending, ${store}, ${workers === 0 ? "the server's own worker" : `${workers} worker process${workers > 1 ? 'es' : ''}`}${range}`;
+}
 
 /** `store` 'none': the bare sender; `workers` 0: the server's own worker; `rounds`: the rates combined. */
 export type Drain = { store: Store | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; walKiB?: number; rounds?: number[] };
@@ -68,7 +72,6 @@ export function combineDrains(drains: Drain[]): Drain {
 
 type Deliverers = { processes: RunningProcess[]; server?: RunningServer; database?: BenchDatabase };
 type Then = (deliverers: Deliverers, receiver: Receiver) => Promise<void>;
-
 /** Deliveries by what `start` starts, timed in the window; with `then`, stopped once all is delivered and it ran. */
 export async function timeDrain(options: BenchOptions, label: string, drain: Pick<Drain, 'store' | 'workers' | 'pending'>, start: (receiver: Receiver) => Promise<Deliverers>, then?: Then): Promise<Drain> {
   const { from, to } = options.drainWindow;

@@ -27,10 +27,7 @@ export async function measureIngestion(bench: Bench, seeded: string): Promise<In
   const levels = (store: Store) => ['info', 'warn'].map((level) => ({ label: `${store}, LOG_LEVEL=${level}`, env: { DELIVERY_WORKER: 'off', LOG_LEVEL: level }, group, seeded, copy: `ingestion-${level}` }));
   return onEachStore(bench, levels, async (onStores) => {
     const cases: ApiCase[] = [{ label: 'bare Fastify, ingestion', group }, ...onStores];
-    const [about, publish] = await inTurn(options, cases, async (alternate) => [
-      await alternate(aboutStep),
-      await alternate(publishStep),
-    ]);
+    const [about, publish] = await inTurn(options, cases, async (alternate) => [await alternate(aboutStep), await alternate(publishStep)]);
     // Last, so that the rows they add weigh on no other measure.
     const warn = cases.filter((c) => c.env?.LOG_LEVEL === 'warn');
     const batched = await inTurn({ ...options, rounds: 1, connections: options.batch.connections }, warn, (alternate) => alternate(() => ({ name: `POST /events/batch (${count(options.batch.events)} events)`, requests: () => batches(group, options.batch) })));

@@ -11,7 +11,6 @@ import { aboutStep, inTurn, measureApi, type ApiCase } from './api.js';
 import { measureDrain, pendingOf, timeDrain, type Drain } from './delivery.js';
 
 export type CommitCeiling = { clients: number; commitsPerSecond: number }[] | { skipped: string };
-
 export async function measurePostgres(bench: Bench, seeded: { api: string; shallowOutbox: string; deepOutbox: string; group: ClientGroup }) {
   const { options, postgres } = bench;
   if ('skipped' in postgres) return postgres;
@@ -58,7 +57,6 @@ function measureCommitCeiling({ options, dir }: Bench, serverUrl: string): Promi
 
 // Its errors alone: its lines while it installs its schema are not the bench's.
 const logger = new Logger(() => (level, message) => level === 'error' && console.error(message));
-
 function measureGraphile(options: BenchOptions, label: string, serverUrl: string, seeded: string, layout: DatabaseLayout, workers: number): Promise<Drain> {
   return dropAfter(scratchDatabase(serverUrl), (database) => {
     const start = async (receiver: { port: number }) => {

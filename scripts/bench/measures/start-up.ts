@@ -4,7 +4,6 @@ import { inRounds, quantile } from '../load.js';
 import { say } from '../progress.js';
 
 const startOnce = (database: Record<string, string>) => startLeadhooks(database).then((server) => server.stop().then(() => server.startMs));
-
 /** The median of `probes` starts on each database, in ms, after an unmeasured one each (the page cache). */
 export async function measureStartUp(cases: { label: string; database: Record<string, string> }[], probes: number): Promise<number[]> {
   for (const { database } of cases) await startOnce(database);
