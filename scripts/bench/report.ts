@@ -14,8 +14,6 @@ import type { Ingesting, IngestionResults } from './measures/ingestion.js';
 import type { CommitCeiling } from './measures/postgres.js';
 import { count, percent } from './progress.js';
 
-export type { Results };
-
 /** How far below the build compared with a figure may fall: within 3% of it. */
 const BEFORE_NOW_LEAST = 0.97;
 const OPERATIONS = [

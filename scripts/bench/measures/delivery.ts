@@ -1,4 +1,3 @@
-// How fast an outbox drains, and the time from publishing an event (202) to its arrival.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
