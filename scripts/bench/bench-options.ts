@@ -5,7 +5,6 @@ import type { DatabaseLayout } from './seed-database.js';
 export type BenchOptions = ReturnType<typeof parseOptions>;
 export type Bench = { options: BenchOptions; dir: string; postgres: PostgresServer };
 const USAGE = 'usage: npm run bench -- [seconds per measure] [--smoke] [--before <git ref>]';
-
 export function parseOptions(argv: string[]) {
   let smoke = false;
   let seconds: number | undefined;

@@ -9,7 +9,6 @@ import { say } from './progress.js';
 
 export type Build = { label: string; root: string; commit?: string };
 export const NOW: Build = { label: 'now', root: PACKAGE_ROOT };
-
 // A lock file, and an archive of the package, are larger than execFileSync's default megabyte.
 const git = (...args: string[]) => execFileSync('git', args, { cwd: PACKAGE_ROOT, stdio: 'pipe', maxBuffer: 2 ** 30 });
 export function prepareBuild(ref: string, dir: string): Build {

@@ -14,7 +14,6 @@ import type { Ingesting, IngestionResults } from './measures/ingestion.js';
 import type { CommitCeiling } from './measures/postgres.js';
 import { count, percent } from './progress.js';
 
-/** How far below the build compared with a figure may fall: within 3% of it. */
 const BEFORE_NOW_LEAST = 0.97;
 const OPERATIONS = [
   { name: 'GET /about', of: (o: ApiOperations) => o.about },
@@ -132,6 +131,8 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   return { targets, growth, peer };
 }
 
+const ceilingNote = (ceiling: CommitCeiling) =>
+  'skipped' in ceiling ? `The commit ceiling was not measured: ${ceiling.skipped}.` : `The server's commit ceiling (pgbench, a one-row INSERT per transaction): ${ceiling.map((at) => `${count(at.commitsPerSecond)} commits/s at ${at.clients} clients`).join(', ')}.`;
 /** A Markdown table; `align`: a letter per column, l or r. */
 function table(header: string[], align: string, rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
@@ -146,15 +147,10 @@ export function reportTables(results: Results, judged: ReturnType<typeof judge>)
     ['Ingestion', ingestionTable(results.ingestion)],
     ['Growth', table(['measure', 'small case', 'grown', 'grown / small', 'target', 'met'], 'lrrrll', judged.growth)],
     ['SQLite and PostgreSQL', 'skipped' in postgres ? `PostgreSQL was not measured: ${postgres.skipped}.` : storesTable(results.small, postgres.small)],
-    ...('skipped' in postgres ? [] : [['PostgreSQL delivery beside graphile-worker', peerTable(judged.peer, postgres.ceiling)]]),
+    ...('skipped' in postgres ? [] : [['PostgreSQL delivery beside graphile-worker', table(['measure', 'leadhooks', 'graphile-worker', 'leadhooks / graphile-worker', 'target', 'met'], 'lrrrll', judged.peer), ceilingNote(postgres.ceiling)]]),
     ['Figures', figuresTable(results)],
   ];
-  return sections.map(([heading, body]) => `## ${heading}\n\n${body}`).join('\n\n');
-}
-
-function peerTable(rows: string[][], ceiling: CommitCeiling): string {
-  const commits = 'skipped' in ceiling ? `The commit ceiling was not measured: ${ceiling.skipped}.` : `The server's commit ceiling (pgbench, a one-row INSERT per transaction): ${ceiling.map((at) => `${count(at.commitsPerSecond)} commits/s at ${at.clients} clients`).join(', ')}.`;
-  return `${table(['measure', 'leadhooks', 'graphile-worker', 'leadhooks / graphile-worker', 'target', 'met'], 'lrrrll', rows)}\n\n${commits}`;
+  return sections.map(([heading, ...body]) => `## ${heading}\n\n${body.join('\n\n')}`).join('\n\n');
 }
 
 function ingestionTable({ cases, statement }: IngestionResults): string {

@@ -11,7 +11,6 @@ import { say } from './progress.js';
 const SEEDER_SCHEMA_VERSION = 3;
 /** The receiver's port in the seeded webhooks' URLs, until a run sets it. */
 export const RECEIVER_PORT = '{receiver-port}';
-
 /** `pendingEvents`: outbox events, to the `drain` group's clients in turn. */
 export type DatabaseLayout<Group extends string = string> = { name: string; clients: Record<Group, { clients: number; hooksEach: number }>; pendingEvents?: number };
 export type ClientGroup = { first: number; size: number; hooksEach: number };
@@ -25,7 +24,6 @@ export function groupsOf<Group extends string>(layout: DatabaseLayout<Group>): R
   });
   return Object.fromEntries(groups) as Record<Group, ClientGroup>;
 }
-
 export const webhookCount = (layout: DatabaseLayout): number => Object.values(groupsOf(layout)).reduce((sum, g) => sum + g.size * g.hooksEach, 0);
 
 /** With `migrate` false, left at the seeder's schema for another build to migrate. */

@@ -13,7 +13,6 @@ import { groupsOf, RECEIVER_PORT, type DatabaseLayout } from '../seed-database.j
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 export const pendingOf = (outbox: DatabaseLayout): number => outbox.pendingEvents! * outbox.clients.drain!.hooksEach;
-/** With its rounds' range, if it has rounds. */
 export function drainLabel({ pending, store, workers, rounds = [] }: Pick<Drain, 'pending' | 'store' | 'workers' | 'rounds'>): string {
   if (store === 'none') return `${count(pending)} to send, the bare undici sender, no database`;
   const range = rounds.length > 1 ? `, ${rounds.length} drains of ${count(Math.min(...rounds))} to ${count(Math.max(...rounds))}/s` : '';
