@@ -30,11 +30,7 @@ export const copyOn = async ({ dir, postgres }: Bench, store: Store, seeded: str
 
 export async function dropAfter<D extends BenchDatabase, T>(opening: D | Promise<D>, use: (database: D) => Promise<T>): Promise<T> {
   const database = await opening;
-  try {
-    return await use(database);
-  } finally {
-    await database.drop();
-  }
+  return use(database).finally(() => database.drop());
 }
 
 export function copyDatabase(seeded: string, dir: string, name: string): BenchDatabase {
@@ -120,11 +116,11 @@ function postgresCpuSeconds(database: string): number {
   return found ? seconds : Number.NaN;
 }
 
-export function pgbench(dir: string, url: string, script: string, clients: number, seconds: number, args: string[] = []): { tps: number } | { skipped: string } {
+export function pgbench(dir: string, url: string, script: string, clients: number, seconds: number, args: string[] = []): { clients: number; tps: number } | { skipped: string } {
   const path = join(dir, 'pgbench.sql');
   writeFileSync(path, script);
   // At least 5 s: its clients connect within it, 50 of them in over a second on a busy machine.
   const run = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(Math.max(5, seconds)), ...args, '-f', path, url], { encoding: 'utf8' });
   const tps = Number(/^tps = ([\d.]+)/m.exec(run.stdout ?? '')?.[1]);
-  return Number.isNaN(tps) ? { skipped: `pgbench did not run (${run.error?.message ?? (run.stderr.trim() || run.stdout.trim()).split('\n').pop()})` } : { tps };
+  return Number.isNaN(tps) ? { skipped: `pgbench did not run (${run.error?.message ?? (run.stderr.trim() || run.stdout.trim()).split('\n').pop()})` } : { clients, tps };
 }

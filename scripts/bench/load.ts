@@ -45,8 +45,7 @@ export async function measureLoad(name: string, server: RunningServer, spec: Loa
   if (failures > 0) throw new Error(`${name}: ${failures} of ${result.requests.total} requests failed`);
   const [rps, completed, serverCores] = [result.requests.total / result.duration, result.requests.total, (cpuSeconds(server.pid) - cpuBefore) / elapsed];
   const m: Measured = { name, rps, completed, p50Ms: result.latency.p50, p99Ms: result.latency.p99, serverCores, generatorCores, peakRssMb: peakRssMb(server.pid) };
-  const saturated = generatorSaturated(m) ? ' (saturated)' : '';
-  say(`${name}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms; CPU: server ${percent(m.serverCores)}, load generator ${percent(generatorCores)}${saturated}; peak RSS ${m.peakRssMb.toFixed(0)} MB`);
+  say(`${name}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms; CPU: server ${percent(m.serverCores)}, load generator ${percent(generatorCores)}${generatorSaturated(m) ? ' (saturated)' : ''}; peak RSS ${m.peakRssMb.toFixed(0)} MB`);
   return m;
 }
 

@@ -1,4 +1,3 @@
-// The run's figures judged against the targets, its tables, and BENCHMARKS.md.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -10,7 +9,7 @@ import { generatorSaturated, type Measured } from './load.js';
 import type { ApiOperations } from './measures/api.js';
 import type { BeforeNow } from './measures/before-now.js';
 import { drainLabel } from './measures/delivery.js';
-import type { Ingesting, IngestionResults } from './measures/ingestion.js';
+import type { IngestionResults } from './measures/ingestion.js';
 import type { CommitCeiling } from './measures/postgres.js';
 import { count, percent } from './progress.js';
 
@@ -57,7 +56,7 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   const p99 = (label: string, m: Measured, most: number) => targets.push([`${label} p99 at 50 connections ≤ ${most} ms`, `${m.p99Ms.toFixed(1)} ms (the worst of its rounds, ${count(m.completed)} requests in all)`, verdict(m.p99Ms <= most)]);
   p99('GET /about', besideBare.about, 5);
   const { cases, statement, batch } = results.ingestion;
-  const ingesting = (store: Ingesting['store'], level: string) => cases.find((c) => c.store === store && c.level === level);
+  const ingesting = (store: string, level: string) => cases.find((c) => c.store === store && c.level === level);
   const [bareIngest, sqlite, sqliteInfo, onPostgres] = [cases.find((c) => !c.store)!, ingesting('SQLite', 'warn')!, ingesting('SQLite', 'info')!, ingesting('PostgreSQL', 'warn')];
   loadRatioRow('POST /events on SQLite / bare POST, LOG_LEVEL=warn', '≥ 0.33', sqlite.publish, bareIngest.publish);
   p99('POST /events on SQLite, LOG_LEVEL=warn,', sqlite.publish, 20);
@@ -144,7 +143,7 @@ export function reportTables(results: Results, judged: ReturnType<typeof judge>)
   const sections = [
     ['Targets', table(['target', 'measured', 'met'], 'lll', judged.targets)],
     ...(beforeNow ? [['Before and now', beforeNowTable(beforeNow)]] : []),
-    ['Ingestion', ingestionTable(results.ingestion)],
+    ['Ingestion', ...ingestionTable(results.ingestion)],
     ['Growth', table(['measure', 'small case', 'grown', 'grown / small', 'target', 'met'], 'lrrrll', judged.growth)],
     ['SQLite and PostgreSQL', 'skipped' in postgres ? `PostgreSQL was not measured: ${postgres.skipped}.` : storesTable(results.small, postgres.small)],
     ...('skipped' in postgres ? [] : [['PostgreSQL delivery beside graphile-worker', table(['measure', 'leadhooks', 'graphile-worker', 'leadhooks / graphile-worker', 'target', 'met'], 'lrrrll', judged.peer), ceilingNote(postgres.ceiling)]]),
@@ -153,11 +152,11 @@ export function reportTables(results: Results, judged: ReturnType<typeof judge>)
   return sections.map(([heading, ...body]) => `## ${heading}\n\n${body.join('\n\n')}`).join('\n\n');
 }
 
-function ingestionTable({ cases, statement }: IngestionResults): string {
+function ingestionTable({ cases, statement }: IngestionResults): string[] {
   const bare = cases.find((c) => !c.store)!;
   const rows = cases.map((c) => [c.store ? `${c.store}, LOG_LEVEL=${c.level}` : 'bare Fastify (GET /, POST /echo)', rps(c.about), rps(c.publish), c.store ? (c.publish.rps / bare.publish.rps).toFixed(2) : '–', `${c.publish.p99Ms.toFixed(1)} ms`, percent(c.publish.serverCores)]);
   const pgbench = 'skipped' in statement ? `leadhooks' publish statement was not run by pgbench: ${statement.skipped}.` : `pgbench, ${statement.clients} clients running leadhooks' publish statement (the event and its deliveries) on the same rows: ${count(statement.tps)} commits/s.`;
-  return `${table(['case', 'GET /about', 'POST /events (202)', 'POST / bare POST', 'POST p99', 'server CPU, POST'], 'lrrrrr', rows)}\n\n${pgbench}`;
+  return [table(['case', 'GET /about', 'POST /events (202)', 'POST / bare POST', 'POST p99', 'server CPU, POST'], 'lrrrrr', rows), pgbench];
 }
 
 export function beforeNowTable({ ref, figures }: BeforeNow): string {

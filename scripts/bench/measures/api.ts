@@ -21,7 +21,6 @@ const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
 type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
 type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
 export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operations: (alternate: Alternate, rounds: number) => Promise<T>): Promise<T> {
-  // One case alone has nothing to alternate with: one run per operation.
   const rounds = cases.length === 1 ? 1 : options.rounds;
   const servers: RunningServer[] = [];
   try {
@@ -43,8 +42,7 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
   }
 }
 
-type CaseOnCopy = Omit<ApiCase, 'database'> & { seeded: string; copy: string };
-export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => CaseOnCopy[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
+export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => (Omit<ApiCase, 'database'> & { seeded: string; copy: string })[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
   const cases: ApiCase[] = [];
   try {
     for (const store of storesOf(bench.postgres)) {

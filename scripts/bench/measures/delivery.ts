@@ -112,12 +112,11 @@ export function measureDrain(options: BenchOptions, label: string, copy: BenchDa
   );
 }
 
+const BARE_SENDER = fileURLToPath(new URL('../bare-sender.mjs', import.meta.url));
 export function measureBareSender(options: BenchOptions, label: string, layout: Outbox): Promise<Drain> {
   const [pending, { clients, hooksEach }] = [pendingOf(layout), layout.clients.drain];
-  const script = fileURLToPath(new URL('../bare-sender.mjs', import.meta.url));
-  return timeDrain(options, label, { store: 'none', workers: 0, pending }, async (receiver) => ({
-    processes: [spawnNode([script, `http://127.0.0.1:${receiver.port}`, ...[pending, clients, hooksEach].map(String)], {})],
-  }));
+  const start = async (receiver: Receiver) => ({ processes: [spawnNode([BARE_SENDER, `http://127.0.0.1:${receiver.port}`, ...[pending, clients, hooksEach].map(String)], {})] });
+  return timeDrain(options, label, { store: 'none', workers: 0, pending }, start);
 }
 
 async function measurePublishLatency(options: BenchOptions, server: RunningServer, receiver: Receiver) {

@@ -11,8 +11,7 @@ import { groupsOf, seed, type ClientGroup } from '../seed-database.js';
 import { aboutStep, inTurn, onEachStore, type ApiCase } from './api.js';
 
 /** `store` and `level` unset for bare Fastify, whose `about` is its GET / and `publish` its POST /echo. */
-export type Ingesting = { store?: Store; level?: string; about: Measured; publish: Measured; batch?: Measured };
-export type IngestionResults = { cases: Ingesting[]; statement: { clients: number; tps: number } | { skipped: string }; batch: BenchOptions['batch'] & { hooksEach: number } };
+export type IngestionResults = { cases: { store?: Store; level?: string; about: Measured; publish: Measured; batch?: Measured }[]; statement: { clients: number; tps: number } | { skipped: string }; batch: BenchOptions['batch'] & { hooksEach: number } };
 export const lead = (n: number) => ({ leadId: `ld_${String(n).padStart(8, '0')}`, firstName: 'Ada', lastName: 'Lovelace', email: `ada.lovelace+${n}@example.com`, phone: '+44 20 7946 0958', company: 'Analytical Engines Ltd', source: 'csv-import', campaign: 'spring-webinar-2026', score: 87, tags: ['webinar', 'enterprise'], consent: true, createdAt: '2026-11-27T16:00:00.000Z' });
 const BENCH_FILTER = { campaign: 'spring-webinar-2026', score: { $gte: 50, $lte: 100 }, tags: { $in: ['webinar', 'trade-show'] } };
 const publication = (group: ClientGroup, n: number) => ({ clientId: group.first + (n % group.size), type: Math.floor(n / group.size) % 2 ? 'lead_update' : 'lead_create', data: lead(n) });
@@ -31,7 +30,9 @@ export async function measureIngestion(bench: Bench, seeded: string): Promise<In
     // Last, so that the rows they add weigh on no other measure.
     const warn = cases.filter((c) => c.env?.LOG_LEVEL === 'warn');
     const batched = await inTurn({ ...options, rounds: 1, connections: options.batch.connections }, warn, (alternate) => alternate(() => ({ name: `POST /events/batch (${count(options.batch.events)} events)`, requests: () => batches(group, options.batch) })));
-    const statement = 'url' in postgres ? await measurePublishStatement(bench, postgres.url, seeded, group) : postgres;
+    const { script, args } = await publishStatement(group);
+    const statement = 'url' in postgres ? await dropAfter(postgresCopy(postgres.url, seeded, "pgbench's publish statement"), async (database) => pgbench(bench.dir, database.url, script, options.connections, options.seconds, args)) : postgres;
+    if ('tps' in statement) say(`pgbench, ${statement.clients} clients, leadhooks' publish statement: ${count(statement.tps)} commits/s`);
     return { cases: cases.map((c, i) => ({ store: c.database?.store, level: c.env?.LOG_LEVEL, about: about[i]!, publish: publish[i]!, ...(warn.includes(c) && { batch: batched[warn.indexOf(c)] }) })), statement, batch: { ...options.batch, hooksEach: group.hooksEach } };
   });
 }
@@ -62,12 +63,4 @@ export async function publishStatement(group: ClientGroup): Promise<{ script: st
   const text = (value: unknown) => (Array.isArray(value) ? `{${value.join(',')}}` : String(value));
   const fixed = params.flatMap((value, i) => (value == null || i + 1 === id || i + 1 === client ? [] : ['-D', `p${i + 1}=${text(value)}`]));
   return { script, args: ['-M', 'extended', ...fixed] };
-}
-
-async function measurePublishStatement({ options, dir }: Bench, serverUrl: string, seeded: string, group: ClientGroup) {
-  const [{ script, args }, clients] = [await publishStatement(group), options.connections];
-  const run = await dropAfter(postgresCopy(serverUrl, seeded, "pgbench's publish statement"), async (database) => pgbench(dir, database.url, script, clients, options.seconds, args));
-  if ('skipped' in run) return run;
-  say(`pgbench, ${clients} clients, leadhooks' publish statement: ${count(run.tps)} commits/s`);
-  return { clients, tps: run.tps };
 }

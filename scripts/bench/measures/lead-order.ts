@@ -9,24 +9,19 @@ import { say } from '../progress.js';
 import { seed } from '../seed-database.js';
 import { drainsInTurn, measureDrain, type Drain } from './delivery.js';
 
-/** The outbox as publishing its events with `leads` leadIds in turn would leave it. */
-function withLeadIds(seeded: string, dir: string, leads: number): string {
-  const path = join(dir, 'outbox-leads.with-lead-ids.db');
-  copyFileSync(seeded, path);
-  const db = new Database(path);
+export async function measureLeadOrder(bench: Bench) {
+  const { layout, leads, rounds } = bench.options.leadOrder;
+  const without = seed(bench.dir, layout);
+  // The outbox as publishing its events with `leads` leadIds in turn would leave it.
+  const withLeads = join(bench.dir, 'outbox-leads.with-lead-ids.db');
+  copyFileSync(without, withLeads);
+  const db = new Database(withLeads);
   db.transaction(() => {
     db.prepare('UPDATE events SET lead_id = CAST((rowid - 1) % ? AS TEXT), payload = json_set(payload, \'$.leadId\', (rowid - 1) % ?)').run(leads, leads);
     db.exec('UPDATE deliveries SET lead_key = (SELECT lead_id FROM events e WHERE e.id = deliveries.event_id)');
     db.prepare('UPDATE deliveries SET next_attempt_at = ? WHERE id NOT IN (SELECT min(id) FROM deliveries GROUP BY webhook_id, lead_key)').run(WAITING_AT);
   })();
   db.close();
-  return path;
-}
-
-export async function measureLeadOrder(bench: Bench) {
-  const { layout, leads, rounds } = bench.options.leadOrder;
-  const without = seed(bench.dir, layout);
-  const withLeads = withLeadIds(without, bench.dir, leads);
   say(`${layout.name}: ${leads} leads of ${layout.pendingEvents / leads} events each`);
   const results: { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[] = [];
   for (const store of storesOf(bench.postgres)) {
