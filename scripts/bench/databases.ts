@@ -60,7 +60,7 @@ export async function migratedCopy(build: Build, early: string, dir: string, nam
   return path;
 }
 
-// Else the page cache would write it back while a server runs, beside the fsyncs being measured.
+// Left dirty in the page cache, it would be written back while a server runs, beside the fsyncs measured.
 export function flushToDisk(path: string): void {
   const fd = openSync(path, 'r+');
   fsyncSync(fd);
@@ -100,7 +100,7 @@ export async function postgresCopy(serverUrl: string, from: string, label: strin
   return database;
 }
 
-/** Of its backends (`postgres: 15/main: user database 127.0.0.1(41234) idle`) and the server's own; NaN if none here. */
+/** CPU seconds of `database`'s backends (`postgres: 15/main: user database 127.0.0.1(41234) idle`) and the server's own; NaN if none here. */
 function postgresCpuSeconds(database: string): number {
   let [seconds, found] = [0, false];
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {

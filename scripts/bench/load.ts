@@ -17,7 +17,7 @@ async function send(origin: string, spec: LoadSpec, requests: PreparedRequest[],
     url: origin,
     connections: spec.connections,
     ...(spec.once ? { amount: requests.length } : { duration: seconds }),
-    // Each connection its own list, from its own place, so that they do not send in step.
+    // autocannon copies its options per connection: one request there, each its own list, not in step.
     requests: requests.slice(0, 1),
     setupClient: (client) => {
       const index = connection++;

@@ -74,7 +74,7 @@ function measureGraphile(options: BenchOptions, label: string, serverUrl: string
       const peer = () => spawnNode([script], { DATABASE_URL: database.url, NO_LOG_SUCCESS: '1' });
       return { processes: Array.from({ length: workers }, peer), database };
     };
-    // Stopped once all is delivered: graphile-worker 0.18 fails stopped with jobs in a local queue.
+    // Stopped once all is delivered: graphile-worker 0.18 fails when stopped with jobs in its local queue.
     return timeDrain(options, label, { store: database.store, workers, pending: pendingOf(layout) }, start, async () => {});
   });
 }
