@@ -1,6 +1,5 @@
-// The peer of leadhooks' delivery: its network half alone, no database. 64 lanes, as leadhooks'
-// worker runs 64 attempts at once, each delivery signed and POSTed (signed-post.mjs) to the seeded
-// webhooks' paths in turn. node bare-sender.mjs <origin> <deliveries> <clients> <hooks each>
+// leadhooks' delivery without a database, 64 at once as its worker runs them.
+// node bare-sender.mjs <origin> <deliveries> <clients> <hooks each>
 import { signedPost } from './signed-post.mjs';
 
 const [origin, total, clients, hooksEach] = [process.argv[2], ...process.argv.slice(3, 6).map(Number)];

@@ -1,14 +1,10 @@
-// What a run measures and for how long: a full run, or a smoke run (CI) that goes through every
-// measure for a second on small databases and judges nothing.
+// What a full run and a smoke run (every measure for a second, nothing judged) measure.
 import type { PostgresServer } from './databases.js';
 import type { DatabaseLayout } from './seed-database.js';
 
 export type BenchOptions = ReturnType<typeof parseOptions>;
-/** What every measure is handed: the run's options, its scratch folder, and the PostgreSQL server it measures on (or why not). */
 export type Bench = { options: BenchOptions; dir: string; postgres: PostgresServer };
-
 const USAGE = 'usage: npm run bench -- [seconds per measure] [--smoke] [--before <git ref>]';
-
 export function parseOptions(argv: string[]) {
   let smoke = false;
   let seconds: number | undefined;
@@ -19,12 +15,11 @@ export function parseOptions(argv: string[]) {
     else if (/^\d+$/.test(arg) && Number(arg) >= 1) seconds = Number(arg);
     else if (arg === '--before' || arg.startsWith('--before=')) {
       before = arg === '--before' ? argv[++i] : arg.slice('--before='.length);
-      // A ref never starts with a dash (git refuses such names): a missing one is a mistake.
+      // git refuses refs that start with a dash.
       if (!before || before.startsWith('-')) throw new Error(`--before wants a git ref (a commit, a branch, a tag)\n${USAGE}`);
     } else throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
   }
-  // A smoke run's groups hold 10,000 webhooks each, so that the tenth DELETE may remove suffices on
-  // a busy machine whatever POST made (load.ts wants 10 per connection).
+  // 10,000 webhooks a smoke group: enough to DELETE on a busy machine (load.ts wants 10 per connection).
   const big = { clients: smoke ? 2 : 5, hooksEach: smoke ? 5_000 : 10_000 };
   const small = { clients: smoke ? 1_000 : 5_000, hooksEach: 10 };
   const clients = { drain: { clients: smoke ? 20 : 100, hooksEach: 10 }, latency: { clients: smoke ? 20 : 200, hooksEach: 1 } };
@@ -32,7 +27,6 @@ export function parseOptions(argv: string[]) {
     smoke,
     before,
     command: ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' '),
-    /** Length of each measure, split among its rounds; each server's first warm-up lasts warmupSeconds. */
     seconds: seconds ?? (smoke ? 1 : 8),
     rounds: smoke ? 1 : 4,
     warmupSeconds: smoke ? 1 : 2,
@@ -43,11 +37,9 @@ export function parseOptions(argv: string[]) {
     deepOutbox: { name: 'outbox-deep', clients, pendingEvents: smoke ? 2_000 : 100_000 } satisfies DatabaseLayout,
     ingestion: { name: 'ingestion', clients: { publishers: { clients: 50, hooksEach: 3 } } } satisfies DatabaseLayout,
     filters: { name: 'filters', clients: { plain: { clients: 50, hooksEach: 10 }, filtered: { clients: 50, hooksEach: 10 } } } satisfies DatabaseLayout,
-    /** Events a request (POST /events/batch's most), over a few connections (docs/benchmarks.md says why). */
     batch: { events: 1_000, connections: 4 },
-    /** The drain rate is timed from the receiver's `from`-th delivery to its `to`-th. */
     drainWindow: smoke ? { from: 200, to: 1_800 } : { from: 2_000, to: 18_000 },
-    /** Drains of each outbox, in turn, each from a fresh copy: the rate moves by a tenth from one to the next. */
+    /** The rate moves by a tenth from one drain to the next. */
     drainRounds: smoke ? 1 : 6,
     /** As many webhooks as the shallow outbox: with fewer, each webhook's rate (30/s) would be what a drain measures. */
     leadOrder: {
@@ -60,5 +52,5 @@ export function parseOptions(argv: string[]) {
   };
 }
 
-/** Twice the rounds and the time of a measure, for a target finer than the rounds' spread (a smoke run stays short). */
+/** For a target finer than the rounds' spread (a smoke run stays short). */
 export const twiceAsLong = (options: BenchOptions): BenchOptions => (options.smoke ? options : { ...options, rounds: 2 * options.rounds, seconds: 2 * options.seconds });

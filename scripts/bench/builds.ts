@@ -1,5 +1,4 @@
-// --before <ref>: the ref unpacked from git into the scratch folder, installed and built; what each
-// build's own code does to a seeded file (databases.ts), since the ref may have fewer migrations.
+// --before <ref>: the ref unpacked, installed and built, and its own code, since it may have fewer migrations.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,15 +7,10 @@ import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { buildLeadhooks } from '../lib/server-process.js';
 import { say } from './progress.js';
 
-/** A build: what the progress lines call it, the package root its dist/ is in, and the commit it was made from (the ref's). */
 export type Build = { label: string; root: string; commit?: string };
-
 export const NOW: Build = { label: 'now', root: PACKAGE_ROOT };
-
 // A lock file, and an archive of the package, are larger than execFileSync's default megabyte.
 const git = (...args: string[]) => execFileSync('git', args, { cwd: PACKAGE_ROOT, stdio: 'pipe', maxBuffer: 2 ** 30 });
-
-/** The commit `ref` names, unpacked into `dir`, installed (this package's node_modules if the lock is the same) and built. */
 export function prepareBuild(ref: string, dir: string): Build {
   const commit = git('rev-parse', '--short', `${ref}^{commit}`).toString().trim();
   const root = join(dir, `before-${commit}`);
@@ -34,7 +28,6 @@ export function prepareBuild(ref: string, dir: string): Build {
   return { label: `before (${commit})`, root, commit };
 }
 
-/** What a build's own code does to a database file before its server starts on it, from its dist/. */
 export async function buildCode(build: Build) {
   // The first of `files` the build has: a module that moved keeps its older places here.
   const load = (...files: string[]): Promise<unknown> => {

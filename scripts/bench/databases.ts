@@ -1,6 +1,4 @@
-// The databases servers run on under test, each a private copy of a seeded file: on SQLite a copy of
-// the file, on PostgreSQL a scratch database made on the run's server and dropped after. Beside them,
-// pgbench, and the CPU the server spends for one database.
+// Each server's private copy of a seeded file: on SQLite a copy, on PostgreSQL a scratch database.
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants, copyFileSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,25 +10,11 @@ import type { Bench } from './bench-options.js';
 import { buildCode, type Build } from './builds.js';
 import { cpuSeconds, say } from './progress.js';
 
-/**
- * A database under test: `env` starts a server or a worker on it; `query` runs one statement (its
- * parameters $1, $2… in order) beside them; on PostgreSQL, the CPU seconds the server has spent for it
- * so far and the server's WAL position in bytes.
- */
-export interface BenchDatabase {
-  store: Store;
-  env: Record<string, string>;
-  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  databaseCpu?: () => number;
-  walBytes?: () => Promise<number>;
-  drop(): Promise<void>;
-}
-
+/** `query`: one statement, parameters $1, $2…; `databaseCpu`: CPU seconds so far; `walBytes`: the WAL position. */
+export type BenchDatabase = { store: Store; env: Record<string, string>; query<T>(sql: string, params?: unknown[]): Promise<T[]>; databaseCpu?: () => number; walBytes?: () => Promise<number>; drop(): Promise<void> };
 export type Store = 'SQLite' | 'PostgreSQL';
-
-/** The server the PostgreSQL measures run on, or why they are skipped: asked once a run, so that the measures agree. */
+/** Asked once a run, so that the measures agree. */
 export type PostgresServer = { url: string } | { skipped: string };
-
 export async function postgresServer(): Promise<PostgresServer> {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const unreachable = await runSql(url, 'SELECT 1').then(() => undefined, (error: Error) => error.message);
@@ -40,28 +24,17 @@ export async function postgresServer(): Promise<PostgresServer> {
   return { skipped };
 }
 
-/** The stores a run measures: SQLite, and PostgreSQL when it has a server. */
 export const storesOf = (server: PostgresServer): Store[] => ['SQLite', ...('url' in server ? ['PostgreSQL' as const] : [])];
+export const copyOn = async ({ dir, postgres }: Bench, store: Store, seeded: string, name: string, build?: Build): Promise<BenchDatabase> =>
+  store === 'PostgreSQL' && 'url' in postgres ? postgresCopy(postgres.url, seeded, name, build) : copyDatabase(seeded, dir, name);
 
-/** A fresh copy of the SQLite file `seeded` on `store`: a file `name`.db in the scratch folder, or a database on the server (postgresCopy). */
-export async function copyOn({ dir, postgres }: Bench, store: Store, seeded: string, name: string, build?: Build): Promise<BenchDatabase> {
-  return store === 'PostgreSQL' && 'url' in postgres ? postgresCopy(postgres.url, seeded, name, build) : copyDatabase(seeded, dir, name);
-}
-
-/** `use` on a database being opened, dropped after, whatever happens. */
 export async function dropAfter<D extends BenchDatabase, T>(opening: D | Promise<D>, use: (database: D) => Promise<T>): Promise<T> {
   const database = await opening;
-  try {
-    return await use(database);
-  } finally {
-    await database.drop();
-  }
+  return use(database).finally(() => database.drop());
 }
 
-/** A private copy of a seeded file, to run a server on, on disk before it returns (flushToDisk). */
 export function copyDatabase(seeded: string, dir: string, name: string): BenchDatabase {
   const path = join(dir, `${name}.db`);
-  // A reflink where the file system has them, a plain copy elsewhere.
   copyFileSync(seeded, path, constants.COPYFILE_FICLONE);
   flushToDisk(path);
   return {
@@ -74,12 +47,11 @@ export function copyDatabase(seeded: string, dir: string, name: string): BenchDa
       db.close();
       return rows as T[];
     },
-    // Removed once measured: the deep outbox's copies would otherwise fill the scratch folder.
+    // The deep outbox's copies would otherwise fill the scratch folder.
     drop: async () => ['', '-wal', '-shm'].forEach((end) => rmSync(path + end, { force: true })),
   };
 }
 
-/** A copy of `early` (a file at the seeder's schema) named `name` in `dir`, brought to the build's schema by its own migrations. */
 export async function migratedCopy(build: Build, early: string, dir: string, name: string): Promise<string> {
   const path = join(dir, `${name}.db`);
   copyFileSync(early, path);
@@ -88,23 +60,19 @@ export async function migratedCopy(build: Build, early: string, dir: string, nam
   return path;
 }
 
-// A file left dirty in the page cache would be written back while a server runs (200 MB for the
-// deep outbox), beside the fsyncs of the server's WAL that the measure is made of.
+// Left dirty in the page cache, it would be written back while a server runs, beside the fsyncs measured.
 export function flushToDisk(path: string): void {
   const fd = openSync(path, 'r+');
   fsyncSync(fd);
   closeSync(fd);
 }
 
-/** One statement on a connection of its own. */
 async function runSql(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   await client.connect().then(() => client.query(sql)).finally(() => client.end().catch(() => {}));
 }
 
 let created = 0;
-
-/** A fresh, empty database on the server at `serverUrl`. */
 export async function scratchDatabase(serverUrl: string): Promise<BenchDatabase & { url: string }> {
   const name = `leadhooks_bench_${process.pid}_${++created}`;
   await runSql(serverUrl, `CREATE DATABASE ${name}`);
@@ -124,7 +92,6 @@ export async function scratchDatabase(serverUrl: string): Promise<BenchDatabase 
   };
 }
 
-/** A fresh database on the server at `serverUrl` holding the rows of the SQLite file `from`, moved by this package's code or by `build`'s (builds.ts). */
 export async function postgresCopy(serverUrl: string, from: string, label: string, build?: Build) {
   const database = await scratchDatabase(serverUrl);
   say(`${label}: moving into a fresh PostgreSQL database`);
@@ -133,11 +100,7 @@ export async function postgresCopy(serverUrl: string, from: string, label: strin
   return database;
 }
 
-/**
- * CPU seconds used so far by the PostgreSQL processes here that work for `database`: its backends (a
- * backend's title names its database: `postgres: 15/main: user database 127.0.0.1(41234) idle`) and
- * the server's own, not other databases' backends. NaN with no PostgreSQL process (a remote server).
- */
+/** CPU seconds of `database`'s backends (`postgres: 15/main: user database 127.0.0.1(41234) idle`) and the server's own; NaN if none here. */
 function postgresCpuSeconds(database: string): number {
   let [seconds, found] = [0, false];
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
@@ -147,18 +110,17 @@ function postgresCpuSeconds(database: string): number {
       const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       if (!/\S\(\d+\) |\[local\]/.test(title) || title.includes(` ${database} `)) seconds += cpuSeconds(Number(pid));
     } catch {
-      // It ended while it was read.
+      // It ended meanwhile.
     }
   }
   return found ? seconds : Number.NaN;
 }
 
-/** pgbench's transactions/s, `clients` of them running `script` (written into `dir`) on `url` for `seconds`, or why it did not run. */
-export function pgbench(dir: string, url: string, script: string, clients: number, seconds: number, args: string[] = []): { tps: number } | { skipped: string } {
+export function pgbench(dir: string, url: string, script: string, clients: number, seconds: number, args: string[] = []): { clients: number; tps: number } | { skipped: string } {
   const path = join(dir, 'pgbench.sql');
   writeFileSync(path, script);
-  // At least 5 s: its clients connect within its time, and 50 of them took over a second on a busy machine.
+  // At least 5 s: its clients connect within it, 50 of them in over a second on a busy machine.
   const run = spawnSync('pgbench', ['-n', '-c', String(clients), '-j', '2', '-T', String(Math.max(5, seconds)), ...args, '-f', path, url], { encoding: 'utf8' });
   const tps = Number(/^tps = ([\d.]+)/m.exec(run.stdout ?? '')?.[1]);
-  return Number.isNaN(tps) ? { skipped: `pgbench did not run (${run.error?.message ?? (run.stderr.trim() || run.stdout.trim()).split('\n').pop()})` } : { tps };
+  return Number.isNaN(tps) ? { skipped: `pgbench did not run (${run.error?.message ?? (run.stderr.trim() || run.stdout.trim()).split('\n').pop()})` } : { clients, tps };
 }

@@ -1,6 +1,5 @@
-// The peer of leadhooks' PostgreSQL delivery: graphile-worker draining jobs already added, each
-// signing and POSTing an event (signed-post.mjs) and recording its attempt. Settings of its
-// performance docs, but 25 connections: two processes of 65 would pass max_connections (100).
+// graphile-worker draining the jobs added (docs/benchmarks.md). Its performance docs' settings, but
+// 25 connections: two processes of 65 would pass max_connections (100).
 import { Logger, run } from 'graphile-worker';
 import { signedPost } from './signed-post.mjs';
 

@@ -1,18 +1,13 @@
-// A measured load: autocannon, in the bench's process, sends requests made before the clock starts
-// (building them in setupRequest made it the bottleneck), with the CPU the server and it used.
+// autocannon sends requests made beforehand: building them in setupRequest made it the bottleneck.
 import autocannon from 'autocannon';
 import type { RunningServer } from '../lib/server-process.js';
 import { cpuSeconds, peakRssMb, percent, say } from './progress.js';
 
 export type PreparedRequest = autocannon.Request;
-
 /** A measured run; CPU in cores (1 = one core busy all the time). */
 export type Measured = { name: string; rps: number; completed: number; p50Ms: number; p99Ms: number; serverCores: number; generatorCores: number; peakRssMb: number };
-
-/** `requests` sent in turn, each connection from its own place; `once`: each request once, split among the connections. */
+/** `once`: each request sent once, split among the connections. */
 type LoadSpec = { requests: PreparedRequest[]; once?: boolean; connections: number; warmupSeconds: number; seconds: number };
-
-/** Whether the load generator was near the one core it can use: then it, not the server, set the rate. */
 export const generatorSaturated = (m: Measured): boolean => m.generatorCores >= 0.9;
 
 async function send(origin: string, spec: LoadSpec, requests: PreparedRequest[], seconds: number) {
@@ -22,8 +17,7 @@ async function send(origin: string, spec: LoadSpec, requests: PreparedRequest[],
     url: origin,
     connections: spec.connections,
     ...(spec.once ? { amount: requests.length } : { duration: seconds }),
-    // autocannon copies its options for each connection: one request there, and each connection
-    // its own list, starting at its own place so that they do not send in step.
+    // autocannon copies its options per connection: one request there, each its own list, not in step.
     requests: requests.slice(0, 1),
     setupClient: (client) => {
       const index = connection++;
@@ -40,39 +34,24 @@ export async function measureLoad(name: string, server: RunningServer, spec: Loa
   const { warmupSeconds, seconds } = spec;
   // Each connection's first request goes out whatever is left: a supply must cover them all.
   if (spec.once && spec.requests.length < 10 * spec.connections) throw new Error(`${name}: ${spec.requests.length} requests to send once are too few`);
-  // The warm-up takes its share of a supply by time, the measured run the rest.
   const share = spec.once ? Math.floor((spec.requests.length * warmupSeconds) / (warmupSeconds + seconds)) : 0;
   say(`${name}: warming up for ${warmupSeconds} s`);
   const warmup = await send(server.origin, spec, spec.once ? spec.requests.slice(0, share) : spec.requests, warmupSeconds);
   if (warmup.failures > 0) throw new Error(`${name}: ${warmup.failures} failed requests in the warm-up`);
-  // The server goes on with what the warm-up left (requests whose connections the generator
-  // closed, slow listings); a request on a new connection is answered after them, near enough.
+  // The server goes on with what the warm-up left: a request on a new connection waits for it.
   await (await fetch(server.origin + server.readyPath)).arrayBuffer();
   const cpuBefore = cpuSeconds(server.pid);
   const { result, elapsed, failures, generatorCores } = await send(server.origin, spec, spec.requests.slice(share), seconds);
   if (failures > 0) throw new Error(`${name}: ${failures} of ${result.requests.total} requests failed`);
   const [rps, completed, serverCores] = [result.requests.total / result.duration, result.requests.total, (cpuSeconds(server.pid) - cpuBefore) / elapsed];
   const m: Measured = { name, rps, completed, p50Ms: result.latency.p50, p99Ms: result.latency.p99, serverCores, generatorCores, peakRssMb: peakRssMb(server.pid) };
-  const saturated = generatorSaturated(m) ? ' (saturated)' : '';
-  say(`${name}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms; CPU: server ${percent(m.serverCores)}, load generator ${percent(generatorCores)}${saturated}; peak RSS ${m.peakRssMb.toFixed(0)} MB`);
+  say(`${name}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms; CPU: server ${percent(m.serverCores)}, load generator ${percent(generatorCores)}${generatorSaturated(m) ? ' (saturated)' : ''}; peak RSS ${m.peakRssMb.toFixed(0)} MB`);
   return m;
 }
 
-/** The value at `q` of the values sorted (0.99: the p99; 0.5: the median, the upper of the two middle ones for an even count). */
-export function quantile(values: number[], q: number): number {
-  return [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
-}
-
-/**
- * The cases of round `round` (from 0) with their indexes: as given in even rounds, reversed in odd
- * ones, so that each case meets the machine as busy or idle as the others (docs/benchmarks.md).
- */
-export function inRoundOrder<T>(cases: readonly T[], round: number): [number, T][] {
-  const entries = [...cases.entries()];
-  return round % 2 === 0 ? entries : entries.reverse();
-}
-
-/** `run` on each case (an undefined one takes no part) `rounds` times, the cases in turn in each round (inRoundOrder); each case's results. */
+/** The value at `q` (0.5: the median, the upper middle one for an even count). */
+export const quantile = (values: number[], q: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+export const inRoundOrder = <T>(cases: readonly T[], round: number): [number, T][] => (round % 2 === 0 ? [...cases.entries()] : [...cases.entries()].reverse());
 export async function inRounds<C, R>(rounds: number, cases: readonly (C | undefined)[], run: (c: C, i: number, round: number) => Promise<R>): Promise<R[][]> {
   const results = cases.map((): R[] => []);
   for (let round = 0; round < rounds; round++) {
@@ -84,14 +63,7 @@ export async function inRounds<C, R>(rounds: number, cases: readonly (C | undefi
 }
 
 export const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
-
-/** The mean of `pick` over `runs`, each run weighted by its time in `seconds`. */
 export const timeWeighted = <T>(runs: T[], seconds: number[], pick: (run: T) => number): number => sum(runs.map((run, i) => pick(run) * seconds[i]!)) / sum(seconds);
-
-/**
- * One figure from a measure's rounds: the rate over all their requests; as p99 the worst round's (an
- * upper bound of the p99 over all), as p50 the median round's; CPU weighted by each round's time.
- */
 export function combineRounds(name: string, rounds: Measured[]): Measured {
   const [seconds, completed] = [rounds.map((r) => r.completed / r.rps), sum(rounds.map((r) => r.completed))];
   const weighted = (pick: (r: Measured) => number) => timeWeighted(rounds, seconds, pick);

@@ -1,20 +1,14 @@
-// Progress lines stamped with the seconds since the start, numbers as shown, and a process's CPU
-// and peak memory from /proc.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const started = Date.now();
 export const elapsedSeconds = (): number => (Date.now() - started) / 1000;
 export const say = (line: string): void => console.log(`[${elapsedSeconds().toFixed(0).padStart(3)} s] ${line}`);
-/** 1234567 → "1,234,567". */
 export const count = (n: number): string => Math.round(n).toLocaleString('en-US');
-/** Cores in use as a share of one: 1.1 → "110%". */
 export const percent = (cores: number): string => `${Math.round(cores * 100)}%`;
 
 // utime and stime in /proc/<pid>/stat count clock ticks; almost always 100 a second, but asked.
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** CPU seconds (user + system, all threads) a process has used so far. */
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name, in parentheses, may hold spaces: the fields are counted after it.
@@ -22,8 +16,5 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-/** Peak resident set size of a process so far (VmHWM), in MB. */
 export const peakRssMb = (pid: number): number => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
-
-/** The 1-, 5- and 15-minute load averages, as `uptime` prints them. */
 export const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(', ');

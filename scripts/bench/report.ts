@@ -1,47 +1,19 @@
-// The run's figures judged against the targets, its tables, and BENCHMARKS.md (a smoke run writes
-// it into its scratch folder, so that CI builds it too).
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { scriptCommand } from '../lib/server-process.js';
+import type { Results } from './bench.js';
 import type { BenchOptions } from './bench-options.js';
 import { generatorSaturated, type Measured } from './load.js';
 import type { ApiOperations } from './measures/api.js';
 import type { BeforeNow } from './measures/before-now.js';
-import { drainLabel, type Drain, type measureDelivery } from './measures/delivery.js';
-import type { FilterResults, Ingesting, IngestionResults } from './measures/ingestion.js';
-import type { LeadOrderResults } from './measures/lead-order.js';
-import type { CommitCeiling, PostgresResults } from './measures/postgres.js';
+import { drainLabel } from './measures/delivery.js';
+import type { IngestionResults } from './measures/ingestion.js';
+import type { CommitCeiling } from './measures/postgres.js';
 import { count, percent } from './progress.js';
 
-/** Each measure's figures (bench.ts says which is which); `apiWebhooks` and `grownWebhooks`: the two API databases' webhooks. */
-export interface Results {
-  bare: ApiOperations;
-  besideBare: ApiOperations;
-  tracing: ApiOperations;
-  ingestion: IngestionResults;
-  filters: FilterResults;
-  small: ApiOperations;
-  bigClients: ApiOperations;
-  bigDatabase: ApiOperations;
-  apiWebhooks: number;
-  grownWebhooks: number;
-  startEmptyMs: number;
-  startGrownMs: number;
-  shallow: Drain;
-  deep: Drain;
-  bareSender: Drain;
-  latency: Awaited<ReturnType<typeof measureDelivery>>['latency'];
-  postgres: PostgresResults;
-  leadOrder: LeadOrderResults;
-  beforeNow?: BeforeNow;
-}
-
-/** How far below the build compared with a figure may fall: within 3% of it. */
 const BEFORE_NOW_LEAST = 0.97;
-
-/** The API operations, in the order the tables give them. */
 const OPERATIONS = [
   { name: 'GET /about', of: (o: ApiOperations) => o.about },
   { name: 'GET /webhook', of: (o: ApiOperations) => o.listing },
@@ -57,8 +29,6 @@ export function shownRatio(ratio: number, met: (value: number) => boolean): stri
 }
 
 const rps = (m: Measured) => `${count(m.rps)} req/s`;
-
-/** The rows of the targets' table, of the growth table and of leadhooks beside graphile-worker, as cells. */
 export function judge(results: Results, smoke: boolean): { targets: string[][]; growth: string[][]; peer: string[][] } {
   const [targets, growth, peer]: [string[][], string[][], string[][]] = [[], [], []];
   const verdict = (met: boolean) => (smoke ? '–' : met ? 'yes' : '**no**');
@@ -67,15 +37,12 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     const met = (value: number) => (target.startsWith('≥') ? value >= Number(target.slice(2)) : value <= Number(target.slice(2)));
     return [shownRatio(ratio, met), verdict(met(ratio))] as const;
   };
-  /** A target's row for the ratio `a / b`, `shown` saying what `a` and `b` were. */
   const ratioRow = (measure: string, target: string, a: number, b: number, shown: string) => {
     const [ratio, met] = against(a / b, target);
     targets.push([`${measure} ${target}`, `${ratio} (${shown})`, met]);
   };
-  /** The same for the rates of two loads. */
   const loadRatioRow = (measure: string, target: string, a: Measured, b: Measured, more = '') => ratioRow(measure, target, a.rps, b.rps, `${rps(a)} / ${rps(b)}${more}`);
   const { bare, besideBare, small, bigClients, bigDatabase, shallow, deep, latency } = results;
-
   for (const [label, m, baseline, baselineName] of [
     ['GET /about', besideBare.about, bare.about, 'bare GET'],
     ['POST /webhook', besideBare.create, bare.create, 'bare POST'],
@@ -83,17 +50,13 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     ['GET /about, tracing on', results.tracing.about, besideBare.about, 'off'],
     ['POST /webhook, tracing on', results.tracing.create, besideBare.create, 'off'],
   ] as const) {
-    // A baseline held back by the load generator could have gone faster: the ratio is at most this.
     const held = generatorSaturated(baseline) ? '; the baseline held back by the load generator, so at most this' : '';
     targets.push([`${label} / ${baselineName} (reported, no target)`, `${(m.rps / baseline.rps).toFixed(2)} (${rps(m)} / ${rps(baseline)}${held})`, '–']);
   }
-  // Its rounds' worst p99 (load.ts, combineRounds): an upper bound of the p99 over all of them.
   const p99 = (label: string, m: Measured, most: number) => targets.push([`${label} p99 at 50 connections ≤ ${most} ms`, `${m.p99Ms.toFixed(1)} ms (the worst of its rounds, ${count(m.completed)} requests in all)`, verdict(m.p99Ms <= most)]);
   p99('GET /about', besideBare.about, 5);
-
-  // Publishing is judged at LOG_LEVEL=warn, its own cost; what the log adds at info is judged apart.
   const { cases, statement, batch } = results.ingestion;
-  const ingesting = (store: Ingesting['store'], level: string) => cases.find((c) => c.store === store && c.level === level);
+  const ingesting = (store: string, level: string) => cases.find((c) => c.store === store && c.level === level);
   const [bareIngest, sqlite, sqliteInfo, onPostgres] = [cases.find((c) => !c.store)!, ingesting('SQLite', 'warn')!, ingesting('SQLite', 'info')!, ingesting('PostgreSQL', 'warn')];
   loadRatioRow('POST /events on SQLite / bare POST, LOG_LEVEL=warn', '≥ 0.33', sqlite.publish, bareIngest.publish);
   p99('POST /events on SQLite, LOG_LEVEL=warn,', sqlite.publish, 20);
@@ -106,15 +69,13 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     const events = m.rps * batch.events;
     targets.push([`POST /events/batch on ${store}, ${count(batch.events)} events a request over ${batch.connections} connections, LOG_LEVEL=warn ≥ ${count(least)} events/s`, `${count(events)} events/s to ${batch.hooksEach} webhooks each: ${count(events * batch.hooksEach)} deliveries/s (p99 ${m.p99Ms.toFixed(0)} ms a request, server CPU ${percent(m.serverCores)})`, verdict(events >= least)]);
   }
-
-  /** One row for both stores (the report keeps to 150 lines): each store's ratio `a / b`, met when both are. */
+  /** One row for both stores (the report keeps to 150 lines), met when both are. */
   const eachStore = (measure: string, ratios: (readonly [store: string, a: number, b: number, unit: string])[]) => {
     const shown = ratios.map(([store, a, b, unit]) => `${store} ${against(a / b, '≥ 0.9')[0]} (${count(a)}${unit} / ${count(b)}${unit})`);
     targets.push([`${measure} ≥ 0.9`, shown.join(', '), verdict(ratios.every(([, a, b]) => a / b >= 0.9))]);
   };
   const { hooksEach } = results.filters;
   eachStore(`POST /events, ${hooksEach} filtered webhooks per client / ${hooksEach} unfiltered, LOG_LEVEL=warn`, results.filters.cases.map(({ store, plain, filtered }) => [store, filtered.rps, plain.rps, ' req/s'] as const));
-
   /** A grown case against its small one: to stay within 10% of it, `lower` for a time, else a rate. */
   const grew = (measure: string, smallCase: string, a: number, b: number, unit: string, lower = false) => {
     const target = lower ? '≤ 1.1' : '≥ 0.9';
@@ -128,7 +89,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     grew(`${name}, ${count(results.grownWebhooks)}-webhook database`, `${count(results.apiWebhooks)} webhooks`, of(small)!.rps, of(bigDatabase)!.rps, ' req/s');
   }
   if (small.listing && bigClients.listing) grew(`GET /webhook, ${many} (pages of 10)`, few, small.listing.rps, bigClients.listing.rps, ' req/s');
-
   targets.push(['deliveries/s to local receivers ≥ 5,000', `${count(shallow.rate)}/s`, verdict(shallow.rate >= 5000)]);
   ratioRow("deliveries/s / the bare undici sender's (sign + POST, no database)", '≥ 0.8', shallow.rate, results.bareSender.rate, `${count(shallow.rate)}/s / ${count(results.bareSender.rate)}/s`);
   targets.push([`publish (202) → receiver p99 at ${latency.rate} events/s ≤ 20 ms`, `${latency.p99Ms} ms (p50 ${latency.p50Ms} ms)`, verdict(latency.p99Ms <= 20)]);
@@ -136,7 +96,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   const [rss, bareRss] = [besideBare.remove.peakRssMb, bare.remove.peakRssMb];
   ratioRow("peak RSS of the server / bare Fastify's under the same requests", '≤ 1.6', rss, bareRss, `${rss.toFixed(0)} MB / ${bareRss.toFixed(0)} MB`);
   grew(`start to listening, ${count(results.grownWebhooks)} webhooks`, 'an empty database', results.startEmptyMs, results.startGrownMs, ' ms', true);
-
   const pg = 'skipped' in results.postgres ? undefined : results.postgres;
   if (pg) {
     const [one, tenClients] = [pg.drains[0]!, 'skipped' in pg.ceiling ? undefined : pg.ceiling[0]];
@@ -144,14 +103,12 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
     targets.push(['WAL per delivery, 1 worker process ≤ 0.6 KiB', `${one.walKiB!.toFixed(2)} KiB`, verdict(one.walKiB! <= 0.6)]);
     loadRatioRow('GET /about on PostgreSQL / on SQLite', '≥ 0.8', pg.small.about, small.about);
     const { shared, own, off } = pg.sharedLimit;
-    // Against no limit at all too, reported in the same row: that also charges the counting and headers every limit has.
     const noLimit = `; shared / no limit (RATE_LIMIT_PER_KEY=off) ${(shared.rps / off.rps).toFixed(2)}, ${rps(off)}`;
     loadRatioRow('GET /about on PostgreSQL, the rate limit shared / counted by each process (RATE_LIMIT_SHARED=off), in turn', '≥ 0.9', shared, own, noLimit);
     if (tenClients) ratioRow(`POST /webhook on PostgreSQL / pgbench's commits/s at ${tenClients.clients} clients`, '≥ 0.5', pg.small.create.rps, tenClients.commitsPerSecond, `${rps(pg.small.create)} / ${count(tenClients.commitsPerSecond)}/s`);
     grew(`deliveries/s on PostgreSQL, 1 worker process, ${count(pg.deep.pending)} pending`, `${count(one.pending)} pending`, one.rate, pg.deep.rate, '/s');
     for (const [i, ours] of pg.drains.entries()) {
       const theirs = pg.graphile[i]!;
-      /** leadhooks' figure beside graphile-worker's, and their ratio, against `target` if there is one. */
       const beside = (measure: string, a: number, b: number, show: (n: number) => string, target?: string) => {
         const [ratio, met] = target ? against(a / b, target) : [(a / b).toFixed(2), '–'];
         peer.push([`${measure}, ${ours.workers} process${ours.workers > 1 ? 'es' : ''} each`, show(a), show(b), ratio, target ?? 'reported, no target', met]);
@@ -166,7 +123,6 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   if (first) eachStore(`deliveries/s, ${count(first.withLeads.pending)} over ${count(first.leads)} leads in order / without leadId`, results.leadOrder.map(({ store, withLeads, without }) => [store, withLeads.rate, without.rate, '/s'] as const));
   if (results.beforeNow) {
     const { ref, figures } = results.beforeNow;
-    // A figure faster than before costs nothing: only falling more than 3% below it fails.
     const lowest = figures.reduce((a, b) => (b.now / b.before < a.now / a.before ? b : a));
     const [ratio, met] = against(lowest.now / lowest.before, `≥ ${BEFORE_NOW_LEAST}`);
     targets.push([`every request, publish and delivery figure within 3% of ${ref} (now / before ≥ ${BEFORE_NOW_LEAST})`, `lowest ${ratio} (${lowest.measure}), ${figures.length} figures`, met]);
@@ -174,55 +130,41 @@ export function judge(results: Results, smoke: boolean): { targets: string[][]; 
   return { targets, growth, peer };
 }
 
+const ceilingNote = (ceiling: CommitCeiling) =>
+  'skipped' in ceiling ? `The commit ceiling was not measured: ${ceiling.skipped}.` : `The server's commit ceiling (pgbench, a one-row INSERT per transaction): ${ceiling.map((at) => `${count(at.commitsPerSecond)} commits/s at ${at.clients} clients`).join(', ')}.`;
 /** A Markdown table; `align`: a letter per column, l or r. */
 function table(header: string[], align: string, rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(header), `|${[...align].map((a) => (a === 'r' ? '---:' : '---')).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-/** The run's tables, each under its heading. */
 export function reportTables(results: Results, judged: ReturnType<typeof judge>): string {
   const { postgres, beforeNow } = results;
   const sections = [
     ['Targets', table(['target', 'measured', 'met'], 'lll', judged.targets)],
     ...(beforeNow ? [['Before and now', beforeNowTable(beforeNow)]] : []),
-    ['Ingestion', ingestionTable(results.ingestion)],
+    ['Ingestion', ...ingestionTable(results.ingestion)],
     ['Growth', table(['measure', 'small case', 'grown', 'grown / small', 'target', 'met'], 'lrrrll', judged.growth)],
     ['SQLite and PostgreSQL', 'skipped' in postgres ? `PostgreSQL was not measured: ${postgres.skipped}.` : storesTable(results.small, postgres.small)],
-    ...('skipped' in postgres ? [] : [['PostgreSQL delivery beside graphile-worker', peerTable(judged.peer, postgres.ceiling)]]),
+    ...('skipped' in postgres ? [] : [['PostgreSQL delivery beside graphile-worker', table(['measure', 'leadhooks', 'graphile-worker', 'leadhooks / graphile-worker', 'target', 'met'], 'lrrrll', judged.peer), ceilingNote(postgres.ceiling)]]),
     ['Figures', figuresTable(results)],
   ];
-  return sections.map(([heading, body]) => `## ${heading}\n\n${body}`).join('\n\n');
+  return sections.map(([heading, ...body]) => `## ${heading}\n\n${body.join('\n\n')}`).join('\n\n');
 }
 
-/** leadhooks' drains on PostgreSQL beside graphile-worker's, and the server's commit ceiling. */
-function peerTable(rows: string[][], ceiling: CommitCeiling): string {
-  const commits = 'skipped' in ceiling ? `The commit ceiling was not measured: ${ceiling.skipped}.` : `The server's commit ceiling (pgbench, a one-row INSERT per transaction): ${ceiling.map((at) => `${count(at.commitsPerSecond)} commits/s at ${at.clients} clients`).join(', ')}.`;
-  return `${table(['measure', 'leadhooks', 'graphile-worker', 'leadhooks / graphile-worker', 'target', 'met'], 'lrrrll', rows)}\n\n${commits}`;
-}
-
-function drainName(drain: Drain): string {
-  if (drain.store === 'none') return `${count(drain.pending)} to send, the bare undici sender, no database`;
-  const rounds = drain.rounds && drain.rounds.length > 1 ? `, ${drain.rounds.length} drains of ${count(Math.min(...drain.rounds))} to ${count(Math.max(...drain.rounds))}/s` : '';
-  return drainLabel(drain) + rounds;
-}
-
-/** Each ingestion case's GET /about and POST /events (bare Fastify's GET / and POST /echo), and pgbench's publish statement. */
-function ingestionTable({ cases, statement }: IngestionResults): string {
+function ingestionTable({ cases, statement }: IngestionResults): string[] {
   const bare = cases.find((c) => !c.store)!;
   const rows = cases.map((c) => [c.store ? `${c.store}, LOG_LEVEL=${c.level}` : 'bare Fastify (GET /, POST /echo)', rps(c.about), rps(c.publish), c.store ? (c.publish.rps / bare.publish.rps).toFixed(2) : '–', `${c.publish.p99Ms.toFixed(1)} ms`, percent(c.publish.serverCores)]);
   const pgbench = 'skipped' in statement ? `leadhooks' publish statement was not run by pgbench: ${statement.skipped}.` : `pgbench, ${statement.clients} clients running leadhooks' publish statement (the event and its deliveries) on the same rows: ${count(statement.tps)} commits/s.`;
-  return `${table(['case', 'GET /about', 'POST /events (202)', 'POST / bare POST', 'POST p99', 'server CPU, POST'], 'lrrrrr', rows)}\n\n${pgbench}`;
+  return [table(['case', 'GET /about', 'POST /events (202)', 'POST / bare POST', 'POST p99', 'server CPU, POST'], 'lrrrrr', rows), pgbench];
 }
 
-/** Each publish and delivery figure of the build compared with and of this one, and their ratio. */
 export function beforeNowTable({ ref, figures }: BeforeNow): string {
   const rate = (measure: string, n: number) => `${count(n)}${/^(GET|POST) /.test(measure) ? ' req/s' : '/s'}`;
   const rows = figures.map(({ measure, before, now }) => [measure, rate(measure, before), rate(measure, now), shownRatio(now / before, (r) => r >= BEFORE_NOW_LEAST)]);
   return table(['measure', `before (${ref})`, 'now', 'now / before'], 'lrrr', rows);
 }
 
-/** What PostgreSQL costs against SQLite on the same rows and requests. */
 function storesTable(small: ApiOperations, onPostgres: ApiOperations): string {
   const shown = (m: Measured) => `${count(m.rps)} req/s, p99 ${m.p99Ms.toFixed(1)} ms`;
   const rows = OPERATIONS.flatMap(({ name, of }) => {
@@ -239,44 +181,33 @@ function figuresTable(results: Results): string {
   measured.push(...results.ingestion.cases.flatMap((c) => [c.about, c.publish, ...(c.batch ? [c.batch] : [])]));
   const rows = measured.map((m) => [m.name, count(m.rps), m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), percent(m.serverCores), percent(m.generatorCores) + (generatorSaturated(m) ? ' (saturated)' : ''), m.peakRssMb.toFixed(0)]);
   for (const drain of [shallow, deep, results.bareSender]) {
-    rows.push([`deliveries/s, ${drainName(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
+    rows.push([`deliveries/s, ${drainLabel(drain)}`, count(drain.rate), '', '', percent(drain.serverCores), `receiver ${percent(drain.receiverCores)}`, '']);
   }
   rows.push([`publish → receiver at ${latency.rate} events/s (${count(latency.published)} events)`, '', String(latency.p50Ms), String(latency.p99Ms), '', '', '']);
   return table(['measure', 'req/s', 'p50 ms', 'p99 ms', 'server (or workers) CPU', 'load generator CPU', 'peak RSS MB'], 'lrrrrrr', rows);
 }
 
-/** Writes BENCHMARKS.md at `path`, `facts` saying how long the run took and the machine's load average before and after it; its number of lines. */
 export function writeBenchmarksReport(path: string, options: BenchOptions, results: Results, judged: ReturnType<typeof judge>, facts: { minutes: number; loadBefore: string; loadAfter: string }): number {
   const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: PACKAGE_ROOT, encoding: 'utf8' });
   const commit = git.status === 0 ? git.stdout.trim() : 'an unknown commit';
   const machine = `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
   const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
-  const { api, drainWindow } = options;
+  const { api, drainWindow, leadOrder, ingestion, filters } = options;
+  const thisRun = [
+    `leadhooks as \`npm start\` runs it (\`${scriptCommand('start').join(' ')}\`, \`LOG_LEVEL=${logLevel}\`)`,
+    `${options.connections} connections, ${options.warmupSeconds} s of warm-up, then ${options.seconds} s in ${options.rounds} rounds`,
+    `growth from ${count(api.clients.small.clients)} clients holding ${api.clients.small.hooksEach} webhooks each on a database of ${count(results.apiWebhooks)} to ${api.clients.big.clients} holding ${count(api.clients.big.hooksEach)} each and a database of ${count(results.grownWebhooks)}`,
+    `deliveries timed from the ${count(drainWindow.from)}th to the ${count(drainWindow.to)}th, ${options.drainRounds} drains of each outbox, ${leadOrder.rounds} of each in order per lead to ${count(leadOrder.layout.clients.drain.clients)} webhooks`,
+    `publish → receiver at ${options.publishRate} events/s`,
+    `ingestion to ${ingestion.clients.publishers.clients} clients holding ${ingestion.clients.publishers.hooksEach} webhooks each, filters on ${filters.clients.filtered.hooksEach} each`,
+    `start-up the median of ${options.startProbes} starts${results.beforeNow ? `; before and now: ${results.beforeNow.ref}'s build and this one, in turn` : ''}`,
+  ].join('; ');
   const text = `# Benchmarks
 
 Produced by \`${process.env.BENCH_LOG_LEVEL ? `BENCH_LOG_LEVEL=${logLevel} ` : ''}${options.command}\` on ${new Date().toISOString().slice(0, 10)} at ${commit}, on ${machine},
 in ${facts.minutes.toFixed(1)} minutes; load average ${facts.loadBefore} before the run, ${facts.loadAfter} after it.
-[docs/benchmarks.md](docs/benchmarks.md) says how each measure is taken and how to run the bench.
-
-## What the figures mean
-
-leadhooks runs as \`npm start\` runs it (\`${scriptCommand('start').join(' ')}\`, \`LOG_LEVEL=${logLevel}\`). Requests go over
-${options.connections} connections: ${options.warmupSeconds} s of warm-up, then ${options.seconds} s measured in ${options.rounds} rounds that take the compared cases in turn
-(reversed every other round). req/s is over all the rounds, p50 the median round's, p99 the worst round's; CPU is what the
-server (or the workers) and the load generator used, 100% being one core (a "saturated" generator
-set the rate itself); peak RSS is the server's highest so far.
-
-- **Growth**: the small case, ${count(api.clients.small.clients)} clients holding ${count(api.clients.small.hooksEach)} webhooks each on a database of ${count(results.apiWebhooks)},
-  against ${count(api.clients.big.clients)} clients holding ${count(api.clients.big.hooksEach)} each on a copy of it and the same clients on a database of
-  ${count(results.grownWebhooks)}. Each grown case is to stay within 10% of the small one.
-- **Deliveries/s**: timed between the receiver's ${count(drainWindow.from)}th and ${count(drainWindow.to)}th delivery, over ${options.drainRounds} drains of
-  each outbox in turn, each from a fresh copy; on PostgreSQL, one drain each. **In order per lead**: an outbox to ${options.leadOrder.layout.clients.drain.clients}
-  webhooks, with and without leadIds, ${options.leadOrder.rounds} drains each in turn (PostgreSQL: 1 worker process). **Publish → receiver**: events published (202) at ${options.publishRate}/s, each stamped with its send time.
-- **Ingestion**: ${options.connections} connections publishing (\`POST /events\`, durable, leads of about 300 bytes) to ${options.ingestion.clients.publishers.clients} clients holding ${options.ingestion.clients.publishers.hooksEach} webhooks each, the delivery worker off, on each store at \`LOG_LEVEL=info\` and \`warn\`, in turn with bare Fastify; and at \`warn\` to clients whose ${options.filters.clients.filtered.hooksEach} webhooks each have a filter, in turn with clients whose ${options.filters.clients.plain.hooksEach} have none.
-- **Start-up**: from spawning the server to its first answer, the median of ${options.startProbes} starts on each database.
-${results.beforeNow ? `- **Before and now**: GET /about and POST /webhook at \`LOG_LEVEL=warn\`, publishing (the worker off) and the drains of ${results.beforeNow.ref}'s build and of this one, in turn on copies of the same seeded rows, each migrated by its own build.\n` : ''}- **Beside graphile-worker**: the shallow outbox drained on PostgreSQL by leadhooks' worker processes and, on a database of its own,
-  by as many graphile-worker processes, each with its documented performance settings and 64 jobs at once.
-  PostgreSQL CPU per delivery: what the server's processes for the drain's database used over the timed window.
+[docs/benchmarks.md](docs/benchmarks.md) says how each measure is taken, what its figures are and how to run the bench.
+This run: ${thisRun}.
 
 ${reportTables(results, judged)}
 `;

@@ -1,6 +1,4 @@
-// The databases under test: SQLite files seeded once a run by recursive CTEs (databases.ts copies them).
-// Rows are written at the seeder's schema (SEEDER_SCHEMA_VERSION), then leadhooks' own later
-// migrations run on them, as on a deployed database, so the seeder does not go stale.
+// Seeded at the seeder's schema, then migrated as a deployed database is: the seeder does not go stale.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -11,25 +9,13 @@ import { flushToDisk } from './databases.js';
 import { say } from './progress.js';
 
 const SEEDER_SCHEMA_VERSION = 3;
-/** Stands for the receiver's port in the seeded webhooks' URLs until a run points them at it. */
+/** The receiver's port in the seeded webhooks' URLs, until a run sets it. */
 export const RECEIVER_PORT = '{receiver-port}';
-
-/** A database to seed: its file's name, groups of clients, and events in its outbox (to the `drain` group's clients in turn). */
-export interface DatabaseLayout<Group extends string = string> {
-  name: string;
-  clients: Record<Group, { clients: number; hooksEach: number }>;
-  pendingEvents?: number;
-}
-
-/** Clients with consecutive ids, each holding the same number of webhooks. */
+/** `pendingEvents`: outbox events, to the `drain` group's clients in turn. */
+export type DatabaseLayout<Group extends string = string> = { name: string; clients: Record<Group, { clients: number; hooksEach: number }>; pendingEvents?: number };
 export type ClientGroup = { first: number; size: number; hooksEach: number };
+export const apiKeyFor = (clientId: number): string => 'lh_' + createHash('sha256').update(`leadhooks-bench-${clientId}`).digest('base64url');
 
-/** A client's key, made from its id, so that the bench knows every seeded client's key. */
-export function apiKeyFor(clientId: number): string {
-  return 'lh_' + createHash('sha256').update(`leadhooks-bench-${clientId}`).digest('base64url');
-}
-
-/** A layout's groups, ids consecutive from 1 in the order the layout gives them. */
 export function groupsOf<Group extends string>(layout: DatabaseLayout<Group>): Record<Group, ClientGroup> {
   let first = 1;
   const groups = Object.entries<{ clients: number; hooksEach: number }>(layout.clients).map(([name, { clients, hooksEach }]) => {
@@ -38,18 +24,13 @@ export function groupsOf<Group extends string>(layout: DatabaseLayout<Group>): R
   });
   return Object.fromEntries(groups) as Record<Group, ClientGroup>;
 }
-
 export const webhookCount = (layout: DatabaseLayout): number => Object.values(groupsOf(layout)).reduce((sum, g) => sum + g.size * g.hooksEach, 0);
 
-/**
- * `name`.seeded.db in `dir`, seeded with `layout`, on disk before it returns (flushToDisk). With
- * `migrate` false, `name`.early.db, left at the seeder's schema for another build to migrate.
- */
+/** With `migrate` false, left at the seeder's schema for another build to migrate. */
 export function seed(dir: string, layout: DatabaseLayout, migrate = true): string {
   const started = performance.now();
   const path = join(dir, `${layout.name}.${migrate ? 'seeded' : 'early'}.db`);
   const db = new Database(path);
-  // Nothing to protect while the file is being made: a failed seeding is thrown away.
   ['journal_mode = OFF', 'synchronous = OFF'].forEach((pragma) => db.pragma(pragma));
   db.function('bench_key', { deterministic: true }, (id) => apiKeyFor(Number(id)));
   db.function('key_hash', { deterministic: true }, (key) => hashApiKey(String(key)));
@@ -64,7 +45,6 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
       WITH RECURSIVE n(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < :clients)
       INSERT INTO clients (id, name, created_at) SELECT id, 'Bench client ' || id, :now FROM n`).run({ clients, now: iso });
     db.prepare('INSERT INTO api_keys (client_id, prefix, key_hash, created_at) SELECT id, substr(bench_key(id), 1, 11), key_hash(bench_key(id)), ? FROM clients ORDER BY id').run(iso);
-    // `each` webhooks for every client from `first` on, ids ascending with the client's.
     const insertWebhooks = db.prepare(`
       WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < :last),
         h(client, hook) AS (SELECT CAST(:first AS INTEGER) + i / CAST(:each AS INTEGER), i % CAST(:each AS INTEGER) FROM n)
@@ -84,7 +64,7 @@ export function seed(dir: string, layout: DatabaseLayout, migrate = true): strin
         json_object('type', 'lead_create', 'timestamp', :now, 'data', json_object('leadId', i, 'email', 'lead' || i || '@example.com')),
         :now
       FROM n`).run({ last: layout.pendingEvents - 1, first: drain.first, clients: drain.size, now: iso });
-    // The outbox as publishing leaves it: one delivery per webhook of the event's client, due now.
+    // As publishing leaves it: a delivery per webhook of the event's client, due now.
     db.prepare(`
       INSERT INTO deliveries (event_id, webhook_id, state, next_attempt_at, created_at)
       SELECT e.id, w.id, 'pending', :dueAt, :now FROM events e JOIN webhooks w ON w.client_id = e.client_id

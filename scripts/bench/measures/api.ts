@@ -1,6 +1,4 @@
-// The API operations (GET /about, a page of GET /webhook, durable POST /webhook and DELETE
-// /webhook/{id}), each case on a server and a database of its own, the cases taken in turn in rounds
-// (docs/benchmarks.md). Keys go round a group of clients so that the rate limit and key cache see many.
+// The API operations. Keys go round a group of clients so that the rate limit and key cache see many.
 import { fileURLToPath } from 'node:url';
 import { startAnswering, startLeadhooks, type RunningServer } from '../../lib/server-process.js';
 import type { Bench, BenchOptions } from '../bench-options.js';
@@ -9,33 +7,20 @@ import { copyOn, storesOf, type BenchDatabase, type Store } from '../databases.j
 import { combineRounds, inRounds, measureLoad, type Measured, type PreparedRequest } from '../load.js';
 import { apiKeyFor, type ClientGroup } from '../seed-database.js';
 
-/** Bare Fastify (baseline-server.mjs), its GET / answering once it is up. */
 export const startBareFastify = () => startAnswering([fileURLToPath(new URL('../baseline-server.mjs', import.meta.url))], {}, '/');
-
 /** Pages of the size the small case's clients hold: the same answer size for every case. */
 const LISTING = '/webhook?limit=10';
-
-/** A case: leadhooks on `database` (`env` added to its environment) from `build`'s dist/ (this package's unless set), or bare Fastify without one. */
 export type ApiCase = { label: string; database?: BenchDatabase; env?: Record<string, string>; build?: Build; group: ClientGroup; withListing?: boolean };
-
-/** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo; `hooksEach`: webhooks each client held at the start. */
+/** Bare Fastify's `about` is its GET /, its `create` and `remove` POST /echo. */
 export type ApiOperations = { label: string; hooksEach: number; about: Measured; listing?: Measured; create: Measured; remove: Measured };
-
 const keysOf = (group: ClientGroup) => Array.from({ length: group.size }, (_, i) => ({ id: group.first + i, key: apiKeyFor(group.first + i) }));
 const gets = (group: ClientGroup, path: string): PreparedRequest[] => keysOf(group).map(({ key }) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
-/** Webhook creations, a different URL for each client (a Zapier-like one, of the usual size). */
 const creations = (group: ClientGroup, path: string): PreparedRequest[] =>
   keysOf(group).map(({ id, key }) => ({ method: 'POST', path, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.zapier.com/hooks/standard/${id}/abcdef/`, events: ['lead_create', 'lead_update'] }) }));
 
-/** One case's part in an operation, or none. */
 type Step = { name: string; requests: (round: number) => PreparedRequest[]; once?: boolean } | undefined;
-
-/** Each case's step of an operation in rounds, the cases in turn in each; each one's figure over its rounds. */
 type Alternate = (stepOf: (c: ApiCase, i: number) => Step) => Promise<(Measured | undefined)[]>;
-
-/** `operations` measured through `alternate`, each case on a server of its own, up for all of them; `rounds`: how many. */
 export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operations: (alternate: Alternate, rounds: number) => Promise<T>): Promise<T> {
-  // One case alone has nothing to alternate with: one run per operation.
   const rounds = cases.length === 1 ? 1 : options.rounds;
   const servers: RunningServer[] = [];
   try {
@@ -45,7 +30,7 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
       const named = (i: number) => `${steps[i]!.name}, ${cases[i]!.label}`;
       const runs = await inRounds(rounds, steps, (step, i, round) => {
         const name = `${named(i)}${rounds > 1 ? `, round ${round + 1} of ${rounds}` : ''}`;
-        // The first round warms each server up as a whole run does; later ones only refill the connections.
+        // Later rounds only refill the connections.
         const spec = { requests: step.requests(round), once: step.once, connections: options.connections, warmupSeconds: round === 0 ? options.warmupSeconds : 1, seconds: options.seconds / rounds };
         return measureLoad(name, servers[i]!, spec);
       });
@@ -57,11 +42,7 @@ export async function inTurn<T>(options: BenchOptions, cases: ApiCase[], operati
   }
 }
 
-/** A case to run on a fresh copy of the SQLite file `seeded` named `copy` (copyOn). */
-type CaseOnCopy = Omit<ApiCase, 'database'> & { seeded: string; copy: string };
-
-/** `measure` on the cases `casesOf` gives for each store the run measures, each on a copy of its own; the copies are dropped after, whatever happens. */
-export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => CaseOnCopy[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
+export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => (Omit<ApiCase, 'database'> & { seeded: string; copy: string })[], measure: (cases: ApiCase[]) => Promise<T>): Promise<T> {
   const cases: ApiCase[] = [];
   try {
     for (const store of storesOf(bench.postgres)) {
@@ -73,9 +54,7 @@ export async function onEachStore<T>(bench: Bench, casesOf: (store: Store) => Ca
   }
 }
 
-/** GET /about, or bare Fastify's GET /, with the keys of the case's clients in turn. */
 export const aboutStep = (c: ApiCase): Step => (c.database ? { name: 'GET /about', requests: () => gets(c.group, '/about') } : { name: 'GET /', requests: () => gets(c.group, '/') });
-/** POST /webhook, or bare Fastify's POST /echo, with the same bodies. */
 export const createStep = (c: ApiCase): Step => (c.database ? { name: 'POST /webhook', requests: () => creations(c.group, '/webhook') } : { name: 'POST /echo', requests: () => creations(c.group, '/echo') });
 
 export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<ApiOperations[]> {
@@ -83,16 +62,12 @@ export function measureApi(options: BenchOptions, cases: ApiCase[]): Promise<Api
     const about = await alternate(aboutStep);
     const listing = await alternate((c) => (c.withListing ? { name: `GET ${LISTING}`, requests: () => gets(c.group, LISTING) } : undefined));
     const create = await alternate(createStep);
-    // Each case deletes the webhooks its POST runs made (the newest), then seeded ones, never below
-    // 90% of what its clients held at the start.
-    const supplies = await Promise.all(
-      cases.map(async ({ database, group }) => {
-        const active = (await database?.query<{ id: unknown; client: unknown }>('SELECT id, client_id AS client FROM webhooks WHERE client_id BETWEEN $1 AND $2 AND deleted_at IS NULL ORDER BY id DESC', [group.first, group.first + group.size - 1])) ?? [];
-        const deletable = active.slice(0, Math.max(0, active.length - Math.ceil(0.9 * group.hooksEach * group.size)));
-        return deletable.map(({ id, client }): PreparedRequest => ({ method: 'DELETE', path: `/webhook/${id}`, headers: { 'x-api-key': apiKeyFor(Number(client)) } }));
-      }),
-    );
-    // Each round an even share of the supply (the last what is left).
+    // The webhooks POST made, then seeded ones, down to 90% of what the clients held.
+    const supplies = await Promise.all(cases.map(async ({ database, group }) => {
+      const active = (await database?.query<{ id: unknown; client: unknown }>('SELECT id, client_id AS client FROM webhooks WHERE client_id BETWEEN $1 AND $2 AND deleted_at IS NULL ORDER BY id DESC', [group.first, group.first + group.size - 1])) ?? [];
+      const deletable = active.slice(0, Math.max(0, active.length - Math.ceil(0.9 * group.hooksEach * group.size)));
+      return deletable.map(({ id, client }): PreparedRequest => ({ method: 'DELETE', path: `/webhook/${id}`, headers: { 'x-api-key': apiKeyFor(Number(client)) } }));
+    }));
     const share = (supply: PreparedRequest[], round: number, size = Math.floor(supply.length / rounds)) => supply.slice(round * size, round === rounds - 1 ? supply.length : (round + 1) * size);
     const remove = await alternate((c, i) => (c.database ? { name: 'DELETE /webhook/{id}', requests: (round) => share(supplies[i]!, round), once: true } : { name: 'POST /echo (beside DELETE)', requests: () => creations(c.group, '/echo') }));
     return cases.map((c, i) => ({ label: c.label, hooksEach: c.group.hooksEach, about: about[i]!, ...(listing[i] && { listing: listing[i] }), create: create[i]!, remove: remove[i]! }));

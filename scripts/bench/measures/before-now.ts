@@ -1,6 +1,4 @@
-// With --before: the request path, publishing and delivery of the ref's build and of this one in
-// turn, each on copies of the same seeded rows brought to its own schema by its own code (builds.ts;
-// docs/benchmarks.md, "Comparing a change with its base").
+// --before: the ref's build and this one in turn (docs/benchmarks.md, "Comparing a change with its base").
 import { twiceAsLong, type Bench } from '../bench-options.js';
 import { NOW, type Build } from '../builds.js';
 import { copyDatabase, copyOn, migratedCopy, storesOf } from '../databases.js';
@@ -9,9 +7,7 @@ import { aboutStep, createStep, inTurn, onEachStore, type ApiCase } from './api.
 import { drainLabel, drainsInTurn, measureDrain, pendingOf } from './delivery.js';
 import { publishStep } from './ingestion.js';
 
-/** Each figure of the two builds: a rate, requests or deliveries per second. */
 export type BeforeNow = { ref: string; figures: { measure: string; before: number; now: number }[] };
-
 export async function measureBeforeNow(bench: Bench, before: Build): Promise<BeforeNow> {
   const { options, dir, postgres } = bench;
   const builds = [before, NOW];
@@ -21,17 +17,12 @@ export async function measureBeforeNow(bench: Bench, before: Build): Promise<Bef
     const copy = (from: string, name: string) => migratedCopy(build, from, dir, `${name}-build-${i}`);
     own.push({ ingestion: await copy(early.ingestion, 'ingestion'), shallow: await copy(early.shallow, 'outbox-shallow'), deep: await copy(early.deep, 'outbox-deep') });
   }
-
-  // Twice the rounds and the time of the other measures: the target is a difference of 3%.
   const longer = twiceAsLong(options);
   const group = groupsOf(options.ingestion).publishers;
-  // The request path: a request as cheap as GET /about shows a cost added to every request.
   const path = builds.map((build, i): ApiCase => ({ label: `SQLite, LOG_LEVEL=warn, ${build.label}`, database: copyDatabase(own[i]!.ingestion, dir, `path-build-${i}`), env: { DELIVERY_WORKER: 'off', LOG_LEVEL: 'warn' }, build, group }));
   const [about, create] = await inTurn(longer, path, async (alternate) => [await alternate(aboutStep), await alternate(createStep)]);
   const casesOf = (store: string) => builds.map((build, i) => ({ label: `${store}, ${build.label}`, env: { DELIVERY_WORKER: 'off' }, build, group, seeded: own[i]!.ingestion, copy: `publish-build-${i}` }));
   const publish = await onEachStore(bench, casesOf, (cases) => inTurn(longer, cases, (alternate) => alternate(publishStep)));
-
-  // Each drain by each build in turn, on a fresh database each, the drains in turn too.
   const drains = [
     { from: 'shallow', outbox: options.shallowOutbox, store: 'SQLite', workers: 0 },
     { from: 'deep', outbox: options.deepOutbox, store: 'SQLite', workers: 0 },
@@ -43,8 +34,7 @@ export async function measureBeforeNow(bench: Bench, before: Build): Promise<Bef
     const copy = copyOn(bench, store, own[b]![from], `${from}-build-${b}-${round}`, build);
     return measureDrain(options, `${measure}, ${build.label}, ${of}`, copy, outbox, workers, undefined, build);
   });
-
-  // Each measure's results go a build at a time, the build compared with first.
+  // Each measure's figures go a build at a time, the one compared with first.
   const paired = (names: string[], rates: number[]) => names.map((measure, i) => ({ measure, before: rates[2 * i]!, now: rates[2 * i + 1]! }));
   const figures = [
     ...paired(['GET /about on SQLite, LOG_LEVEL=warn'], about.map((m) => m!.rps)),

@@ -1,11 +1,8 @@
-// Delivery to receivers in the bench's own process (204 at once, each arrival's time kept): how fast
-// an outbox drains, and the time from publishing an event (202) to its arrival.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers } from '../../lib/server-process.js';
-import type { RunningProcess, RunningServer } from '../../lib/server-process.js';
+import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
 import type { Bench, BenchOptions } from '../bench-options.js';
 import type { Build } from '../builds.js';
 import { copyDatabase, dropAfter, type BenchDatabase, type Store } from '../databases.js';
@@ -16,20 +13,17 @@ import { groupsOf, RECEIVER_PORT, type DatabaseLayout } from '../seed-database.j
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 export const pendingOf = (outbox: DatabaseLayout): number => outbox.pendingEvents! * outbox.clients.drain!.hooksEach;
-/** A drain as the report names it: "20,000 pending, SQLite, the server's own worker". */
-export const drainLabel = ({ pending, store, workers }: Pick<Drain, 'pending' | 'store' | 'workers'>): string =>
-  `${count(pending)} pending, ${store}, ${workers === 0 ? "the server's own worker" : `${workers} worker process${workers > 1 ? 'es' : ''}`}`;
+export function drainLabel({ pending, store, workers, rounds = [] }: Pick<Drain, 'pending' | 'store' | 'workers' | 'rounds'>): string {
+  if (store === 'none') return `${count(pending)} to send, the bare undici sender, no database`;
+  const range = rounds.length > 1 ? `, ${rounds.length} drains of ${count(Math.min(...rounds))} to ${count(Math.max(...rounds))}/s` : '';
+  return `${count(pending)} pending, ${store}, ${workers === 0 ? "the server's own worker" : `${workers} worker process${workers > 1 ? 'es' : ''}`}${range}`;
+}
 
-/**
- * `store` 'none': the bare sender; `workers`: worker processes, 0 for the server's own worker;
- * `rate`: deliveries/s between the window's two marks; `databaseMs` and `walKiB`, on PostgreSQL: the
- * server's CPU and WAL per delivery meanwhile; `rounds`: the rates combineDrains combined.
- */
+/** `store` 'none': the bare sender; `workers` 0: the server's own worker; `rounds`: the rates combined. */
 export type Drain = { store: Store | 'none'; workers: number; pending: number; rate: number; serverCores: number; receiverCores: number; databaseMs?: number; walKiB?: number; rounds?: number[] };
 
 async function startReceiver() {
   const [arrivals, latencies]: [number[], number[]] = [[], []];
-  // One wait at a time: the bench waits for one mark, then the next.
   let waiting: { n: number; done: () => void } | undefined;
   const server = createServer((req, res) => {
     let body = '';
@@ -53,7 +47,6 @@ async function startReceiver() {
   return { port: (server.address() as AddressInfo).port, arrivals, latencies, reached, stop: () => server.close().closeAllConnections() };
 }
 
-/** The bare sender, the shallow and the deep outbox in turn; the publish latency after the first shallow drain. */
 export async function measureDelivery({ options, dir }: Bench, seeded: { shallow: string; deep: string }) {
   let latency: Awaited<ReturnType<typeof measurePublishLatency>> | undefined;
   const publish: Then = async ({ server }, receiver) => void (latency = await measurePublishLatency(options, server!, receiver));
@@ -65,30 +58,19 @@ export async function measureDelivery({ options, dir }: Bench, seeded: { shallow
   return { shallow: shallow!, deep: deep!, bareSender: bareSender!, latency: latency! };
 }
 
-/** Each case drained `rounds` times (`round` from 0), the cases in turn (inRounds), each on a fresh copy; each case's drains combined. */
-export async function drainsInTurn<T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>): Promise<Drain[]> {
-  const drains = await inRounds(rounds, cases, (c, _, round) => drain(c, `round ${round + 1} of ${rounds}`, round));
-  return drains.map(combineDrains);
-}
+export const drainsInTurn = async <T>(rounds: number, cases: readonly T[], drain: (c: T, of: string, round: number) => Promise<Drain>): Promise<Drain[]> =>
+  (await inRounds(rounds, cases, (c, _, round) => drain(c, `round ${round + 1} of ${rounds}`, round))).map(combineDrains);
 
-/**
- * One figure from drains of the same outbox: the rate over all their windows (the same deliveries
- * each, so the harmonic mean of the rates), the CPU weighted by each window's time.
- */
+/** The rate over all the windows (the same deliveries each: the harmonic mean), CPU weighted by time. */
 export function combineDrains(drains: Drain[]): Drain {
   const seconds = drains.map((d) => 1 / d.rate);
   const weighted = (pick: (d: Drain) => number) => timeWeighted(drains, seconds, pick);
   return { ...drains[0]!, rate: drains.length / sum(seconds), serverCores: weighted((d) => d.serverCores), receiverCores: weighted((d) => d.receiverCores), rounds: drains.map((d) => d.rate) };
 }
 
-/** What a drain runs: its delivering processes (a server among them, or not), and its database. */
 type Deliverers = { processes: RunningProcess[]; server?: RunningServer; database?: BenchDatabase };
 type Then = (deliverers: Deliverers, receiver: Receiver) => Promise<void>;
-
-/**
- * Deliveries by what `start` starts, to a receiver of their own: the rate between the window's two
- * marks, and the CPU used meanwhile. With `then`, they stop once all is delivered and `then` has run.
- */
+/** Deliveries by what `start` starts, timed in the window; with `then`, stopped once all is delivered and it ran. */
 export async function timeDrain(options: BenchOptions, label: string, drain: Pick<Drain, 'store' | 'workers' | 'pending'>, start: (receiver: Receiver) => Promise<Deliverers>, then?: Then): Promise<Drain> {
   const { from, to } = options.drainWindow;
   const receiver = await startReceiver();
@@ -97,7 +79,6 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
     deliverers = await start(receiver);
     say(`deliveries, ${label}: ${count(drain.pending)} pending; timing deliveries ${count(from)} to ${count(to)}`);
     const { databaseCpu, walBytes = async () => 0 } = deliverers.database ?? {};
-    // What the deliverers, PostgreSQL and the receiver (this process) have used so far, and where the server's WAL is.
     const used = async () => {
       const { user, system } = process.cpuUsage();
       return { cpu: sum(deliverers.processes.map((d) => cpuSeconds(d.pid))), database: databaseCpu?.(), wal: await walBytes(), receiver: (user + system) / 1e6, at: performance.now() };
@@ -120,10 +101,6 @@ export async function timeDrain(options: BenchOptions, label: string, drain: Pic
   }
 }
 
-/**
- * An outbox (a private copy, dropped after) delivered by a server with its own worker (`workers` 0)
- * or by worker processes sharing the database, from `build`'s dist/ (this package's unless set).
- */
 export function measureDrain(options: BenchOptions, label: string, copy: BenchDatabase | Promise<BenchDatabase>, layout: Outbox, workers = 0, then?: Then, build?: Build): Promise<Drain> {
   return dropAfter(copy, (database) =>
     timeDrain(options, label, { store: database.store, workers, pending: pendingOf(layout) }, async (receiver) => {
@@ -135,16 +112,13 @@ export function measureDrain(options: BenchOptions, label: string, copy: BenchDa
   );
 }
 
-/** The same outbox's deliveries sent by the bare sender (bare-sender.mjs). */
+const BARE_SENDER = fileURLToPath(new URL('../bare-sender.mjs', import.meta.url));
 export function measureBareSender(options: BenchOptions, label: string, layout: Outbox): Promise<Drain> {
   const [pending, { clients, hooksEach }] = [pendingOf(layout), layout.clients.drain];
-  const script = fileURLToPath(new URL('../bare-sender.mjs', import.meta.url));
-  return timeDrain(options, label, { store: 'none', workers: 0, pending }, async (receiver) => ({
-    processes: [spawnNode([script, `http://127.0.0.1:${receiver.port}`, ...[pending, clients, hooksEach].map(String)], {})],
-  }));
+  const start = async (receiver: Receiver) => ({ processes: [spawnNode([BARE_SENDER, `http://127.0.0.1:${receiver.port}`, ...[pending, clients, hooksEach].map(String)], {})] });
+  return timeDrain(options, label, { store: 'none', workers: 0, pending }, start);
 }
 
-/** Events published at a steady rate for `options.seconds`, each stamped with its send time, to the latency group's clients. */
 async function measurePublishLatency(options: BenchOptions, server: RunningServer, receiver: Receiver) {
   const { latency } = groupsOf(options.shallowOutbox);
   const [rate, published, delivered] = [options.publishRate, options.publishRate * options.seconds, receiver.arrivals.length];
@@ -152,7 +126,7 @@ async function measurePublishLatency(options: BenchOptions, server: RunningServe
   const headers = { authorization: `Bearer ${PUBLISHER_TOKEN}`, 'content-type': 'application/json' };
   const [started, answers] = [performance.now(), [] as Promise<void>[]];
   for (let n = 0; n < published; n++) {
-    // Each event at its time from the start, so that a late timer does not lower the rate.
+    // Each at its time from the start, so that a late timer does not lower the rate.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (n * 1000) / rate - performance.now())));
     const body = JSON.stringify({ clientId: latency.first + (n % latency.size), type: 'lead_update', data: { n, sentAt: Date.now() } });
     answers.push(fetch(`${server.origin}/events`, { method: 'POST', headers, body }).then(async (res) => {

@@ -1,5 +1,4 @@
-// Delivery in order per lead: one outbox drained with its events carrying leadIds and without, in
-// turn, on SQLite (the server's own worker) and PostgreSQL (one worker process).
+// Delivery in order per lead (docs/benchmarks.md).
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,28 +9,21 @@ import { say } from '../progress.js';
 import { seed } from '../seed-database.js';
 import { drainsInTurn, measureDrain, type Drain } from './delivery.js';
 
-export type LeadOrderResults = { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[];
-
-/** A copy of the seeded outbox whose events are about `leads` leads, in turn, as publishing them with a leadId would leave it. */
-function withLeadIds(seeded: string, dir: string, leads: number): string {
-  const path = join(dir, 'outbox-leads.with-lead-ids.db');
-  copyFileSync(seeded, path);
-  const db = new Database(path);
+export async function measureLeadOrder(bench: Bench) {
+  const { layout, leads, rounds } = bench.options.leadOrder;
+  const without = seed(bench.dir, layout);
+  // The outbox as publishing its events with `leads` leadIds in turn would leave it.
+  const withLeads = join(bench.dir, 'outbox-leads.with-lead-ids.db');
+  copyFileSync(without, withLeads);
+  const db = new Database(withLeads);
   db.transaction(() => {
     db.prepare('UPDATE events SET lead_id = CAST((rowid - 1) % ? AS TEXT), payload = json_set(payload, \'$.leadId\', (rowid - 1) % ?)').run(leads, leads);
     db.exec('UPDATE deliveries SET lead_key = (SELECT lead_id FROM events e WHERE e.id = deliveries.event_id)');
     db.prepare('UPDATE deliveries SET next_attempt_at = ? WHERE id NOT IN (SELECT min(id) FROM deliveries GROUP BY webhook_id, lead_key)').run(WAITING_AT);
   })();
   db.close();
-  return path;
-}
-
-export async function measureLeadOrder(bench: Bench): Promise<LeadOrderResults> {
-  const { layout, leads, rounds } = bench.options.leadOrder;
-  const without = seed(bench.dir, layout);
-  const withLeads = withLeadIds(without, bench.dir, leads);
   say(`${layout.name}: ${leads} leads of ${layout.pendingEvents / leads} events each`);
-  const results: LeadOrderResults = [];
+  const results: { store: Drain['store']; leads: number; withLeads: Drain; without: Drain }[] = [];
   for (const store of storesOf(bench.postgres)) {
     const variants = [['without', without, 'no leadId'], ['withLeads', withLeads, `${leads} leads in order`]] as const;
     const [plain, inOrder] = await drainsInTurn(rounds, variants, ([variant, file, shown], of, round) => {
