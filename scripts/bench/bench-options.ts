@@ -1,8 +1,10 @@
 // What a full run and a smoke run (every measure for a second, nothing judged) measure.
-import type { PostgresServer } from './databases.js';
-import type { DatabaseLayout } from './seed-database.js';
 
 export type BenchOptions = ReturnType<typeof parseOptions>;
+/** `pendingEvents`: outbox events, to the `drain` group's clients in turn. */
+export type DatabaseLayout<Group extends string = string> = { name: string; clients: Record<Group, { clients: number; hooksEach: number }>; pendingEvents?: number };
+/** The PostgreSQL server the run measures on, or why there is none. */
+export type PostgresServer = { url: string } | { skipped: string };
 export type Bench = { options: BenchOptions; dir: string; postgres: PostgresServer };
 const USAGE = 'usage: npm run bench -- [seconds per measure] [--smoke] [--before <git ref>]';
 export function parseOptions(argv: string[]) {

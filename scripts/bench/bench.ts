@@ -3,87 +3,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
-import { openDatabase } from '../../src/store/sqlite/open-database.js';
-import { buildLeadhooks, startLeadhooks } from '../lib/server-process.js';
-import { parseOptions, type Bench, type BenchOptions } from './bench-options.js';
-import { prepareBuild, type Build } from './builds.js';
-import { copyDatabase, postgresServer } from './databases.js';
-import { inRounds, quantile } from './load.js';
-import { measureApi, startBareFastify, type ApiOperations } from './measures/api.js';
-import { measureBeforeNow } from './measures/before-now.js';
-import { measureDelivery } from './measures/delivery.js';
-import { measureFilters, measureIngestion } from './measures/ingestion.js';
-import { measureLeadOrder } from './measures/lead-order.js';
-import { measurePostgres } from './measures/postgres.js';
-import { count, elapsedSeconds, loadAverage, say } from './progress.js';
+import { buildLeadhooks } from '../lib/server-process.js';
+import { parseOptions } from './bench-options.js';
+import { prepareBuild } from './builds.js';
+import { measureAll } from './measure-all.js';
+import { elapsedSeconds, loadAverage, say } from './progress.js';
 import { judge, reportTables, writeBenchmarksReport } from './report.js';
-import { groupsOf, seed, webhookCount } from './seed-database.js';
 
-const startOnce = (database: Record<string, string>) => startLeadhooks(database).then((server) => server.stop().then(() => server.startMs));
-/** The median of `probes` starts on each database, in ms, after an unmeasured one each (the page cache). */
-async function measureStartUp(cases: { label: string; database: Record<string, string> }[], probes: number): Promise<number[]> {
-  for (const { database } of cases) await startOnce(database);
-  const starts = await inRounds(probes, cases, ({ database }) => startOnce(database));
-  cases.forEach(({ label }, i) => say(`start to listening, ${label}: ${starts[i]!.map((s) => s.toFixed(0)).join(', ')} ms (median ${quantile(starts[i]!, 0.5).toFixed(0)})`));
-  return starts.map((probed) => quantile(probed, 0.5));
+const options = parseOptions(process.argv.slice(2));
+const dir = mkdtempSync(join(tmpdir(), 'leadhooks-bench-'));
+const loadBefore = loadAverage();
+say(`${options.command}: ${options.smoke ? 'smoke run (no targets judged), ' : ''}${cpus().length} cores, Node ${process.version}, ${options.seconds} s per measure; load average ${loadBefore}`);
+try {
+  say('building (npm run build)');
+  buildLeadhooks();
+  // The build compared with first, so that a ref that does not build stops the run at once.
+  const results = await measureAll(options, dir, options.before === undefined ? undefined : prepareBuild(options.before, dir));
+  const judged = judge(results, options.smoke);
+  console.log(`\n${reportTables(results, judged)}\n`);
+  const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };
+  const lines = writeBenchmarksReport(join(options.smoke ? dir : PACKAGE_ROOT, 'BENCHMARKS.md'), options, results, judged, facts);
+  say(`${options.smoke ? 'the report, in the scratch folder' : 'BENCHMARKS.md'}: ${lines} lines`);
+  say(`done in ${facts.minutes.toFixed(1)} minutes; load average ${loadBefore} before, ${facts.loadAfter} after`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
 }
-
-async function measureAll(options: BenchOptions, dir: string, before?: Build) {
-  const seeded = { api: seed(dir, options.api), grown: seed(dir, options.apiGrown), shallowOutbox: seed(dir, options.shallowOutbox), deepOutbox: seed(dir, options.deepOutbox) };
-  const copy = (from: string, name: string) => copyDatabase(from, dir, name);
-  const [groups, grownWebhooks] = [groupsOf(options.api), webhookCount(options.apiGrown)];
-  // Start-up first, while the grown database is as seeded.
-  const emptyPath = join(dir, 'empty.db');
-  openDatabase(emptyPath).close();
-  const [startEmptyMs, startGrownMs] = (await measureStartUp([
-    { label: 'empty database', database: { DATABASE_PATH: emptyPath } },
-    { label: `${count(grownWebhooks)} webhooks`, database: copy(seeded.grown, 'start-up').env },
-  ], options.startProbes)) as [number, number];
-  const sink = await startBareFastify();
-  const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-  const [bare, besideBare, tracing] = (await measureApi(options, [
-    { label: 'bare Fastify', group: groups.small },
-    { label: 'beside bare Fastify', database: copy(seeded.api, 'beside-bare'), group: groups.small },
-    { label: 'tracing on', database: copy(seeded.api, 'traced'), env: tracingOn, group: groups.small },
-  ]).finally(() => sink.stop())) as [ApiOperations, ApiOperations, ApiOperations];
-  const bench: Bench = { options, dir, postgres: await postgresServer() };
-  const ingestion = await measureIngestion(bench, seed(dir, options.ingestion));
-  const filters = await measureFilters(bench);
-  const [small, bigClients, bigDatabase] = (await measureApi(options, [
-    { label: `${groups.small.hooksEach} webhooks per client`, database: copy(seeded.api, 'small'), group: groups.small, withListing: true },
-    { label: `${count(groups.big.hooksEach)} webhooks per client`, database: copy(seeded.api, 'big-clients'), group: groups.big, withListing: true },
-    { label: `${groups.small.hooksEach} per client, ${count(grownWebhooks)}-webhook database`, database: copy(seeded.grown, 'big-database'), group: groups.small },
-  ])) as [ApiOperations, ApiOperations, ApiOperations];
-  const { shallow, deep, bareSender, latency } = await measureDelivery(bench, { shallow: seeded.shallowOutbox, deep: seeded.deepOutbox });
-  const postgres = await measurePostgres(bench, { ...seeded, group: groups.small });
-  const leadOrder = await measureLeadOrder(bench);
-  const beforeNow = before && (await measureBeforeNow(bench, before));
-  return { bare, besideBare, tracing, ingestion, filters, small, bigClients, bigDatabase, apiWebhooks: webhookCount(options.api), grownWebhooks, startEmptyMs, startGrownMs, shallow, deep, bareSender, latency, postgres, leadOrder, ...(beforeNow && { beforeNow }) };
-}
-export type Results = Awaited<ReturnType<typeof measureAll>>;
-
-async function main() {
-  const options = parseOptions(process.argv.slice(2));
-  const dir = mkdtempSync(join(tmpdir(), 'leadhooks-bench-'));
-  const loadBefore = loadAverage();
-  say(`${options.command}: ${options.smoke ? 'smoke run (no targets judged), ' : ''}${cpus().length} cores, Node ${process.version}, ${options.seconds} s per measure; load average ${loadBefore}`);
-  try {
-    say('building (npm run build)');
-    buildLeadhooks();
-    // The build compared with first, so that a ref that does not build stops the run at once.
-    const results = await measureAll(options, dir, options.before === undefined ? undefined : prepareBuild(options.before, dir));
-    const judged = judge(results, options.smoke);
-    console.log(`\n${reportTables(results, judged)}\n`);
-    const facts = { minutes: elapsedSeconds() / 60, loadBefore, loadAfter: loadAverage() };
-    const lines = writeBenchmarksReport(join(options.smoke ? dir : PACKAGE_ROOT, 'BENCHMARKS.md'), options, results, judged, facts);
-    say(`${options.smoke ? 'the report, in the scratch folder' : 'BENCHMARKS.md'}: ${lines} lines`);
-    say(`done in ${facts.minutes.toFixed(1)} minutes; load average ${loadBefore} before, ${facts.loadAfter} after`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { moveToPostgres } from '../../src/store/move-to-postgres.js';
-import type { Bench } from './bench-options.js';
+import type { Bench, PostgresServer } from './bench-options.js';
 import { buildCode, type Build } from './builds.js';
 import { cpuSeconds, say } from './progress.js';
 
@@ -14,7 +14,6 @@ import { cpuSeconds, say } from './progress.js';
 export type BenchDatabase = { store: Store; env: Record<string, string>; query<T>(sql: string, params?: unknown[]): Promise<T[]>; databaseCpu?: () => number; walBytes?: () => Promise<number>; drop(): Promise<void> };
 export type Store = 'SQLite' | 'PostgreSQL';
 /** Asked once a run, so that the measures agree. */
-export type PostgresServer = { url: string } | { skipped: string };
 export async function postgresServer(): Promise<PostgresServer> {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const unreachable = await runSql(url, 'SELECT 1').then(() => undefined, (error: Error) => error.message);

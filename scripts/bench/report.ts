@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
 import { scriptCommand } from '../lib/server-process.js';
-import type { Results } from './bench.js';
+import type { Results } from './measure-all.js';
 import type { BenchOptions } from './bench-options.js';
 import { generatorSaturated, type Measured } from './load.js';
 import type { ApiOperations } from './measures/api.js';

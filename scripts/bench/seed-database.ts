@@ -5,14 +5,13 @@ import Database from 'better-sqlite3';
 import { hashApiKey } from '../../src/secrets/credentials.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
+import type { DatabaseLayout } from './bench-options.js';
 import { flushToDisk } from './databases.js';
 import { say } from './progress.js';
 
 const SEEDER_SCHEMA_VERSION = 3;
 /** The receiver's port in the seeded webhooks' URLs, until a run sets it. */
 export const RECEIVER_PORT = '{receiver-port}';
-/** `pendingEvents`: outbox events, to the `drain` group's clients in turn. */
-export type DatabaseLayout<Group extends string = string> = { name: string; clients: Record<Group, { clients: number; hooksEach: number }>; pendingEvents?: number };
 export type ClientGroup = { first: number; size: number; hooksEach: number };
 export const apiKeyFor = (clientId: number): string => 'lh_' + createHash('sha256').update(`leadhooks-bench-${clientId}`).digest('base64url');
 

@@ -7,7 +7,7 @@ import type { Measured } from '../../scripts/bench/load.js';
 import type { ApiOperations } from '../../scripts/bench/measures/api.js';
 import type { Drain } from '../../scripts/bench/measures/delivery.js';
 import type { IngestionResults } from '../../scripts/bench/measures/ingestion.js';
-import type { Results } from '../../scripts/bench/bench.js';
+import type { Results } from '../../scripts/bench/measure-all.js';
 import { judge, writeBenchmarksReport } from '../../scripts/bench/report.js';
 
 // A full run writes BENCHMARKS.md from its results: what the figures mean, its tables, the

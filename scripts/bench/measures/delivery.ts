@@ -3,12 +3,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { leadhooksEnv, PUBLISHER_TOKEN, spawnNode, startLeadhooks, startWorkers, type RunningProcess, type RunningServer } from '../../lib/server-process.js';
-import type { Bench, BenchOptions } from '../bench-options.js';
+import type { Bench, BenchOptions, DatabaseLayout } from '../bench-options.js';
 import type { Build } from '../builds.js';
 import { copyDatabase, dropAfter, type BenchDatabase, type Store } from '../databases.js';
 import { inRounds, quantile, sum, timeWeighted } from '../load.js';
 import { count, cpuSeconds, percent, say } from '../progress.js';
-import { groupsOf, RECEIVER_PORT, type DatabaseLayout } from '../seed-database.js';
+import { groupsOf, RECEIVER_PORT } from '../seed-database.js';
 
 type Outbox = DatabaseLayout<'drain' | 'latency'>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;

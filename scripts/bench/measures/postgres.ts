@@ -3,10 +3,10 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Logger, makeWorkerUtils } from 'graphile-worker';
 import { spawnNode } from '../../lib/server-process.js';
-import { twiceAsLong, type Bench, type BenchOptions } from '../bench-options.js';
+import { twiceAsLong, type Bench, type BenchOptions, type DatabaseLayout } from '../bench-options.js';
 import { dropAfter, pgbench, postgresCopy, scratchDatabase } from '../databases.js';
 import { count, say } from '../progress.js';
-import { RECEIVER_PORT, type ClientGroup, type DatabaseLayout } from '../seed-database.js';
+import { RECEIVER_PORT, type ClientGroup } from '../seed-database.js';
 import { aboutStep, inTurn, measureApi, type ApiCase } from './api.js';
 import { measureDrain, pendingOf, timeDrain, type Drain } from './delivery.js';
 
