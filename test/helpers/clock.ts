@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createClock, type TimerId } from '@sinonjs/fake-timers';
 import type { Clock, ClockTimer } from '../../src/clock.js';
 import { eventually } from './receiver.js';
@@ -35,15 +36,22 @@ export function testClock(start = Date.now() + CLOCK_AHEAD_MS): TestClock {
 
 /**
  * Resolves once the worker has done what was due by the clock's time: no pending delivery is
- * leased (in flight, or its attempt not yet recorded), and none is due. What is left waits for
- * the clock: a retry, a paced turn, a receiver's Retry-After.
+ * leased (in flight, or its attempt not yet recorded) or due, and no resumed webhook has
+ * deliveries still held. What is left waits for the clock: a retry, a paced turn, a receiver's
+ * Retry-After. A turn of the event loop first: SQLite answers the query at once, and without it
+ * a test stepping the clock would keep the worker from ever running.
  */
-export function workerIdle(db: TestDatabase, clock: TestClock): Promise<true> {
+export async function workerIdle(db: TestDatabase, clock: TestClock): Promise<true> {
   const busy =
     db.kind === 'sqlite'
-      ? "SELECT count(*) AS n FROM deliveries WHERE state = 'pending' AND (lease_until > 0 OR next_attempt_at <= ?)"
-      : "SELECT count(*) AS n FROM deliveries WHERE state = 'pending' AND (leased_until IS NOT NULL OR next_attempt_at <= to_timestamp(?::float8 / 1000))";
-  return eventually(async () => ((await db.query<{ n: number }>(busy, [clock.now()]))[0]!.n === 0 ? true : undefined));
+      ? `SELECT (SELECT count(*) FROM deliveries WHERE state = 'pending' AND (lease_until > 0 OR next_attempt_at <= ?))
+          + (SELECT count(*) FROM webhooks WHERE held = 1 AND paused = 0 AND suspended = 0) AS n`
+      : `SELECT (SELECT count(*) FROM deliveries WHERE state = 'pending' AND (leased_until IS NOT NULL OR next_attempt_at <= to_timestamp(?::float8 / 1000)))
+          + (SELECT count(*) FROM webhooks WHERE held AND NOT paused AND NOT suspended) AS n`;
+  await nextTurn();
+  return eventually(async () => ((await db.query<{ n: number }>(busy, [clock.now()]))[0]!.n === 0 ? true : undefined)).catch(() => {
+    throw new Error(`deliveries due by ${new Date(clock.now()).toISOString()} on the clock were not all attempted and recorded: did the worker sleep past them?`);
+  });
 }
 
 /**
