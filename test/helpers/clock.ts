@@ -21,6 +21,13 @@ export interface TestClock extends Clock {
   advance(ms: number): void;
   /** Advances to `time` (epoch ms); a time in the clock's past leaves it where it is. */
   advanceTo(time: number): void;
+  /**
+   * How many parts of the app sleep on this clock between their turns of work: the delivery
+   * worker (unless DELIVERY_WORKER=off) and the retention pruner. buildTestApp sets it.
+   */
+  sleepers: number;
+  /** Whether every sleeper has its timer set: none is at work (a claim, a pruning pass). */
+  allAsleep(): boolean;
 }
 
 export function testClock(start = Date.now() + CLOCK_AHEAD_MS): TestClock {
@@ -31,35 +38,45 @@ export function testClock(start = Date.now() + CLOCK_AHEAD_MS): TestClock {
     clearTimeout: (timer) => fake.clearTimeout(timer as TimerId | undefined),
     advance: (ms) => void fake.tick(ms),
     advanceTo: (time) => void fake.tick(Math.max(0, time - fake.now)),
+    sleepers: 2,
+    // The worker clears its timer before it claims, and a fired timer is gone: each sleeper has
+    // one set exactly while it waits (src/delivery/delivery-worker.ts, src/retention/pruner.ts).
+    allAsleep() {
+      return fake.countTimers() >= this.sleepers;
+    },
   };
 }
 
 /**
- * Resolves once the worker has done what was due by the clock's time: no pending delivery is
- * leased (in flight, or its attempt not yet recorded) or due, and no resumed webhook has
- * deliveries still held. What is left waits for the clock: a retry, a paced turn, a receiver's
- * Retry-After. A turn of the event loop first: SQLite answers the query at once, and without it
- * a test stepping the clock would keep the worker from ever running.
+ * Resolves once the app is asleep on the clock with nothing in flight: the worker and the pruner
+ * wait on their timers (TestClock.allAsleep) and no pending delivery is leased (an attempt sent,
+ * or not yet recorded). A delivery may be due and not yet claimed: the worker sleeps until its
+ * own timer (its poll interval at most), which a later step of the clock fires. Turns of the
+ * event loop come between the looks, so that what the worker does next has started (SQLite
+ * answers at once: without them, a test stepping the clock would keep the worker from running).
  */
-export async function workerIdle(db: TestDatabase, clock: TestClock): Promise<true> {
-  const busy =
+export async function workerIdle(db: TestDatabase, clock: TestClock): Promise<void> {
+  const leased =
     db.kind === 'sqlite'
-      ? `SELECT (SELECT count(*) FROM deliveries WHERE state = 'pending' AND (lease_until > 0 OR next_attempt_at <= ?))
-          + (SELECT count(*) FROM webhooks WHERE held = 1 AND paused = 0 AND suspended = 0) AS n`
-      : `SELECT (SELECT count(*) FROM deliveries WHERE state = 'pending' AND (leased_until IS NOT NULL OR next_attempt_at <= to_timestamp(?::float8 / 1000)))
-          + (SELECT count(*) FROM webhooks WHERE held AND NOT paused AND NOT suspended) AS n`;
-  await nextTurn();
-  return eventually(async () => ((await db.query<{ n: number }>(busy, [clock.now()]))[0]!.n === 0 ? true : undefined)).catch(() => {
-    throw new Error(`deliveries due by ${new Date(clock.now()).toISOString()} on the clock were not all attempted and recorded: did the worker sleep past them?`);
+      ? "SELECT count(*) AS n FROM deliveries WHERE state = 'pending' AND lease_until > 0"
+      : "SELECT count(*) AS n FROM deliveries WHERE state = 'pending' AND leased_until IS NOT NULL";
+  const idle = async () => {
+    await nextTurn();
+    if (!clock.allAsleep() || (await db.query<{ n: number }>(leased))[0]!.n > 0) return false;
+    await nextTurn();
+    return clock.allAsleep();
+  };
+  await eventually(async () => ((await idle()) ? true : undefined)).catch(() => {
+    throw new Error(`the app did not settle at ${new Date(clock.now()).toISOString()} on the clock: an attempt, a claim or a pruning pass is still in flight`);
   });
 }
 
 /**
- * Once the worker is idle, lets `ms` pass, and resolves once what came due meanwhile has been
- * attempted and recorded. Nothing but the worker's own timer wakes it: a worker that slept past
- * the time a delivery was due fails the test. Idle first, so that the worker is not in the middle
- * of a claim made at the time before; and an attempt in flight keeps its lease for
- * DELIVERY_TIMEOUT and a margin on the clock, which a longer step would end.
+ * Once the worker is idle (workerIdle), lets `ms` pass, and resolves once it is idle again: what
+ * its timer woke it for has been attempted and recorded. Nothing else wakes it, so a worker that
+ * sleeps past a delivery's due time sends it late on the clock, which a test measuring the time
+ * sees. Idle first: an attempt in flight keeps its lease for DELIVERY_TIMEOUT and a margin on the
+ * clock, which a longer step would end.
  */
 export async function advance(db: TestDatabase, clock: TestClock, ms: number): Promise<void> {
   await workerIdle(db, clock);
