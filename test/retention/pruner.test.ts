@@ -8,7 +8,7 @@ import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
 import type { Store } from '../../src/store/store.js';
 import { failPastDisableTime } from '../../scripts/lib/failed-attempt.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { testClock } from '../helpers/clock.js';
+import { advanceUntil, testClock } from '../helpers/clock.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, openTestStore, type TestDatabase } from '../helpers/stores.js';
 
@@ -216,13 +216,23 @@ t.test("a client's own walk reads its own events alone, a batch at a time", asyn
   t.same([second.events, second.more], [50, false], 'the second, the rest');
 });
 
+/**
+ * Through the server, retention runs on a test clock (test/helpers/clock.ts), moved an interval
+ * at a time. RETENTION is a day: the events the API dates by the wall clock are an hour and a few
+ * seconds old on the test clock, which runs ahead of it, and are pruned once it has moved a day.
+ */
+const SERVER_RETENTION = { RETENTION: '1d', PRUNE_INTERVAL: '1h' };
+
 t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log, a pending delivery stays', async (t) => {
+  const clock = testClock();
   const { app, db } = await buildTestApp(t, {
     ...DELIVERY_ENV,
-    DELIVERY_RETRY_SCHEDULE: '1h',
-    RETENTION: '1s',
-    PRUNE_INTERVAL: '100ms',
-  });
+    // Its retry is not due before the test is over, however far the clock has gone.
+    DELIVERY_RETRY_SCHEDULE: '365d',
+    ...SERVER_RETENTION,
+  }, { clock });
+  /** Moves the clock an interval at a time until `done`. */
+  const pruneUntil = (done: () => Promise<true | undefined>) => advanceUntil(db, clock, HOUR, done, 24 * 30);
   const acme = await createClient(app);
   const ok = await startReceiver(t);
   const failing = await startReceiver(t, () => ({ status: 500 }));
@@ -234,13 +244,18 @@ t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log,
     send(app, { method: 'GET', url: `/webhook/${hookId}/deliveries`, headers: { 'x-api-key': acme.apiKey } });
   await eventually(async () => ((await log(okHook.json.hookId)).json.attempts.length === 1 ? true : undefined));
   await eventually(async () => ((await log(failingHook.json.hookId)).json.attempts.length === 1 ? true : undefined));
-  await eventually(async () => ((await log(okHook.json.hookId)).json.attempts.length === 0 ? true : undefined), 5_000);
+  const start = clock.now();
+  await pruneUntil(async () => ((await log(okHook.json.hookId)).json.attempts.length === 0 ? true : undefined));
+  // The event was an hour old on the clock when it was delivered: RETENTION ran out 23 hours on,
+  // and the first pass after that pruned it (a pass comes an interval after the last one ended).
+  const moved = (clock.now() - start) / HOUR;
+  t.ok(moved >= 22, `not pruned before RETENTION: pruned once the clock had moved ${moved} hours`);
 
   // A later event, delivered: once the pruner has deleted it too, a pass has run that began after
   // it was published, when the pending delivery's event was older than RETENTION as well.
   const later = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 2 } });
   await ok.waitFor(2);
-  await eventually(async () => ((await db.query<{ n: number }>('SELECT count(*) AS n FROM events WHERE id = ?', [later.json.eventId]))[0]!.n === 0 ? true : undefined), 5_000);
+  await pruneUntil(async () => ((await db.query<{ n: number }>('SELECT count(*) AS n FROM events WHERE id = ?', [later.json.eventId]))[0]!.n === 0 ? true : undefined));
   const kept = await log(failingHook.json.hookId);
   t.equal(kept.status, 200);
   t.match(kept.json.attempts, [{ type: 'lead_update', statusCode: 500, outcome: 'retrying' }], 'the retrying delivery keeps its log');
@@ -248,12 +263,12 @@ t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log,
 });
 
 t.test("through the server: DELETE erases a webhook's sealed secret at once, and retention deletes its row after its history", async (t) => {
+  const clock = testClock();
   const { app, db } = await buildTestApp(t, {
     ...DELIVERY_ENV,
-    RETENTION: '3s',
-    PRUNE_INTERVAL: '100ms',
+    ...SERVER_RETENTION,
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-  });
+  }, { clock });
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   const detached = (await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] })).json.hookId;
@@ -268,7 +283,7 @@ t.test("through the server: DELETE erases a webhook's sealed secret at once, and
   const res = await send(app, { method: 'DELETE', url: `/webhook/${detached}`, headers: { 'x-api-key': acme.apiKey } });
   t.equal(res.status, 204);
   t.same(await row(detached), [{ id: detached, secret: '', previous_secret: null }], 'erased by the DELETE, before its history goes');
-  await eventually(async () => ((await row(detached)).length === 0 ? true : undefined));
+  await advanceUntil(db, clock, HOUR, async () => ((await row(detached)).length === 0 ? true : undefined), 24 * 30);
   t.same(await attempts(detached), [{ n: 0 }], 'its attempts went before it');
   t.match(await row(attached), [{ id: attached, secret: /^enc:v1:/ }], 'the attached webhook stays, with its secret');
   const next = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
