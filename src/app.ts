@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { jsonBodyPlugin, validatorCompiler } from './http/body-policy.js';
 import { errorHandlingPlugin } from './http/error-handling.js';
@@ -25,6 +26,11 @@ export interface AppOptions {
    * (DATABASE_WAIT): the server and the worker answer their health checks meanwhile.
    */
   whileDatabaseAway?: () => Promise<void>;
+  /**
+   * What the delivery worker and the retention pruner go by (src/clock.ts): the wall clock when
+   * absent. Tests pass one they move forward, rather than wait for retries and periods to pass.
+   */
+  clock?: Clock;
 }
 
 /**
@@ -32,14 +38,14 @@ export interface AppOptions {
  * plugin closes what it opened; Fastify closes them in the reverse order of this list.
  */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const { app, store, secrets } = await buildCore(config, options, config.deliveryWorker);
+  const { app, store, secrets, clock } = await buildCore(config, options, config.deliveryWorker);
   app.setValidatorCompiler(validatorCompiler); // the operations' inputs, nothing coerced
   const spec = loadSpec();
   await app.register(jsonBodyPlugin); // JSON is the only body (the operations' body policy)
   await app.register(docsPlugin, { spec }); // /documentation, /openapi.json, /openapi.yaml
   const branding = { productName: config.portalProductName, logoUrl: config.portalLogoUrl, accentColor: config.portalAccentColor };
   await app.register(portalPlugin, { frameAncestors: config.portalFrameAncestors, branding }); // /portal, the client portal's static files
-  await app.register(operationsPlugin, { spec, store, config, secrets }); // each operation's chain and handler
+  await app.register(operationsPlugin, { spec, store, config, secrets, clock }); // each operation's chain and handler
   if (config.publisherToken === null) {
     app.log.warn('PUBLISHER_TOKEN is not set: POST /events refuses every request (publishing is disabled)');
   }
@@ -60,7 +66,8 @@ export async function buildWorkerApp(config: Config, options: AppOptions = {}): 
 /**
  * What the server and the worker share: the secret box, built once; the configured store, its
  * signing secrets sealed (a wrong SECRET_ENCRYPTION_KEY stops start-up here); error handling,
- * metrics, and the delivery worker (when `delivers`) with the retention pruner.
+ * metrics, and the delivery worker (when `delivers`) with the retention pruner, on one clock,
+ * which the operations that start a rotated secret's grace period or sign a test send go by too.
  */
 async function buildCore(config: Config, options: AppOptions, delivers: boolean) {
   const app = Fastify(fastifyOptions(config, options.logStream));
@@ -84,6 +91,7 @@ async function buildCore(config: Config, options: AppOptions, delivers: boolean)
   logTracingFailures(app.log); // a failed trace export is logged, at most once a minute
   app.addHook('onClose', stopTracing); // exports the spans still buffered
   await app.register(metricsPlugin, { store }); // GET /metrics, app.metrics
-  await app.register(deliveryPlugin, { store, config: { ...config, deliveryWorker: delivers }, secrets }); // delivery worker and retention pruner
-  return { app, store, secrets };
+  const clock = options.clock ?? systemClock;
+  await app.register(deliveryPlugin, { store, config: { ...config, deliveryWorker: delivers }, secrets, clock }); // delivery worker and retention pruner
+  return { app, store, secrets, clock };
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { systemClock, type Clock, type ClockTimer } from '../clock.js';
 import type { Config } from '../config.js';
 import type { DeliveryJob, LoggedOutcome, OperationalEvent, Store } from '../store/store.js';
 import { decideAttempt } from '../delivery-policy/attempt.js';
@@ -14,10 +15,10 @@ const PER_WEBHOOK_IN_FLIGHT = 8;
 
 /**
  * How long to sleep before the next claim: `sleep`, cut short to end at `dueAt` if that comes first.
- * `now` is the time the caller compared `dueAt` with: read again here, a millisecond passing
- * between the two would turn a delivery due in 1 ms into a whole `sleep`.
+ * `now` is the time the caller compared `dueAt` with: read again, a millisecond passing between
+ * the two would turn a delivery due in 1 ms into a whole `sleep`.
  */
-function sleepBefore(dueAt: number, sleep: number, now = Date.now()): number {
+function sleepBefore(dueAt: number, sleep: number, now: number): number {
   const wait = dueAt - now;
   return wait > 0 ? Math.min(sleep, wait) : sleep;
 }
@@ -61,6 +62,8 @@ export function createDeliveryWorker(
   /** Each attempt recorded, by its outcome as the delivery log shows it. */
   onAttempt: (outcome: LoggedOutcome) => void = () => {},
   onDisabled: (event: OperationalEvent) => void = () => {},
+  /** What the attempts, retries, disabling, leases and sleeps go by (src/clock.ts). */
+  clock: Clock = systemClock,
 ): DeliveryWorker {
   const inFlight = new Map<number, number>();
   const refillAt = Math.max(1, Math.floor(config.deliveryConcurrency / 4));
@@ -71,7 +74,7 @@ export function createDeliveryWorker(
   let running = false;
   let claiming = false;
   let again = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ClockTimer | undefined;
   let immediate: NodeJS.Immediate | undefined;
   let unsubscribe = () => {};
 
@@ -81,11 +84,11 @@ export function createDeliveryWorker(
       if (delayMs === 0) again = true;
       return;
     }
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     clearImmediate(immediate);
     // Now: on this turn's check phase (a timer of 0 waits at least a millisecond).
     if (delayMs === 0) immediate = setImmediate(claim);
-    else timer = setTimeout(claim, delayMs);
+    else timer = clock.setTimeout(claim, delayMs);
   }
 
   async function claim() {
@@ -95,8 +98,8 @@ export function createDeliveryWorker(
     try {
       const free = config.deliveryConcurrency - busy;
       // A read first: claiming is a write (a transaction, an fsync), not worth making for nothing.
-      const due = free > 0 ? await store.deliveries.nextDueAt() : undefined;
-      const now = Date.now();
+      const due = free > 0 ? await store.deliveries.nextDueAt(clock.now()) : undefined;
+      const now = clock.now();
       if (due !== undefined && due > now) {
         sleep = sleepBefore(due, sleep, now);
       } else if (due !== undefined) {
@@ -119,8 +122,8 @@ export function createDeliveryWorker(
         } else {
           // Due deliveries left behind belong to webhooks at their in-flight cap: the attempts
           // finishing wake the worker, so only sleep until the next delivery not yet due.
-          const next = await store.deliveries.nextDueAt();
-          if (next !== undefined) sleep = sleepBefore(next, sleep);
+          const next = await store.deliveries.nextDueAt(clock.now());
+          if (next !== undefined) sleep = sleepBefore(next, sleep, clock.now());
         }
       }
     } catch (error) {
@@ -157,24 +160,21 @@ export function createDeliveryWorker(
 
   async function attemptDelivery(job: DeliveryJob, freeSlot: () => void) {
     const span = startAttemptSpan(job);
-    const attemptedAt = new Date().toISOString();
+    const attemptedAt = new Date(clock.now()).toISOString();
     const result = await sendWebhook(job, {
       timeoutMs: config.deliveryTimeout,
       allowPrivateTargets: config.allowPrivateTargets,
       secrets,
       proxy: config,
+      now: () => clock.now(),
     });
     // What follows the attempt is the delivery policy's; the store records it as decided.
-    const decision = decideAttempt(result, job, config, Date.now());
+    const decision = decideAttempt(result, job, config, clock.now());
     let disabled: OperationalEvent | undefined;
     try {
-      const recorded = store.deliveries.recordAttempt(job, {
-        attemptedAt,
-        statusCode: result.statusCode,
-        error: result.error,
-        durationMs: result.durationMs,
-        ...decision,
-      });
+      const record = { attemptedAt, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs, ...decision };
+      // Dated now: a disabling or a detaching the record makes happens at this time.
+      const recorded = store.deliveries.recordAttempt(job, record, clock.now());
       // Queued: the next claim can use the slot while the record waits for its fsync.
       freeSlot();
       disabled = await recorded;
@@ -211,7 +211,7 @@ export function createDeliveryWorker(
     async stop() {
       running = false;
       unsubscribe();
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       clearImmediate(immediate);
       while (claiming) await new Promise((resolve) => setTimeout(resolve, 5));
       await Promise.allSettled([...attempts]);

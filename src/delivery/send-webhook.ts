@@ -23,6 +23,12 @@ export interface SendOptions {
   secrets: SecretBox;
   /** HTTP_PROXY, HTTPS_PROXY and NO_PROXY; absent or unset: every request goes direct. */
   proxy?: ProxyConfig;
+  /**
+   * The time (epoch ms) a rotated secret's grace period is judged by: the worker's clock
+   * (src/clock.ts); absent, the wall clock. The `webhook-timestamp` stays on the wall clock, which
+   * is the one the receiver checks it against.
+   */
+  now?: () => number;
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -124,7 +130,7 @@ export async function sendWebhook(job: SignedRequest, options: SendOptions): Pro
         'user-agent': USER_AGENT,
         'webhook-id': job.eventId,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatures(job, timestamp, options.secrets),
+        'webhook-signature': signatures(job, timestamp, options.secrets, options.now?.()),
       },
       body: job.payload,
       signal: abort.signal,

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { eventCatalogue } from '../event-catalogue.js';
@@ -37,7 +38,8 @@ export type HandlerConfig = Pick<
  * Every operation of openapi.yaml, by operationId, with its handler (a file per group of
  * operations). A missing one is a compile error. `secrets` seals signing secrets before they are
  * stored; `onPublished` is called when there may be deliveries to make at once (an event was
- * stored, a webhook resumed).
+ * stored, a webhook resumed). A rotated secret's grace period starts, and a test send's signatures
+ * are judged, by `clock`: the delivery worker's (src/clock.ts), so that both go by one time.
  */
 export function createHandlers(
   store: Store,
@@ -45,17 +47,18 @@ export function createHandlers(
   config: HandlerConfig,
   secrets: SecretBox,
   onPublished: () => void,
+  clock: Clock = systemClock,
 ): Handlers {
   return {
     ...createAboutHandlers(),
     ...createWebhookHandlers(store, {
       maxWebhooksPerClient: config.maxWebhooksPerClient,
-      testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets, secrets, proxy: config },
+      testSend: { timeoutMs: config.deliveryTimeout, allowPrivateTargets: config.allowPrivateTargets, secrets, proxy: config, now: () => clock.now() },
       onResumed: onPublished,
       secrets,
       defaultRateLimit: config.deliveryRateLimit,
     }),
-    ...createSecretHandlers(store, config.secretRotationGrace, secrets),
+    ...createSecretHandlers(store, config.secretRotationGrace, secrets, clock),
     ...createEventHandlers(store, onPublished, eventCatalogue(spec)),
     ...createHealthHandlers(store),
     ...createReplayHandlers(store, onPublished),

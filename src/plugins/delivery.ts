@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { createDeliveryWorker } from '../delivery/delivery-worker.js';
 import { createPlatformFeed } from '../delivery/platform-feed.js';
@@ -18,14 +19,14 @@ declare module 'fastify' {
  * runs it elsewhere, with this same plugin, and finds new events by polling), and the retention
  * pruner, and with OPERATIONAL_EVENTS_URL the sending of operational events to the lead
  * product's own address, beside the worker. They start when the app is ready and stop, attempts
- * in flight finished, before the store closes.
+ * in flight finished, before the store closes. The worker and the pruner go by one clock.
  */
-export const deliveryPlugin = fp<{ store: Store; config: Config; secrets: SecretBox }>(
-  async (app, { store, config, secrets }) => {
+export const deliveryPlugin = fp<{ store: Store; config: Config; secrets: SecretBox; clock: Clock }>(
+  async (app, { store, config, secrets, clock }) => {
     const worker = config.deliveryWorker
-      ? createDeliveryWorker(store, config, secrets, app.log.child({ component: 'delivery' }), app.metrics.countAttempt, app.metrics.countDisabled)
+      ? createDeliveryWorker(store, config, secrets, app.log.child({ component: 'delivery' }), app.metrics.countAttempt, app.metrics.countDisabled, clock)
       : undefined;
-    const pruner = createPruner(store, config, app.log.child({ component: 'retention' }));
+    const pruner = createPruner(store, config, app.log.child({ component: 'retention' }), clock);
     const platform =
       config.deliveryWorker && config.operationalEventsUrl !== null
         ? createPlatformFeed(store, config, secrets, app.log.child({ component: 'operational-events' }))

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { systemClock, type Clock, type ClockTimer } from '../clock.js';
 import type { Config } from '../config.js';
 import { appliedRetentionMs } from './client-retention.js';
 import { IDEMPOTENCY_KEY_LIFETIME_MS, type DetachedCursor, type Store } from '../store/store.js';
@@ -45,16 +46,17 @@ export function createPruner(
   store: Store,
   config: Pick<Config, 'retention' | 'pruneInterval'>,
   log: FastifyBaseLogger,
-  now: () => number = Date.now,
+  /** What the retention period is counted back from, and the interval between passes waited on (src/clock.ts). */
+  clock: Clock = systemClock,
 ): Pruner {
   let running = false;
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ClockTimer | undefined;
   let pass: Promise<unknown> = Promise.resolve();
   const pause = () => new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_BATCHES_MS));
 
   async function runOnce(): Promise<PruneTotals> {
-    const before = new Date(now() - config.retention).toISOString();
+    const before = new Date(clock.now() - config.retention).toISOString();
     const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 };
     // Batches of one kind until one comes back short; adds what was deleted to `totals[kind]`.
     const drain = async (kind: 'idempotencyKeys' | 'operationalEvents' | 'portalSessions' | 'auditEntries', batch: () => Promise<number>, message: string, before: string) => {
@@ -92,14 +94,14 @@ export function createPruner(
         const own = appliedRetentionMs(retentionSeconds, config.retention);
         if (own >= config.retention || stopped) continue;
         const events = totals.events;
-        const clientBefore = new Date(now() - own).toISOString();
+        const clientBefore = new Date(clock.now() - own).toISOString();
         await history(clientBefore, id);
         if (totals.events > events) log.info({ clientId: id, events: totals.events - events, before: clientBefore }, "pruned a client's history older than its own retention period");
       }
       if (clients.length < PRUNE_BATCH) break;
       after = clients.at(-1)!.id;
     }
-    const expired = new Date(now() - IDEMPOTENCY_KEY_LIFETIME_MS).toISOString();
+    const expired = new Date(clock.now() - IDEMPOTENCY_KEY_LIFETIME_MS).toISOString();
     await drain('idempotencyKeys', () => store.idempotency.prune(expired, PRUNE_BATCH), 'pruned expired idempotency keys', expired);
     const operational = () => store.operationalEvents.prune(before, PRUNE_BATCH);
     await drain('operationalEvents', operational, 'pruned operational events older than the retention period', before);
@@ -122,7 +124,7 @@ export function createPruner(
 
   function schedule(delayMs: number) {
     if (!running) return;
-    timer = setTimeout(() => {
+    timer = clock.setTimeout(() => {
       pass = runOnce()
         .catch((error: unknown) => log.error({ err: error }, 'pruning failed; trying again at the next interval'))
         .finally(() => schedule(config.pruneInterval));
@@ -140,7 +142,7 @@ export function createPruner(
     async stop() {
       running = false;
       stopped = true;
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       await pass;
     },
   };

@@ -2,6 +2,7 @@ import type { FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify
 import openapiGlue from 'fastify-openapi-glue';
 import fp from 'fastify-plugin';
 import { OPERATION_SECURITY, type SecurityScheme } from '../../generated/spec-lists.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/webhook-secrets.js';
 import { createHandlers } from '../handlers/index.js';
@@ -36,8 +37,8 @@ import type { Store } from '../store/store.js';
 //   5. metrics, at onResponse (src/http/metrics.ts).
 // Errors, thrown by any step, are answered by src/http/error-handling.ts.
 
-export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config; secrets: SecretBox }>(
-  async (app, { spec, store, config, secrets }) => {
+export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store; config: Config; secrets: SecretBox; clock: Clock }>(
+  async (app, { spec, store, config, secrets, clock }) => {
     const rateLimiter = createRateLimiter(config.rateLimit, config.rateLimitShared ? store.rateLimits : undefined, app.log);
     app.addHook('onClose', async () => rateLimiter?.close());
     // Every scheme of openapi.yaml has its authenticator, or this does not compile.
@@ -51,7 +52,7 @@ export const operationsPlugin = fp<{ spec: Record<string, unknown>; store: Store
     app.decorateRequest('apiKey', null);
     const bodyPolicy = createRouteBodyPolicy(config);
     const idempotency = createIdempotency(secrets);
-    const handlers = createHandlers(store, spec, config, secrets, () => app.notifyPublished()) as Record<string, RuntimeHandler>;
+    const handlers = createHandlers(store, spec, config, secrets, () => app.notifyPublished(), clock) as Record<string, RuntimeHandler>;
 
     app.addHook('onRoute', (route: RouteOptions) => {
       const operationId = operationIdOf(route);

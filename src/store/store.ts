@@ -196,8 +196,9 @@ export interface DeliveryRepository {
    * can send them again), publications make no more deliveries for it, and an operational event
    * is written, which is returned. An attempt that would be retried while its webhook is
    * disabled (one in flight when it was) fails instead; a resend or recovery is one attempt anyway.
+   * `now` (epoch ms, the wall clock when absent) dates a disabling or a detaching it makes.
    */
-  recordAttempt(job: DeliveryJob, attempt: AttemptRecord): Promise<OperationalEvent | undefined>;
+  recordAttempt(job: DeliveryJob, attempt: AttemptRecord, now?: number): Promise<OperationalEvent | undefined>;
   /**
    * Epoch ms of the earliest pending delivery, if any; `now` when a resumed webhook still has
    * held deliveries to release (a claim releases them).

@@ -1,12 +1,15 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, noDeliveryPending, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
-import { eventually, sleep, startReceiver, type Received } from '../helpers/receiver.js';
+import { advanceUntil, testClock } from '../helpers/clock.js';
+import { eventually, startReceiver, type Received } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
 
 // Auto-disable (docs/api.md, "When a webhook keeps failing"): a webhook whose every attempt failed for
 // WEBHOOK_DISABLE_AFTER stops receiving deliveries, its client sees it in the listing and the
 // delivery log, the publisher in GET /operations/events, and POST /webhook/{hookID}/enable
-// resumes it. Against real receivers, with the period at 2 seconds and retries every 200 ms.
+// resumes it. Against real receivers, with the period at 2 seconds and retries every 200 ms, on a
+// clock the tests move (test/helpers/clock.ts): a step of RETRY_STEP_MS makes each failing
+// delivery's retry due, and the next step is taken once the worker has recorded it.
 
 type App = Awaited<ReturnType<typeof buildTestApp>>['app'];
 
@@ -17,6 +20,8 @@ const ENV = {
   // Forty retries 200 ms apart (±20%): a delivery keeps failing well past the 2 seconds.
   DELIVERY_RETRY_SCHEDULE: Array(40).fill('200ms').join(','),
 };
+/** The longest a retry waits: 200 ms and its 20% jitter. */
+const RETRY_STEP_MS = 240;
 const REASON = 'every delivery attempt failed for at least 2 seconds (last: HTTP 503)';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -26,6 +31,15 @@ const enable = (app: App, apiKey: string, hookId: number | string) =>
 const operationalEvents = (app: App, query = '', headers: Record<string, string> = { authorization: `Bearer ${TEST_PUBLISHER_TOKEN}` }) =>
   send(app, { method: 'GET', url: `/operations/events${query}`, headers });
 const lead = (request: Received) => JSON.parse(request.body).data as { id: number };
+/** The app on a clock of its own. */
+async function clockedApp(t: Test) {
+  const clock = testClock();
+  const built = await buildTestApp(t, ENV, { clock });
+  /** Retries, a step at a time, until `done` returns a value. */
+  const retryUntil = <T>(done: () => Promise<T | undefined> | T | undefined) => advanceUntil(built.db, clock, RETRY_STEP_MS, done);
+  return { ...built, clock, retryUntil };
+}
+const statusOf = async (app: App, apiKey: string, hookId: number) => (await get(app, apiKey, `/webhook/${hookId}`)).json;
 const states = (db: TestDatabase, hookId: number) =>
   db.query<{ id: number; state: string }>('SELECT id, state FROM deliveries WHERE webhook_id = ? ORDER BY id', [hookId]);
 
@@ -50,7 +64,7 @@ async function deliveryLog(app: App, apiKey: string, hookId: number): Promise<At
 }
 
 t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher is told, and enabling it resumes deliveries', async (t) => {
-  const { app, db } = await buildTestApp(t, ENV);
+  const { app, db, retryUntil } = await clockedApp(t);
   const acme = await createClient(app);
   let healthy = false;
   // Lead 2 is answered with a Retry-After of a minute: its delivery waits, pending, for its retry.
@@ -68,9 +82,9 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
   const second = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 2 } });
   t.equal(second.json.deliveries, 2);
 
-  const disabled = await eventually(async () => {
-    const res = await get(app, acme.apiKey, `/webhook/${hookId}`);
-    return res.json.status === 'disabled' ? res.json : undefined;
+  const disabled = await retryUntil(async () => {
+    const webhook = await statusOf(app, acme.apiKey, hookId);
+    return webhook.status === 'disabled' ? webhook : undefined;
   });
   const sentBeforeDisable = dead.received.length;
 
@@ -160,13 +174,15 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
 
   const fourth = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 4 } });
   t.equal(fourth.json.deliveries, 2, 'publications make deliveries for it again');
-  await dead.waitFor(sentBeforeDisable + 2);
+  // Its turn at the webhook's rate comes after the attempt that disabled it: a step of the clock.
+  await retryUntil(() => (dead.received.length >= sentBeforeDisable + 2 ? true : undefined));
   t.same(lead(dead.received.at(-1)!), { id: 4 });
 
   // The failed ones are sent again by a recovery; lead 3, published while it was disabled, is not among them.
   const recovered = await send(app, { method: 'POST', url: `/webhook/${hookId}/recover`, headers: { 'x-api-key': acme.apiKey }, payload: { since: started } });
   t.same(recovered.json, { queued: 2, more: false });
-  await dead.waitFor(sentBeforeDisable + 4);
+  // The second of them waits for its turn at the webhook's rate: a step of the clock.
+  await retryUntil(() => (dead.received.length >= sentBeforeDisable + 4 ? true : undefined));
   const resent = dead.received.slice(sentBeforeDisable + 2);
   t.same(resent.map((r) => r.headers['webhook-id']).sort(), [first.json.eventId, second.json.eventId].sort(), 'the same webhook-ids as before');
   await eventually(async () => ((await states(db, hookId)).every((d) => d.state === 'succeeded') ? true : undefined));
@@ -181,7 +197,7 @@ t.test('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, the publisher i
 });
 
 t.test('a success in between starts the run of failures over', async (t) => {
-  const { app, db } = await buildTestApp(t, ENV);
+  const { app, db, clock, retryUntil } = await clockedApp(t);
   const acme = await createClient(app);
   // Lead 1 always fails; lead 2, published later, succeeds at once.
   const receiver = await startReceiver(t, (_n, request) => ({ status: lead(request).id === 2 ? 200 : 503 }));
@@ -190,25 +206,26 @@ t.test('a success in between starts the run of failures over', async (t) => {
 
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
   await receiver.waitFor(1);
-  const firstFailure = receiver.received[0]!.at;
-  await sleep(1_200);
+  const firstFailure = clock.now();
+  await retryUntil(() => (clock.now() >= firstFailure + 1_200 ? true : undefined));
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 2 } });
-  const success = await eventually(() => receiver.received.find((r) => lead(r).id === 2)?.at);
+  // Its turn at the webhook's rate comes after lead 1's latest attempt: a step of the clock.
+  const success = await retryUntil(async () => (await deliveryLog(app, acme.apiKey, hookId)).find((a) => a.outcome === 'succeeded'));
 
   // Past 2 seconds after the first failure, but not after the first failure since the success.
-  await sleep(Math.max(0, firstFailure + DISABLE_AFTER_MS + 500 - Date.now()));
+  await retryUntil(() => (clock.now() >= firstFailure + DISABLE_AFTER_MS + 500 ? true : undefined));
   const meanwhile = await get(app, acme.apiKey, `/webhook/${hookId}`);
   t.match(meanwhile.json, { status: 'failing', disabledAt: null, disabledReason: null }, 'not disabled: a delivery succeeded within the period');
   const types = async () => (await operationalEvents(app)).json.events.map((e: { type: string }) => e.type);
   t.same((await types()).slice(0, 2), ['webhook.failing', 'webhook.recovered'], 'failing, then recovered at the success');
   t.notOk((await types()).includes('webhook.disabled'));
 
-  const disabled = await eventually(async () => {
-    const res = await get(app, acme.apiKey, `/webhook/${hookId}`);
-    return res.json.status === 'disabled' ? res.json : undefined;
+  const disabled = await retryUntil(async () => {
+    const webhook = await statusOf(app, acme.apiKey, hookId);
+    return webhook.status === 'disabled' ? webhook : undefined;
   });
   t.equal(disabled.disabledReason, REASON);
-  t.ok(Date.parse(disabled.disabledAt) - success >= DISABLE_AFTER_MS - 100, 'disabled 2 seconds after the failures began again');
+  t.ok(Date.parse(disabled.disabledAt) - Date.parse(success.attemptedAt) >= DISABLE_AFTER_MS, 'disabled 2 seconds after the failures began again');
   const log = await deliveryLog(app, acme.apiKey, hookId);
   t.same(log.filter((a) => a.outcome === 'disabled').length, 1);
   t.same(log.filter((a) => a.outcome === 'succeeded').length, 1);
@@ -217,12 +234,12 @@ t.test('a success in between starts the run of failures over', async (t) => {
 });
 
 t.test('a 410 still detaches the webhook at once, failing or not', async (t) => {
-  const { app, db } = await buildTestApp(t, ENV);
+  const { app, db, retryUntil } = await clockedApp(t);
   const acme = await createClient(app);
   const receiver = await startReceiver(t, (n) => ({ status: n < 3 ? 503 : 410 }));
   const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
-  await receiver.waitFor(4);
+  await retryUntil(() => (receiver.received.length >= 4 ? true : undefined));
   await eventually(async () => ((await get(app, acme.apiKey, `/webhook/${hook.json.hookId}`)).status === 404 ? true : undefined));
   t.same((await get(app, acme.apiKey, '/webhook')).json, { webhooks: [], next: null }, 'detached, not disabled');
   t.equal((await get(app, acme.apiKey, `/webhook/${hook.json.hookId}/deliveries`)).status, 404, 'a detached webhook has no log to read');

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { startServer, startWorker } from '../../scripts/lib/server-process.js';
 import { buildTestApp, cliCreateClient, createClient, createWebhook, DELIVERY_ENV, publish, send, TEST_PUBLISHER_TOKEN } from '../helpers/app.js';
+import { advanceUntil, testClock } from '../helpers/clock.js';
 import { testDatabase, type TestDatabase } from '../helpers/stores.js';
 import { eventually, startReceiver, type Received } from '../helpers/receiver.js';
 
@@ -9,8 +10,10 @@ import { eventually, startReceiver, type Received } from '../helpers/receiver.js
 // webhook.failing, webhook.disabled, webhook.recovered and webhook.detached hears, signed, of what
 // happens to its client's other webhooks, never of itself, never of another client's; the lead
 // product's own address (OPERATIONAL_EVENTS_URL) hears of every client's, signed with its own
-// secret; the client polls its own. Against real receivers, with retries every 50 ms and
-// webhooks disabled after 2 seconds of failures.
+// secret; the client polls its own. Against real receivers, with retries every 70 ms and
+// webhooks disabled after 2 seconds of failures: on a clock the first test moves
+// (test/helpers/clock.ts), a step past each retry at a time. The lead product's address is sent
+// its events on the wall clock, as it polls for them.
 
 const OPERATIONAL = ['webhook.failing', 'webhook.disabled', 'webhook.recovered', 'webhook.detached'];
 const PLATFORM_SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
@@ -22,6 +25,8 @@ const ENV = {
   OPERATIONAL_EVENTS_SECRET: PLATFORM_SECRET,
 };
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/** A step of the test clock: past a 70 ms retry with its jitter. */
+const STEP_MS = 90;
 
 type App = Awaited<ReturnType<typeof buildTestApp>>['app'];
 /**
@@ -42,7 +47,11 @@ t.test('a client hears of its failing, disabled, recovered and detached webhooks
   const boltWatcher = await startReceiver(t);
   const boltGone = await startReceiver(t, () => ({ status: 410 }));
   const platform = await startReceiver(t);
-  const { app, db } = await buildTestApp(t, { ...ENV, OPERATIONAL_EVENTS_URL: platform.url });
+  const clock = testClock();
+  const { app, db } = await buildTestApp(t, { ...ENV, OPERATIONAL_EVENTS_URL: platform.url }, { clock });
+  /** Steps the clock until `receiver` has `count` requests. */
+  const heard = (receiver: { received: Received[] }, count: number) =>
+    advanceUntil(db, clock, STEP_MS, () => (receiver.received.length >= count ? true : undefined));
   await app.ready();
   await feedStarted(db);
   const acme = await createClient(app);
@@ -58,16 +67,16 @@ t.test('a client hears of its failing, disabled, recovered and detached webhooks
 
   // Lead 1 keeps failing at the flaky webhook: at the fifth failure in a row, the watcher hears of it.
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
-  await watcher.waitFor(1);
+  await heard(watcher, 1);
   t.ok(flaky.received.length >= 5, 'after five failed attempts');
   flakyHealthy = true;
-  await watcher.waitFor(2);
+  await heard(watcher, 2);
   const flakyRunOne = flaky.received.length;
 
   // A second run of failures: told again, then disabled after 2 seconds of them.
   flakyHealthy = false;
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 2 } });
-  await watcher.waitFor(4, 15_000);
+  await heard(watcher, 4);
   t.ok(flaky.received.length >= flakyRunOne + 5);
 
   // A webhook answering 410 is detached, and its client told; Bolt's too, told to Bolt alone.
@@ -75,8 +84,8 @@ t.test('a client hears of its failing, disabled, recovered and detached webhooks
   await publish(app, { clientId: acme.clientId, type: 'lead_update', data: { id: 3 } });
   const boltGoneHook = await createWebhook(app, bolt.apiKey, { url: boltGone.url, events: ['lead_create'] });
   await publish(app, { clientId: bolt.clientId, type: 'lead_create', data: { id: 4 } });
-  await watcher.waitFor(5);
-  await boltWatcher.waitFor(1);
+  await heard(watcher, 5);
+  await heard(boltWatcher, 1);
 
   // What the watcher got, signed with its own secret, in the order it happened.
   const url = flaky.url;

@@ -5,11 +5,14 @@ import { Webhook } from 'standardwebhooks';
 import t, { type Test } from 'tap';
 import { leadFilterOf } from '../../src/delivery/lead-filter.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { advance, advanceUntil, testClock } from '../helpers/clock.js';
 import { eventually, sleep, startReceiver } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
 
 // Replay: POST /webhook/{hookID}/deliveries/{deliveryId}/retry and POST /webhook/{hookID}/recover,
 // against real receivers, on a short retry schedule (DELIVERY_ENV: three attempts, 50 ms apart).
+// Where retries, pacing or disabling come into it, the worker runs on a clock the test moves
+// (test/helpers/clock.ts), in steps longer than a retry's delay with its jitter.
 
 type App = Awaited<ReturnType<typeof buildTestApp>>['app'];
 
@@ -28,15 +31,27 @@ const retry = (app: App, apiKey: string, hookId: number | string, deliveryId: nu
 const recover = (app: App, apiKey: string, hookId: number | string, body: unknown) =>
   send(app, { method: 'POST', url: `/webhook/${hookId}/recover`, headers: { 'x-api-key': apiKey }, payload: body as object });
 
+/** A step of the test clock: past a 50 ms retry with its jitter, and a turn at the default rate. */
+const STEP_MS = 60;
+
+/** The app on a clock of its own; `delivered` steps it until the receiver has `count` requests. */
+async function clockedApp(t: Test, env: Record<string, string>) {
+  const clock = testClock();
+  const built = await buildTestApp(t, env, { clock });
+  const delivered = (receiver: { received: unknown[] }, count: number) =>
+    advanceUntil(built.db, clock, STEP_MS, () => (receiver.received.length >= count ? true : undefined));
+  return { ...built, clock, delivered };
+}
+
 t.test('a delivery that failed for good is resent once the receiver is back: same webhook-id, signed, marked in the log', async (t) => {
-  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const { app, db, clock, delivered } = await clockedApp(t, DELIVERY_ENV);
   const acme = await createClient(app);
   let healthy = false;
   const receiver = await startReceiver(t, () => ({ status: healthy ? 204 : 500 }));
   const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
   const hookId: number = hook.json.hookId;
   const event = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 981 } });
-  await receiver.waitFor(3);
+  await delivered(receiver, 3);
   await settled(db, 1);
   t.same(await db.query('SELECT id, state, attempts FROM deliveries'), [{ id: 1, state: 'failed', attempts: 3 }]);
   const failed = await log(app, acme.apiKey, hookId);
@@ -52,8 +67,9 @@ t.test('a delivery that failed for good is resent once the receiver is back: sam
   t.same(Object.keys(first.json), ['deliveryId', 'eventId', 'dueAt']);
   t.match(first.json, { deliveryId: 1, eventId: event.json.eventId });
   t.ok(Math.abs(Date.parse(first.json.dueAt) - Date.now()) < 5_000, 'due now');
-  await receiver.waitFor(4);
+  await delivered(receiver, 4);
   await settled(db, 1);
+  await advance(db, clock, 10 * STEP_MS);
   t.equal(receiver.received.length, 4, 'a failed resend is not retried');
   t.same(await db.query('SELECT state, attempts, replay FROM deliveries'), [{ state: 'failed', attempts: 4, replay: db.kind === 'postgres' ? true : 1 }]);
 
@@ -61,7 +77,7 @@ t.test('a delivery that failed for good is resent once the receiver is back: sam
   const second = await retry(app, acme.apiKey, hookId, 1);
   t.equal(second.status, 202);
   t.match(second.json, { deliveryId: 1, eventId: event.json.eventId });
-  await receiver.waitFor(5);
+  await delivered(receiver, 5);
   await settled(db, 1);
   const resent = receiver.received[4]!;
   t.equal(resent.headers['webhook-id'], event.json.eventId, 'the same webhook-id as the first attempts');
@@ -83,7 +99,7 @@ t.test('a delivery that failed for good is resent once the receiver is back: sam
   // A delivered delivery may be resent too (a receiver may have lost it).
   const again = await retry(app, acme.apiKey, hookId, 1);
   t.equal(again.status, 202);
-  await receiver.waitFor(6);
+  await delivered(receiver, 6);
   t.equal(receiver.received[5]!.headers['webhook-id'], event.json.eventId);
 });
 
@@ -303,7 +319,7 @@ const publishedAt = async (db: TestDatabase) =>
   );
 
 t.test('recover with until resends only the failed deliveries of the range: since included, until excluded', async (t) => {
-  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const { app, db, delivered } = await clockedApp(t, DELIVERY_ENV);
   const acme = await createClient(app);
   let healthy = false;
   const receiver = await startReceiver(t, () => ({ status: healthy ? 204 : 500 }));
@@ -314,6 +330,7 @@ t.test('recover with until resends only the failed deliveries of the range: sinc
     ids.push((await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } })).json.eventId);
     await sleep(2); // each event in a millisecond of its own
   }
+  await delivered(receiver, 15); // three attempts each
   await settled(db, 5);
   const times = await publishedAt(db);
   const at = (n: number) => times.get(ids[n - 1]!)!;
@@ -323,7 +340,7 @@ t.test('recover with until resends only the failed deliveries of the range: sinc
 
   const middle = await recover(app, acme.apiKey, hookId, { since: at(2), until: at(4) });
   t.same([middle.status, middle.json], [202, { queued: 2, more: false }]);
-  await receiver.waitFor(sentBefore + 2);
+  await delivered(receiver, sentBefore + 2);
   await settled(db, 5);
   t.same(leads(sentBefore), [2, 3], 'leads 2 and 3: the one published at until is not in the range');
   t.same(
@@ -334,17 +351,17 @@ t.test('recover with until resends only the failed deliveries of the range: sinc
   // An instant of the year 10000 (RFC 3339 allows it through an offset), which PostgreSQL has no date for.
   const rest = await recover(app, acme.apiKey, hookId, { since: at(4), until: '9999-12-31T23:59:59-23:59' });
   t.same([rest.status, rest.json], [202, { queued: 2, more: false }], 'an until in the future, past the year 9999: up to now');
-  await receiver.waitFor(sentBefore + 4);
+  await delivered(receiver, sentBefore + 4);
   const first = await recover(app, acme.apiKey, hookId, { since: '0000-01-01T00:00:00+00:00', until: at(2) });
   t.same([first.status, first.json], [202, { queued: 1, more: false }], 'since the year 0000 (RFC 3339 allows it): from the first');
-  await receiver.waitFor(sentBefore + 5);
+  await delivered(receiver, sentBefore + 5);
   await settled(db, 5);
   t.same(leads(sentBefore), [1, 2, 3, 4, 5], 'each once');
   t.same((await recover(app, acme.apiKey, hookId, { since: at(1), until: at(5) })).json, { queued: 0, more: false }, 'nothing failed is left');
 });
 
 t.test('a webhook enabled again is sent, on request, the events it missed while disabled, in the order published, once', async (t) => {
-  const { app, db } = await buildTestApp(t, {
+  const { app, db, clock, delivered } = await clockedApp(t, {
     ...DELIVERY_ENV,
     WEBHOOK_DISABLE_AFTER: '200ms',
     // Retries 50 ms apart for longer than the 200 ms: the webhook is disabled by one of them.
@@ -365,7 +382,7 @@ t.test('a webhook enabled again is sent, on request, the events it missed while 
   const hookId: number = hook.json.hookId;
   const failing = await emit(1);
   t.equal(failing.deliveries, 1);
-  await eventually(async () => {
+  await advanceUntil(db, clock, STEP_MS, async () => {
     const res = await send(app, { method: 'GET', url: `/webhook/${hookId}`, headers: { 'x-api-key': acme.apiKey } });
     return res.json.status === 'disabled' ? true : undefined;
   });
@@ -379,7 +396,7 @@ t.test('a webhook enabled again is sent, on request, the events it missed while 
 
   const res = await recover(app, acme.apiKey, hookId, { since, missed: true });
   t.same([res.status, res.json], [202, { queued: 3, more: false }]);
-  await receiver.waitFor(sentBefore + 3);
+  await delivered(receiver, sentBefore + 3);
   await settled(db, 4);
   t.same([lead(sentBefore), lead(sentBefore + 1), lead(sentBefore + 2)], [2, 4, 5], 'leads 2, 4 and 5, in the order published');
   t.same(
@@ -404,7 +421,7 @@ t.test('a webhook enabled again is sent, on request, the events it missed while 
   // The delivery that failed when it was disabled is not a missed event: a recovery resends it.
   const failed = await recover(app, acme.apiKey, hookId, { since });
   t.same(failed.json, { queued: 1, more: false });
-  await receiver.waitFor(sentBefore + 4);
+  await delivered(receiver, sentBefore + 4);
   await settled(db, 4);
   t.equal(lead(sentBefore + 3), 1);
   t.same(

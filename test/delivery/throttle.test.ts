@@ -1,12 +1,25 @@
 import type { FastifyInstance } from 'fastify';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
-import { eventually, startReceiver, type Received } from '../helpers/receiver.js';
+import { advanceUntil, testClock, type TestClock } from '../helpers/clock.js';
+import { eventually, startReceiver, type Behaviour, type Received } from '../helpers/receiver.js';
 import type { TestDatabase } from '../helpers/stores.js';
 
 // Per-webhook throttle (docs/api.md, "Throttling"): a webhook gets at most its rate of deliveries a
 // second, the rest wait in the outbox and are delivered, not failed; a receiver's 429 with
-// Retry-After holds that webhook and no other.
+// Retry-After holds that webhook and no other. The worker runs on a clock the tests move
+// (test/helpers/clock.ts), a step at a time once it has done what was due: the rates and waits
+// are read on that clock, whatever the machine's load.
+
+/** A receiver that also notes the clock's time at each request it gets (`at`, by request). */
+async function clockedReceiver(t: Test, clock: TestClock, behaviour: Behaviour = () => ({ status: 200 })) {
+  const at: number[] = [];
+  const receiver = await startReceiver(t, (n, request) => {
+    at.push(clock.now());
+    return behaviour(n, request);
+  });
+  return { ...receiver, at };
+}
 
 /** The least time, in ms, between a time and the one `rate` places after it: no window shorter than this holds more than `rate`. */
 function tightestWindow(times: number[], rate: number): number {
@@ -48,11 +61,13 @@ async function turns(db: TestDatabase, turnOf: Map<number, number>, webhookId: n
 const leadIds = (received: Received[]) => received.map((r) => (JSON.parse(r.body) as { data: { id: number } }).data.id);
 
 t.test('a webhook with rateLimit 5 gets at most 5 deliveries a second, all of them, in order; another webhook is not slowed', async (t) => {
-  const { app, db } = await buildTestApp(t, DELIVERY_ENV);
+  const clock = testClock();
+  const { app, db } = await buildTestApp(t, DELIVERY_ENV, { clock });
   const turnOf = recordTurns(app, db);
   const acme = await createClient(app);
-  const slowReceiver = await startReceiver(t);
-  const fastReceiver = await startReceiver(t);
+  const slowReceiver = await clockedReceiver(t, clock);
+  const fastReceiver = await clockedReceiver(t, clock);
+  const received = (receiver: { received: Received[] }, count: number) => advanceUntil(db, clock, 50, () => (receiver.received.length >= count ? true : undefined));
   const slow = await createWebhook(app, acme.apiKey, { url: slowReceiver.url, events: ['lead_create'], rateLimit: 5 });
   t.equal(slow.status, 201);
   const fast = await createWebhook(app, acme.apiKey, { url: fastReceiver.url, events: ['lead_create'] });
@@ -62,24 +77,23 @@ t.test('a webhook with rateLimit 5 gets at most 5 deliveries a second, all of th
   const headers = { 'x-api-key': acme.apiKey };
   await send(app, { method: 'PATCH', url: `/webhook/${slow.json.hookId}`, headers, payload: { paused: true } });
   for (let id = 1; id <= 15; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
-  await fastReceiver.waitFor(15);
+  await received(fastReceiver, 15);
   await send(app, { method: 'PATCH', url: `/webhook/${slow.json.hookId}`, headers, payload: { paused: false } });
-  await slowReceiver.waitFor(15, 10_000);
+  await received(slowReceiver, 15);
 
   t.same(leadIds(slowReceiver.received), Array.from({ length: 15 }, (_, i) => i + 1), 'every one delivered, in the order published');
-  // The rate is judged on the turns the pacing gave, not on when requests happened to arrive: a
-  // busy machine sends some late, and a late one can arrive just before the next, sent on time.
+  // The rate is judged on the turns the pacing gave, on the worker's clock.
   const slowTurns = await turns(db, turnOf, slow.json.hookId as number);
   const gaps = slowTurns.slice(1).map((turn, i) => turn - slowTurns[i]!);
   t.ok(gaps.every((gap) => gap >= 200), `each turn at least 1000/5 ms after the one before (${gaps.join(', ')} ms)`);
   t.ok(tightestWindow(slowTurns, 5) >= 1_000, 'so no second holds more than 5 turns');
-  const early = slowReceiver.received.filter((request) => request.at < slowTurns[leadIds([request])[0]! - 1]!);
+  const early = slowReceiver.received.filter((request, i) => slowReceiver.at[i]! < slowTurns[leadIds([request])[0]! - 1]!);
   t.strictSame(early, [], 'and none was sent before its turn');
   // The other webhook, at the default rate, was not held to this one's: its 15 arrived while this
   // one's waited (paused), its turns its own.
   const fastTurns = await turns(db, turnOf, fast.json.hookId as number);
   t.equal(fastTurns.length, 15);
-  t.ok(fastReceiver.received.every((request) => request.at >= fastTurns[leadIds([request])[0]! - 1]!), 'each at or after its turn');
+  t.ok(fastReceiver.received.every((request, i) => fastReceiver.at[i]! >= fastTurns[leadIds([request])[0]! - 1]!), 'each at or after its turn');
 
   // The last attempts are recorded just after their receiver answered.
   const states = await eventually(async () => {
@@ -97,31 +111,32 @@ t.test('a webhook with rateLimit 5 gets at most 5 deliveries a second, all of th
 });
 
 t.test("a receiver's 429 with Retry-After holds that webhook until then; the others go on", async (t) => {
-  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_RETRY_SCHEDULE: '50ms,50ms,50ms' });
+  const clock = testClock();
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_RETRY_SCHEDULE: '50ms,50ms,50ms' }, { clock });
   const acme = await createClient(app);
-  const busy = await startReceiver(t, (n) => (n === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 }));
-  const calm = await startReceiver(t);
+  const busy = await clockedReceiver(t, clock, (n) => (n === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 }));
+  const calm = await clockedReceiver(t, clock);
   await createWebhook(app, acme.apiKey, { url: busy.url, events: ['lead_create'] });
   await createWebhook(app, acme.apiKey, { url: calm.url, events: ['lead_update'] });
 
   await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 1 } });
   await busy.waitFor(1);
-  const refused = busy.received[0]!.at;
+  const refused = busy.at[0]!;
   // The wait starts when the worker records the 429 (a delivery claimed before that goes out).
   await eventually(async () => {
     const log = await send(app, { method: 'GET', url: '/webhook/1/deliveries', headers: { 'x-api-key': acme.apiKey } });
     return (log.json.attempts as unknown[]).length === 1 ? true : undefined;
   });
-  // While the busy webhook waits: more for it, and some for the other.
+  // While the busy webhook waits: more for it, and some for the other, each at its turn.
   for (let id = 2; id <= 4; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
   for (let id = 1; id <= 3; id++) await publish(app, { clientId: acme.clientId, type: 'lead_update', data: { id } });
-  await calm.waitFor(3);
+  await advanceUntil(db, clock, 50, () => (calm.received.length >= 3 ? true : undefined));
   t.equal(busy.received.length, 1, 'the busy one got nothing more meanwhile (its retry schedule alone would retry after 50 ms)');
 
-  await busy.waitFor(5, 10_000);
-  t.ok(calm.received.at(-1)!.at <= busy.received[1]!.at, 'the other webhook was served during the wait, not after it');
-  const after = busy.received.slice(1).map((r) => r.at - refused);
-  t.ok(Math.min(...after) >= 1_900, `the next request came after the 2 s it asked for (${Math.min(...after)} ms)`);
+  await advanceUntil(db, clock, 100, () => (busy.received.length >= 5 ? true : undefined));
+  t.ok(calm.at.at(-1)! <= busy.at[1]!, 'the other webhook was served during the wait, not after it');
+  const after = busy.at.slice(1).map((at) => at - refused);
+  t.ok(Math.min(...after) >= 2_000, `the next request came after the 2 s it asked for (${Math.min(...after)} ms)`);
   t.same(leadIds(busy.received).slice(1).sort(), [1, 2, 3, 4], 'the refused one is retried, the others delivered');
   await eventually(async () => {
     const log = await send(app, { method: 'GET', url: '/webhook/1/deliveries', headers: { 'x-api-key': acme.apiKey } });
@@ -164,7 +179,8 @@ t.test('a paced backlog deeper than a claim reads drains at the webhooks\' rates
   // One slot: a claim reads 16 due deliveries, and may take none when every one it reads comes
   // too soon for its webhook. With a poll interval of 5 s, a worker that then waited for the poll
   // would take several intervals for what the rates allow in 1.5 s.
-  const { app } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_CONCURRENCY: '1', DELIVERY_POLL_INTERVAL: '5s' });
+  const clock = testClock();
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_CONCURRENCY: '1', DELIVERY_POLL_INTERVAL: '5s' }, { clock });
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   const headers = { 'x-api-key': acme.apiKey };
@@ -175,10 +191,12 @@ t.test('a paced backlog deeper than a claim reads drains at the webhooks\' rates
     hooks.push(hook.json.hookId as number);
   }
   for (let id = 1; id <= 30; id++) await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id } });
-  const started = Date.now();
+  const started = clock.now();
   for (const hookId of hooks) await send(app, { method: 'PATCH', url: `/webhook/${hookId}`, headers, payload: { paused: false } });
-  await receiver.waitFor(60, 30_000);
-  const took = Date.now() - started;
+  // Only its own timer wakes the worker as the clock moves (test/helpers/clock.ts): one that slept
+  // for the poll interval would leave the next turns waiting until the clock had moved 5 s.
+  await advanceUntil(db, clock, 50, () => (receiver.received.length >= 60 ? true : undefined));
+  const took = clock.now() - started;
   t.ok(took >= 1_400, `30 to each webhook at 20 a second: about 1.5 s (${took} ms)`);
   t.ok(took < 4_000, `not held up by the 5 s poll interval (${took} ms)`);
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { advanceUntil, testClock } from '../helpers/clock.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 
 // A client's own retention period (openapi.yaml, AccountUpdate's `retention`): set, shown and
@@ -74,7 +75,12 @@ t.test('a RETENTION set shorter than a client’s own period since bounds it', a
 });
 
 t.test("through the server: a client's 1-second retention prunes its delivery log; another client's stays", async (t) => {
-  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ADMIN_TOKEN, RETENTION: '1h', PRUNE_INTERVAL: '100ms' });
+  // The pruner runs on a clock the test moves an interval at a time (test/helpers/clock.ts), which
+  // starts an hour ahead of the wall clock the API dates events by: RETENTION is a day, so that
+  // Bolt's event stays, and Acme's, older than its second, goes at the first pass.
+  const clock = testClock();
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, ADMIN_TOKEN, RETENTION: '1d', PRUNE_INTERVAL: '1h' }, { clock });
+  const pruneUntil = (done: () => Promise<true | undefined>) => advanceUntil(db, clock, 3_600_000, done, 12);
   const acme = await createClient(app);
   const bolt = await createClient(app, 'Bolt Homes');
   const receiver = await startReceiver(t);
@@ -88,12 +94,12 @@ t.test("through the server: a client's 1-second retention prunes its delivery lo
     (await send(app, { method: 'GET', url: `/webhook/${hookId}/deliveries`, headers: { 'x-api-key': apiKey } })).json.attempts.length;
   await receiver.waitFor(2);
   await eventually(async () => ((await log(bolt.apiKey, boltHook)) === 1 ? true : undefined));
-  await eventually(async () => ((await log(acme.apiKey, acmeHook)) === 0 ? true : undefined), 5_000);
+  await pruneUntil(async () => ((await log(acme.apiKey, acmeHook)) === 0 ? true : undefined));
   // A later event of Acme's, delivered: once the pruner has deleted it too, a pass has run that
   // began after it was published, when Bolt's event was older than Acme's period as well.
   const later = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 3 } });
   await receiver.waitFor(3);
-  await eventually(async () => ((await db.query<{ n: number }>('SELECT count(*) AS n FROM events WHERE id = ?', [later.json.eventId]))[0]!.n === 0 ? true : undefined), 5_000);
+  await pruneUntil(async () => ((await db.query<{ n: number }>('SELECT count(*) AS n FROM events WHERE id = ?', [later.json.eventId]))[0]!.n === 0 ? true : undefined));
   t.equal(await log(bolt.apiKey, boltHook), 1, "Bolt's delivery log stays");
   const events = await db.query<{ client_id: number }>('SELECT client_id FROM events');
   t.same(events.map((row) => Number(row.client_id)), [bolt.clientId], "only Bolt's event is left in the database");

@@ -8,6 +8,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { createPruner } from '../../src/retention/pruner.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, noDeliveryPending, send, TEST_PUBLISHER_TOKEN, type TestResponse } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, postgresDatabase, type TestDatabase } from '../helpers/stores.js';
 
@@ -458,7 +459,7 @@ t.test('expired keys are pruned in bounded batches, oldest first', async (t) => 
 
   // The pruner goes batch after batch until every key past its 24 hours is gone.
   await insertKeys('m', 450, T0 - DAY_MS); // a day older than the others
-  const pruner = createPruner(app.store, { retention: DAY_MS, pruneInterval: DAY_MS }, silent, () => T0 + DAY_MS + 425_000);
+  const pruner = createPruner(app.store, { retention: DAY_MS, pruneInterval: DAY_MS }, silent, testClock(T0 + DAY_MS + 425_000));
   const totals = await pruner.runOnce();
   t.equal(totals.idempotencyKeys, 450 + 25, 'the 450 keys older than 24 hours, and 25 of those left above');
   t.same(await db.query('SELECT min(idempotency_key) AS first, count(*) AS n FROM idempotency_keys'), [{ first: 'k425', n: 25 }]);

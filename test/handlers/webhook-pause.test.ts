@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { buildTestApp, createClient, createWebhook, deliveriesHeld, DELIVERY_ENV, noDeliveryPending, publish, send } from '../helpers/app.js';
+import { advance, testClock } from '../helpers/clock.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 
 // A paused webhook keeps its deliveries waiting in the outbox, unattempted and not failed, while
@@ -75,8 +76,10 @@ t.test('a paused webhook receives nothing while paused, then every held delivery
 });
 
 t.test('a delivery being retried when the pause comes is neither retried nor failed while paused', async (t) => {
-  // Retries a second apart: the pause lands well before the retry is due.
-  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_RETRY_SCHEDULE: '1s,1s' });
+  // Retries a second apart, on a clock the test moves (test/helpers/clock.ts): the pause lands
+  // before the retry is due, and the clock is then moved past it.
+  const clock = testClock();
+  const { app, db } = await buildTestApp(t, { ...DELIVERY_ENV, DELIVERY_RETRY_SCHEDULE: '1s,1s' }, { clock });
   const acme = await createClient(app);
   const receiver = await startReceiver(t, (n) => ({ status: n === 0 ? 503 : 200 }));
   const hook = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
@@ -84,7 +87,8 @@ t.test('a delivery being retried when the pause comes is neither retried nor fai
   await eventually(async () => ((await attemptsOf(app, acme.apiKey, hook.json.hookId)).length === 1 ? true : undefined));
   t.equal((await setPaused(app, acme.apiKey, hook.json.hookId, true)).status, 200);
 
-  await deliveriesHeld(db, hook.json.hookId, 1); // set aside when its retry fell due (1 s ± 20%)
+  await advance(db, clock, 1_200); // past the retry (1 s ± 20%)
+  await deliveriesHeld(db, hook.json.hookId, 1); // set aside when its retry fell due
   t.equal(receiver.received.length, 1, 'no retry while paused');
   t.same(await db.query('SELECT state, attempts FROM deliveries'), [{ state: 'pending', attempts: 1 }], 'still pending, not failed');
 

@@ -6,6 +6,7 @@ import { runCli } from '../../src/cli/run-cli.js';
 import { loadConfig } from '../../src/config.js';
 import { HELD_AT, HELD_AT_ISO } from '../../src/delivery-policy/claim.js';
 import { assertMatchesSpec } from '../../scripts/lib/contract.js';
+import type { TestClock } from './clock.js';
 import { eventually } from './receiver.js';
 import { databaseAt, testDatabase, type TestDatabase } from './stores.js';
 
@@ -25,6 +26,8 @@ export async function buildTestApp(
   const db = env.DATABASE_URL || env.DATABASE_PATH ? databaseAt(t, env) : await testDatabase(t);
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env, ...db.env });
   const app = await buildApp(config, options);
+  // What sleeps on a test clock, to tell when all of it is asleep (test/helpers/clock.ts).
+  if (options.clock && 'sleepers' in options.clock) (options.clock as TestClock).sleepers = config.deliveryWorker ? 2 : 1;
   t.teardown(() => app.close());
   return { app, db, databasePath: db.env.DATABASE_PATH ?? '' };
 }

@@ -8,6 +8,7 @@ import { WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/open-database.js';
 import type { Store } from '../../src/store/store.js';
 import { failPastDisableTime } from '../../scripts/lib/failed-attempt.js';
 import { buildTestApp, createClient, createWebhook, DELIVERY_ENV, publish, send } from '../helpers/app.js';
+import { advanceUntil, testClock } from '../helpers/clock.js';
 import { eventually, startReceiver } from '../helpers/receiver.js';
 import { onlyOn, openTestStore, type TestDatabase } from '../helpers/stores.js';
 
@@ -89,17 +90,17 @@ async function settleDue(store: Store, now: number, stuckWebhook: number) {
 
 t.test('settled history older than the retention period is deleted; pending deliveries stay; the database stops growing', async (t) => {
   const { store, db, clientId, settling, stuck } = await storeWithTwoWebhooks(t);
-  let clock = Date.parse('2026-01-01T00:00:00.000Z');
-  const pruner = createPruner(store, { retention: 2 * HOUR, pruneInterval: HOUR }, silent, () => clock);
+  const clock = testClock(Date.parse('2026-01-01T00:00:00.000Z'));
+  const pruner = createPruner(store, { retention: 2 * HOUR, pruneInterval: HOUR }, silent, clock);
 
   // Fewer on PostgreSQL, where each write is a round trip of its own: the same shape, in less time.
   const PER_ROUND = db.kind === 'sqlite' ? 500 : 200;
   const sizes: number[] = [];
   for (let round = 0; round < 12; round++) {
-    clock += HOUR;
-    await publishAt(store, clientId, clock, PER_ROUND, 'lead_create', `r${round}`);
-    await publishAt(store, clientId, clock, 1, 'lead_update', `stuck${round}`);
-    t.equal(await settleDue(store, clock + 1, stuck), PER_ROUND, `round ${round}: every delivery to the settling webhook attempted`);
+    clock.advance(HOUR);
+    await publishAt(store, clientId, clock.now(), PER_ROUND, 'lead_create', `r${round}`);
+    await publishAt(store, clientId, clock.now(), 1, 'lead_update', `stuck${round}`);
+    t.equal(await settleDue(store, clock.now() + 1, stuck), PER_ROUND, `round ${round}: every delivery to the settling webhook attempted`);
     const pruned = await pruner.runOnce();
     // Events of this round and the two before are at most two hours old; older ones are pruned.
     t.equal(pruned.events, round >= 3 ? PER_ROUND : 0, `round ${round}: one round's events pruned`);
@@ -116,7 +117,7 @@ t.test('settled history older than the retention period is deleted; pending deli
     attempts: 3 * PER_ROUND,
   }, 'three rounds of settled history are kept, and every pending delivery, however old');
   const log = await store.deliveries.listAttempts(clientId, settling, { limit: 100 });
-  t.ok(log!.every((attempt) => Date.parse(attempt.attemptedAt) >= clock - 2 * HOUR), 'the delivery log shows only what is kept');
+  t.ok(log!.every((attempt) => Date.parse(attempt.attemptedAt) >= clock.now() - 2 * HOUR), 'the delivery log shows only what is kept');
   t.equal(log!.length, 100);
 
   // From the fourth round on, pruning frees as much as each round writes and the database reuses
@@ -166,22 +167,22 @@ t.test("a client's own retention: its history older than a day is pruned, anothe
   t.match(await store.clients.update(acme, { retentionSeconds: 86_400 }), { id: acme, retentionSeconds: 86_400 });
   t.same(await store.clients.withRetention(0, 10), [{ id: acme, retentionSeconds: 86_400 }]);
   const DAY = 24 * HOUR;
-  let clock = Date.parse('2026-01-01T00:00:00.000Z');
-  const pruner = createPruner(store, { retention: 30 * DAY, pruneInterval: HOUR }, silent, () => clock);
+  const clock = testClock(Date.parse('2026-01-01T00:00:00.000Z'));
+  const pruner = createPruner(store, { retention: 30 * DAY, pruneInterval: HOUR }, silent, clock);
   // The event of one of Acme's operational events (as a webhook's failure writes it), which holds
   // no lead: kept for RETENTION, as the feed is, whatever Acme's own period.
-  const createdAt = new Date(clock).toISOString();
+  const createdAt = new Date(clock.now()).toISOString();
   await db.query(`INSERT INTO events (id, client_id, type, payload, created_at) VALUES ('evt_operational', ${acme}, 'webhook.failing', '{}', '${createdAt}')`);
   // 450 of each client's events, more than two batches, and one of Acme's still pending.
-  await publishAt(store, acme, clock, 450, 'lead_create', 'acme');
-  await publishAt(store, acme, clock, 1, 'lead_update', 'acme-pending');
-  await publishAt(store, bolt.id, clock, 450, 'lead_create', 'bolt');
-  t.equal(await settleDue(store, clock + 1, stuck), 900);
+  await publishAt(store, acme, clock.now(), 450, 'lead_create', 'acme');
+  await publishAt(store, acme, clock.now(), 1, 'lead_update', 'acme-pending');
+  await publishAt(store, bolt.id, clock.now(), 450, 'lead_create', 'bolt');
+  t.equal(await settleDue(store, clock.now() + 1, stuck), 900);
   const eventsOf = async (client: number) => (await db.query<{ n: number }>(`SELECT count(*) AS n FROM events WHERE client_id = ${client}`))[0]!.n;
 
-  clock += DAY - 1_000;
+  clock.advance(DAY - 1_000);
   t.same(await pruner.runOnce(), { events: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, 'less than a day old: nothing pruned');
-  clock += 2_000;
+  clock.advance(2_000);
   const pruned = await pruner.runOnce();
   t.same(pruned, { events: 450, deliveries: 450, attempts: 450, idempotencyKeys: 0, operationalEvents: 0, webhooks: 0, portalSessions: 0, auditEntries: 0 }, "Acme's settled history, past its day");
   t.equal(await eventsOf(acme), 2, "only Acme's pending event is left, and its operational event");
@@ -190,11 +191,11 @@ t.test("a client's own retention: its history older than a day is pruned, anothe
   // Back to the server's RETENTION: Acme's history is kept as long as Bolt's again.
   await store.clients.update(acme, { retentionSeconds: null });
   t.same(await store.clients.withRetention(0, 10), []);
-  await publishAt(store, acme, clock, 10, 'lead_create', 'acme-later');
-  await settleDue(store, clock + 1, stuck);
-  clock += 2 * DAY;
+  await publishAt(store, acme, clock.now(), 10, 'lead_create', 'acme-later');
+  await settleDue(store, clock.now() + 1, stuck);
+  clock.advance(2 * DAY);
   t.equal((await pruner.runOnce()).events, 0, 'nothing is pruned before RETENTION');
-  clock += 30 * DAY;
+  clock.advance(30 * DAY);
   t.equal((await pruner.runOnce()).events, 461, "then both clients' settled history, and the operational event");
   t.equal(await eventsOf(acme), 1);
   t.equal(await eventsOf(bolt.id), 0);
@@ -215,13 +216,23 @@ t.test("a client's own walk reads its own events alone, a batch at a time", asyn
   t.same([second.events, second.more], [50, false], 'the second, the rest');
 });
 
+/**
+ * Through the server, retention runs on a test clock (test/helpers/clock.ts), moved an interval
+ * at a time. RETENTION is a day: the events the API dates by the wall clock are an hour and a few
+ * seconds old on the test clock, which runs ahead of it, and are pruned once it has moved a day.
+ */
+const SERVER_RETENTION = { RETENTION: '1d', PRUNE_INTERVAL: '1h' };
+
 t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log, a pending delivery stays', async (t) => {
+  const clock = testClock();
   const { app, db } = await buildTestApp(t, {
     ...DELIVERY_ENV,
-    DELIVERY_RETRY_SCHEDULE: '1h',
-    RETENTION: '1s',
-    PRUNE_INTERVAL: '100ms',
-  });
+    // Its retry is not due before the test is over, however far the clock has gone.
+    DELIVERY_RETRY_SCHEDULE: '365d',
+    ...SERVER_RETENTION,
+  }, { clock });
+  /** Moves the clock an interval at a time until `done`. */
+  const pruneUntil = (done: () => Promise<true | undefined>) => advanceUntil(db, clock, HOUR, done, 24 * 30);
   const acme = await createClient(app);
   const ok = await startReceiver(t);
   const failing = await startReceiver(t, () => ({ status: 500 }));
@@ -233,13 +244,18 @@ t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log,
     send(app, { method: 'GET', url: `/webhook/${hookId}/deliveries`, headers: { 'x-api-key': acme.apiKey } });
   await eventually(async () => ((await log(okHook.json.hookId)).json.attempts.length === 1 ? true : undefined));
   await eventually(async () => ((await log(failingHook.json.hookId)).json.attempts.length === 1 ? true : undefined));
-  await eventually(async () => ((await log(okHook.json.hookId)).json.attempts.length === 0 ? true : undefined), 5_000);
+  const start = clock.now();
+  await pruneUntil(async () => ((await log(okHook.json.hookId)).json.attempts.length === 0 ? true : undefined));
+  // The event was an hour old on the clock when it was delivered: RETENTION ran out 23 hours on,
+  // and the first pass after that pruned it (a pass comes an interval after the last one ended).
+  const moved = (clock.now() - start) / HOUR;
+  t.ok(moved >= 22, `not pruned before RETENTION: pruned once the clock had moved ${moved} hours`);
 
   // A later event, delivered: once the pruner has deleted it too, a pass has run that began after
   // it was published, when the pending delivery's event was older than RETENTION as well.
   const later = await publish(app, { clientId: acme.clientId, type: 'lead_create', data: { id: 2 } });
   await ok.waitFor(2);
-  await eventually(async () => ((await db.query<{ n: number }>('SELECT count(*) AS n FROM events WHERE id = ?', [later.json.eventId]))[0]!.n === 0 ? true : undefined), 5_000);
+  await pruneUntil(async () => ((await db.query<{ n: number }>('SELECT count(*) AS n FROM events WHERE id = ?', [later.json.eventId]))[0]!.n === 0 ? true : undefined));
   const kept = await log(failingHook.json.hookId);
   t.equal(kept.status, 200);
   t.match(kept.json.attempts, [{ type: 'lead_update', statusCode: 500, outcome: 'retrying' }], 'the retrying delivery keeps its log');
@@ -247,12 +263,12 @@ t.test('through the server: RETENTION and PRUNE_INTERVAL prune the delivery log,
 });
 
 t.test("through the server: DELETE erases a webhook's sealed secret at once, and retention deletes its row after its history", async (t) => {
+  const clock = testClock();
   const { app, db } = await buildTestApp(t, {
     ...DELIVERY_ENV,
-    RETENTION: '3s',
-    PRUNE_INTERVAL: '100ms',
+    ...SERVER_RETENTION,
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-  });
+  }, { clock });
   const acme = await createClient(app);
   const receiver = await startReceiver(t);
   const detached = (await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] })).json.hookId;
@@ -267,7 +283,7 @@ t.test("through the server: DELETE erases a webhook's sealed secret at once, and
   const res = await send(app, { method: 'DELETE', url: `/webhook/${detached}`, headers: { 'x-api-key': acme.apiKey } });
   t.equal(res.status, 204);
   t.same(await row(detached), [{ id: detached, secret: '', previous_secret: null }], 'erased by the DELETE, before its history goes');
-  await eventually(async () => ((await row(detached)).length === 0 ? true : undefined));
+  await advanceUntil(db, clock, HOUR, async () => ((await row(detached)).length === 0 ? true : undefined), 24 * 30);
   t.same(await attempts(detached), [{ n: 0 }], 'its attempts went before it');
   t.match(await row(attached), [{ id: attached, secret: /^enc:v1:/ }], 'the attached webhook stays, with its secret');
   const next = await createWebhook(app, acme.apiKey, { url: receiver.url, events: ['lead_create'] });
@@ -289,7 +305,7 @@ t.test('operational events older than the retention period are pruned by the sam
   // 300 of them written two days ago.
   await db.query('UPDATE operational_events SET created_at = ? WHERE id <= 300', [new Date(now - 48 * HOUR).toISOString()]);
 
-  const pruner = createPruner(store, { retention: 24 * HOUR, pruneInterval: HOUR }, silent, () => now);
+  const pruner = createPruner(store, { retention: 24 * HOUR, pruneInterval: HOUR }, silent, testClock(now));
   const totals = await pruner.runOnce();
   t.equal(totals.operationalEvents, 300, 'the 300 older than a day, 200 a transaction');
   t.same(await db.query('SELECT min(id) AS first, count(*) AS n FROM operational_events'), [{ first: 301, n: 151 }], 'the younger ones stay');

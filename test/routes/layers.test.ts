@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   // What an attempt and a claim lead to, as pure rules: the delivery worker decides with them and
   // the store applies them inside its transactions, so both must reach them from above.
   ['delivery-policy'],
-  ['messages.ts', 'input-messages.ts', 'spec-keywords.ts', 'config.ts', 'config-values.ts', 'spec.ts', 'one-byte-yaml.ts', 'event-catalogue.ts', 'event-id.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts', 'json-exact.ts', 'tracing.ts', 'tracing-sdk.ts', 'portal-branding.ts', 'http-url.ts'],
+  ['messages.ts', 'input-messages.ts', 'spec-keywords.ts', 'config.ts', 'config-values.ts', 'spec.ts', 'one-byte-yaml.ts', 'event-catalogue.ts', 'event-id.ts', 'random-bytes.ts', 'package-info.ts', 'node-version.ts', 'json-depth.ts', 'json-exact.ts', 'tracing.ts', 'tracing-sdk.ts', 'portal-branding.ts', 'http-url.ts', 'clock.ts'],
 ];
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');

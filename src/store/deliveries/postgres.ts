@@ -161,7 +161,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
       return inTransaction(pool, (db) => claim(db, request), CLAIM_SETTINGS);
     },
 
-    async recordAttempt(job, attempt) {
+    async recordAttempt(job, attempt, now = Date.now()) {
       // A failure, or a 410: the attempt and the delivery's next state in one statement; the lease
       // ends with it. Successes are recorded in batches (createSuccessRecorder).
       const record = (db: pg.PoolClient, outcome: AttemptOutcome, disabledWebhook = false) => {
@@ -186,7 +186,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
             Math.round(attempt.durationMs),
             outcome,
             finalState,
-            new Date(attempt.nextAttemptAt ?? Date.now()).toISOString(),
+            new Date(attempt.nextAttemptAt ?? now).toISOString(),
             job.replay === true,
             disabledWebhook,
           ],
@@ -201,15 +201,15 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         await inTransaction(pool, async (db) => {
           await db.query({ name: 'lock-leads-settled', text: LOCK_LEADS_OF_DELIVERIES, values: [[job.deliveryId]] });
           await record(db, attempt.outcome);
-          const now = new Date().toISOString();
+          const detachedAt = new Date(now).toISOString();
           const { rows: detached } = await db.query<{ client_id: number; url: string }>(
             `UPDATE webhooks SET deleted_at = $1, ${ERASE_SECRETS} WHERE id = $2 AND deleted_at IS NULL RETURNING client_id, url`,
-            [now, job.webhookId],
+            [detachedAt, job.webhookId],
           );
-          await db.query(CANCEL_PENDING, [now, job.webhookId]);
+          await db.query(CANCEL_PENDING, [detachedAt, job.webhookId]);
           const webhook = detached[0];
           if (webhook) {
-            await writeOperationalEvent(db, { type: 'webhook.detached', webhookId: job.webhookId, clientId: webhook.client_id, url: webhook.url, reason: WEBHOOK_GONE_REASON, createdAt: now });
+            await writeOperationalEvent(db, { type: 'webhook.detached', webhookId: job.webhookId, clientId: webhook.client_id, url: webhook.url, reason: WEBHOOK_GONE_REASON, createdAt: detachedAt });
           }
         });
         return undefined;
@@ -242,8 +242,8 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
           await record(db, outcome);
           return undefined;
         }
-        const now = new Date().toISOString();
-        await db.query('UPDATE webhooks SET disabled_at = $1::timestamptz, disabled_reason = $2 WHERE id = $3', [now, disables.reason, job.webhookId]);
+        const disabledAt = new Date(now).toISOString();
+        await db.query('UPDATE webhooks SET disabled_at = $1::timestamptz, disabled_reason = $2 WHERE id = $3', [disabledAt, disables.reason, job.webhookId]);
         await record(db, 'failed', true);
         // Its other pending deliveries fail (a recovery sends them again). Those locked by a claim
         // or an attempt being recorded right now are stepped over, not waited for: their attempt
@@ -251,7 +251,7 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         await db.query(
           `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz
            WHERE id IN (SELECT id FROM deliveries WHERE webhook_id = $2 AND state = 'pending' AND id <> $3 FOR UPDATE SKIP LOCKED)`,
-          [now, job.webhookId, job.deliveryId],
+          [disabledAt, job.webhookId, job.deliveryId],
         );
         // Those waiting behind another of their lead are never leased: waited for, not stepped
         // over, for nothing would make them due again. A statement of its own: in one with the
@@ -259,9 +259,9 @@ export function createDeliveryRepository(pool: pg.Pool): DeliveryRepository {
         await db.query(
           `UPDATE deliveries SET state = 'failed', completed_at = $1::timestamptz
            WHERE webhook_id = $2 AND lead_key IS NOT NULL AND state = 'pending' AND next_attempt_at = '${WAITING_AT_ISO}'`,
-          [now, job.webhookId],
+          [disabledAt, job.webhookId],
         );
-        return writeOperationalEvent(db, { type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
+        return writeOperationalEvent(db, { type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: disabledAt });
       });
     },
 

@@ -141,7 +141,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
    * run is old enough (followFailure in src/delivery-policy/failure.ts). Returns the outcome to
    * record.
    */
-  const recordFailure = (job: DeliveryJob, attempt: AttemptRecord): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
+  const recordFailure = (job: DeliveryJob, attempt: AttemptRecord, at: number): { outcome: AttemptOutcome; disabled?: OperationalEvent } => {
     const { startsRun, failures, outcome, failing, disables } = followFailure(health.get(job.webhookId), attempt, job);
     if (startsRun) startFailing.run(attempt.attemptedAt, job.webhookId);
     else if (failures !== undefined) countFailure.run(failures, job.webhookId);
@@ -149,7 +149,7 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     // events written on the clock the attempts are recorded by).
     if (failing) writeOperationalEvent({ type: 'webhook.failing', webhookId: job.webhookId, ...failing, createdAt: attempt.attemptedAt });
     if (!disables) return { outcome };
-    const now = new Date().toISOString();
+    const now = new Date(at).toISOString();
     disable.run(now, disables.reason, job.webhookId);
     settlePending('failed', now, job.webhookId, job.deliveryId);
     const disabled = writeOperationalEvent({ type: 'webhook.disabled', webhookId: job.webhookId, ...disables, createdAt: now });
@@ -166,11 +166,12 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     if (recovered) writeOperationalEvent({ type: 'webhook.recovered', webhookId: job.webhookId, ...recovered, createdAt: attempt.attemptedAt });
   };
 
-  const record = (job: DeliveryJob, attempt: AttemptRecord): OperationalEvent | undefined => {
+  /** `at`: the time of the record (epoch ms), which dates a disabling or a detaching. */
+  const record = (job: DeliveryJob, attempt: AttemptRecord, at: number): OperationalEvent | undefined => {
     let outcome = attempt.outcome;
     let disabled: OperationalEvent | undefined;
     if (outcome === 'succeeded') recordSuccess(job, attempt);
-    else if (outcome === 'retrying' || outcome === 'failed') ({ outcome, disabled } = recordFailure(job, attempt));
+    else if (outcome === 'retrying' || outcome === 'failed') ({ outcome, disabled } = recordFailure(job, attempt, at));
     insertAttempt.run(
       job.deliveryId,
       job.webhookId,
@@ -185,14 +186,14 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
     if (attempt.slowDownUntil !== undefined) slowDown.run(attempt.slowDownUntil, job.webhookId);
     const finalState = FINAL_STATE[outcome];
     if (finalState === null) {
-      retryLater.run(attempt.nextAttemptAt ?? Date.now(), job.deliveryId);
+      retryLater.run(attempt.nextAttemptAt ?? at, job.deliveryId);
     } else {
       const row = finish.get(finalState, attempt.attemptedAt, job.deliveryId);
       if (row !== undefined) settled(job.webhookId, { dueAt: row.due_at, id: job.deliveryId });
     }
     if (attempt.outcome === 'gone') {
       // 410 Gone: the receiver is gone for good (REST Hooks); detach the webhook.
-      const now = new Date().toISOString();
+      const now = new Date(at).toISOString();
       const detached = detach.get(now, job.webhookId);
       settlePending('cancelled', now, job.webhookId);
       if (detached) {
@@ -213,8 +214,8 @@ export function createDeliveryRepository(db: Db, grouped: GroupedWrite, committe
         return claimed;
       });
     },
-    async recordAttempt(job, attempt) {
-      return grouped(() => record(job, attempt));
+    async recordAttempt(job, attempt, now = Date.now()) {
+      return grouped(() => record(job, attempt, now));
     },
     async nextDueAt(now = Date.now()) {
       const at = earliest.get()?.at ?? undefined;
