@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { idempotently } from '../idempotency/postgres.js';
-import { keyedEvent, madeNow } from '../idempotency/idempotency-rules.js';
+import { keptKey, keyedEvent, madeNow } from '../idempotency/idempotency-rules.js';
 import { lockLeadsStatement } from '../postgres/lead-lock.js';
 import { leadDue } from '../postgres/lead-order.js';
 import { retriedOnConflict } from '../postgres/retry-conflict.js';
@@ -128,7 +128,7 @@ export function createEventRepository(pool: pg.Pool, newWork: () => void): Event
       return published;
     },
     async publishBatch(events, key) {
-      const published = await inLeadOrder(pool, events, key, (db) => publishBatch(db, events, key && { scope: key.scope, key: key.key }));
+      const published = await inLeadOrder(pool, events, key, (db) => publishBatch(db, events, keptKey(key)));
       if (anyDeliveries(madeNow(key, published) ?? [])) newWork();
       return published;
     },

@@ -18,9 +18,12 @@ export function settleKnownKey(row: IdempotencyKeyRow | undefined, write: Idempo
   return { kind: 'replay', response: { status: row.status, body: row.body } };
 }
 
-/** The event as a publication under `key` stores it: with the key, for erasing its lead to find the key's kept answer. */
-export const keyedEvent = (event: NewEvent, key: MaybeKey<never> | IdempotentWrite<unknown>): NewEvent =>
-  key === undefined ? event : { ...event, idempotency: { scope: key.scope, key: key.key } };
+/** What an event published under `key` keeps of it (NewEvent's `idempotency`): erasing its lead finds the key's kept answer by it. */
+export const keptKey = (key: Pick<IdempotentWrite<unknown>, 'scope' | 'key'> | undefined) => key && { scope: key.scope, key: key.key };
+
+/** The event as a publication under `key` stores it. */
+export const keyedEvent = (event: NewEvent, key: Pick<IdempotentWrite<unknown>, 'scope' | 'key'> | undefined): NewEvent =>
+  key === undefined ? event : { ...event, idempotency: keptKey(key) };
 
 /** What a write that may have had an Idempotency-Key made now: its result; undefined when the key took it. */
 export function madeNow<T>(key: MaybeKey<T>, result: T | Keyed<T>): T | undefined {
